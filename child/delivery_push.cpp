@@ -1,0 +1,86 @@
+// delivery_push.cpp — the `__delivery-push` child: hello, job, work, result.
+#include "child/delivery_push.hpp"
+
+#include <cstdio>
+#include <string>
+
+#include "protocol/frame.hpp"
+#include "protocol/messages.hpp"
+#include "sys/io.hpp"
+#include "sys/process.hpp"
+
+namespace courier::child {
+
+namespace {
+
+constexpr int kIn = 0;
+constexpr int kOut = 1;
+
+void say(const std::string& line) { std::fprintf(stderr, "git-courier __delivery-push: %s\n", line.c_str()); }
+
+bool send(const protocol::ChildMessage& m) {
+  auto body = protocol::encode(m);
+  if (!body) {
+    say("cannot encode " + std::string(protocol::type_name(m)) + ": " + body.error().message);
+    return false;
+  }
+  auto w = protocol::write_frame(kOut, *body);
+  if (!w) {
+    say("cannot write to the parent: " + w.error().message);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int run_delivery_push(int argc, char** argv) {
+  // First thing: die with the spawning thread (S6). The spawner set this
+  // before exec as well; setting it again costs nothing and covers a parent
+  // that is not ours.
+  (void)sys::set_parent_death_kill();
+
+  if (sys::is_tty(kIn)) {
+    say("this is an internal command that git-courier runs for itself; it reads a job frame "
+        "from its parent on stdin and refuses to run from a terminal. Use `git-courier push`.");
+    return kChildMisuse;
+  }
+
+  protocol::Hello hello;
+  hello.pid = sys::self_pid();
+  for (int i = 0; i < argc; ++i) hello.argv.emplace_back(argv[i]);
+  hello.env_keys = sys::environment_keys();
+  hello.fds = sys::open_fds();
+  if (!send(hello)) return kChildProtocolFailure;
+
+  auto frame = protocol::read_frame(kIn);
+  if (!frame || !*frame) {
+    say(std::string("no job: ") + (frame ? "stdin ended before a job frame arrived" : frame.error().message) +
+        ". This command only runs under `git-courier push`; it never pushes without a job.");
+    return kChildMisuse;
+  }
+  auto msg = protocol::decode_parent(**frame);
+  if (!msg || !std::holds_alternative<protocol::Job>(*msg)) {
+    say(std::string("the first frame is not a valid job: ") +
+        (msg ? std::string("got '") + protocol::type_name(*msg) + "'" : msg.error().message) +
+        ". It never pushes without a job.");
+    return kChildMisuse;
+  }
+  const auto& job = std::get<protocol::Job>(*msg);
+  // The death signal follows the thread that spawned us; if that parent is
+  // already gone we were re-parented before the signal was armed.
+  if (sys::parent_pid() != job.parent_pid) {
+    say("the parent named in the job (" + std::to_string(job.parent_pid) +
+        ") is not this process's parent; exiting");
+    return kChildOrphaned;
+  }
+
+  protocol::ResultMsg result;
+  result.status = "failed";
+  result.ref = job.ref;
+  result.reason = "this build has no push engine";
+  if (!send(result)) return kChildProtocolFailure;
+  return kChildPushFailed;
+}
+
+}  // namespace courier::child

@@ -1,0 +1,54 @@
+// args.hpp — command-line parsing for `git-courier`. Pure: no I/O, so every
+// bad input has a unit test and a clear message.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "result.hpp"
+
+namespace courier::cli {
+
+// Exit codes: the contract scripts rely on.
+inline constexpr int kExitOk = 0;           // delivered or up_to_date
+inline constexpr int kExitRejected = 1;     // rejected
+inline constexpr int kExitUsage = 2;        // usage or configuration error
+inline constexpr int kExitFailed = 3;       // transport, auth or spawn failure
+inline constexpr int kExitDeadline = 4;     // deadline_killed
+inline constexpr int kExitRevoked = 5;      // revoked or cancelled_no_dispatch
+inline constexpr int kExitProtocol = 6;     // protocol_fault
+inline constexpr int kExitUnconfirmed = 7;  // unconfirmed: seat retained
+
+inline constexpr std::chrono::milliseconds kDefaultDeadline{150'000};
+
+struct PushArgs {
+  std::string repo;
+  std::string remote;
+  std::string ref;
+  std::optional<std::string> oid;
+  std::optional<std::string> rev;
+  std::chrono::milliseconds deadline = kDefaultDeadline;
+  std::string auth = "none";
+  std::optional<std::string> ca_file;
+  std::optional<std::string> lane_dir;
+  bool allow_http_loopback = false;
+  bool json = false;
+  bool quiet = false;
+  bool help = false;
+};
+
+// "150s", "500ms", "2m". Errors: invalid_argument.
+Result<std::chrono::milliseconds> parse_duration(const std::string& text);
+
+// Arguments after `push`. Errors: invalid_argument naming the flag.
+Result<PushArgs> parse_push_args(const std::vector<std::string>& args);
+
+struct KeygenArgs {
+  std::string out;
+  bool help = false;
+};
+Result<KeygenArgs> parse_keygen_args(const std::vector<std::string>& args);
+
+}  // namespace courier::cli

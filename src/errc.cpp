@@ -1,0 +1,19 @@
+// errc.cpp — names for error kinds, as they appear in logs and JSON.
+#include "result.hpp"
+
+namespace courier {
+
+const char* errc_name(Errc code) {
+  switch (code) {
+#define X(n) case Errc::n: return #n;
+    X(frame_too_large) X(frame_empty) X(frame_truncated_length) X(frame_truncated_body)
+    X(invalid_utf8) X(malformed_json) X(missing_field) X(wrong_type) X(unknown_type)
+    X(unknown_field) X(invalid_value) X(hello_not_first) X(second_hello) X(version_mismatch)
+    X(mint_unauthenticated) X(mints_over_cap) X(result_oid_mismatch) X(second_result)
+    X(message_after_result) X(os_error) X(spawn_failed) X(invalid_argument)
+#undef X
+  }
+  return "unknown";
+}
+
+}  // namespace courier

@@ -1,0 +1,371 @@
+// messages.cpp — strict JSON codec for protocol messages. The only place
+// nlohmann/json is used for the protocol; its exceptions end here.
+#include "protocol/messages.hpp"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/frame.hpp"
+
+namespace courier::protocol {
+
+using nlohmann::json;
+
+namespace {
+
+// Reads fields off one JSON object, remembering which it consumed so that
+// any field left over is reported as unknown.
+class Fields {
+ public:
+  Fields(const json& obj, std::string type) : obj_(obj), type_(std::move(type)) {
+    seen_.insert("type");
+  }
+
+  template <class T>
+  Result<T> req(const char* name) {
+    auto it = obj_.find(name);
+    if (it == obj_.end()) {
+      return fail(Errc::missing_field, type_ + ": missing field '" + name + "'");
+    }
+    seen_.insert(name);
+    return convert<T>(name, *it);
+  }
+
+  template <class T>
+  Result<std::optional<T>> opt(const char* name) {
+    auto it = obj_.find(name);
+    if (it == obj_.end()) return std::optional<T>{};
+    seen_.insert(name);
+    auto v = convert<T>(name, *it);
+    if (!v) return tl::unexpected(v.error());
+    return std::optional<T>{std::move(*v)};
+  }
+
+  Result<void> no_extra() const {
+    for (auto it = obj_.begin(); it != obj_.end(); ++it) {
+      if (!seen_.count(it.key())) {
+        return fail(Errc::unknown_field, type_ + ": unknown field '" + it.key() + "'");
+      }
+    }
+    return {};
+  }
+
+ private:
+  template <class T>
+  Result<T> convert(const char* name, const json& v) {
+    auto wrong = [&](const char* want) {
+      return fail(Errc::wrong_type, type_ + ": field '" + name + "' must be " + want);
+    };
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!v.is_string()) return wrong("a string");
+      return v.get<std::string>();
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (!v.is_boolean()) return wrong("a boolean");
+      return v.get<bool>();
+    } else if constexpr (std::is_same_v<T, int>) {
+      if (!v.is_number_integer()) return wrong("an integer");
+      const auto x = v.get<std::int64_t>();
+      if (x < INT32_MIN || x > INT32_MAX) return wrong("a 32-bit integer");
+      return static_cast<int>(x);
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX)) {
+        return wrong("a signed 64-bit integer");
+      }
+      return v.get<std::int64_t>();
+    } else if constexpr (std::is_same_v<T, std::uint64_t>) {
+      if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+        return wrong("a non-negative integer");
+      }
+      return v.get<std::uint64_t>();
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      if (!v.is_array()) return wrong("an array of strings");
+      std::vector<std::string> out;
+      for (const auto& e : v) {
+        if (!e.is_string()) return wrong("an array of strings");
+        out.push_back(e.get<std::string>());
+      }
+      return out;
+    } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+      if (!v.is_array()) return wrong("an array of integers");
+      std::vector<int> out;
+      for (const auto& e : v) {
+        if (!e.is_number_integer()) return wrong("an array of integers");
+        const auto x = e.get<std::int64_t>();
+        if (x < 0 || x > INT32_MAX) return wrong("an array of descriptor numbers");
+        out.push_back(static_cast<int>(x));
+      }
+      return out;
+    }
+  }
+
+  const json& obj_;
+  std::string type_;
+  std::set<std::string> seen_;
+};
+
+// Shorthand: pull a field or return its error.
+#define COURIER_TRY_FIELD(dst, expr)             \
+  do {                                           \
+    auto courier_v_ = (expr);                    \
+    if (!courier_v_) return tl::unexpected(courier_v_.error()); \
+    dst = std::move(*courier_v_);                \
+  } while (0)
+
+Result<void> nonempty(const std::string& type, const char* field, const std::string& v) {
+  if (v.empty()) return fail(Errc::invalid_value, type + ": field '" + field + "' must not be empty");
+  return {};
+}
+
+Result<json> parse_object(std::string_view text) {
+  if (!is_valid_utf8(text)) return fail(Errc::invalid_utf8, "message is not valid UTF-8");
+  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return fail(Errc::malformed_json, "message is not valid JSON");
+  if (!j.is_object()) return fail(Errc::malformed_json, "message is not a JSON object");
+  auto t = j.find("type");
+  if (t == j.end()) return fail(Errc::missing_field, "message: missing field 'type'");
+  if (!t->is_string()) return fail(Errc::wrong_type, "message: field 'type' must be a string");
+  return j;
+}
+
+Result<std::string> dump(const json& j) {
+  try {
+    return j.dump(-1, ' ', false, json::error_handler_t::strict);
+  } catch (const json::exception& e) {
+    return fail(Errc::invalid_value, std::string("cannot encode message: ") + e.what());
+  }
+}
+
+template <class T>
+void put_opt(json& j, const char* name, const std::optional<T>& v) {
+  if (v) j[name] = *v;
+}
+
+// ---- per-message decoders -------------------------------------------------
+
+Result<ChildMessage> decode_hello(Fields& f) {
+  Hello m;
+  COURIER_TRY_FIELD(m.version, f.req<int>("version"));
+  COURIER_TRY_FIELD(m.pid, f.req<std::int64_t>("pid"));
+  COURIER_TRY_FIELD(m.argv, f.req<std::vector<std::string>>("argv"));
+  COURIER_TRY_FIELD(m.env_keys, f.req<std::vector<std::string>>("env_keys"));
+  COURIER_TRY_FIELD(m.fds, f.opt<std::vector<int>>("fds"));
+  if (m.pid <= 0) return fail(Errc::invalid_value, "hello: field 'pid' must be positive");
+  return m;
+}
+
+Result<ChildMessage> decode_mint(Fields& f) {
+  Mint m;
+  COURIER_TRY_FIELD(m.leg, f.req<std::string>("leg"));
+  COURIER_TRY_FIELD(m.method, f.req<std::string>("method"));
+  COURIER_TRY_FIELD(m.url, f.req<std::string>("url"));
+  COURIER_TRY_FIELD(m.body_sha256, f.opt<std::string>("body_sha256"));
+  COURIER_TRY_FIELD(m.body_len, f.opt<std::uint64_t>("body_len"));
+  if (m.leg != kLegAdvertisement && m.leg != kLegReceivePack) {
+    return fail(Errc::invalid_value, "mint: field 'leg' must be 'advertisement' or 'receive-pack'");
+  }
+  if (m.method != "GET" && m.method != "POST") {
+    return fail(Errc::invalid_value, "mint: field 'method' must be 'GET' or 'POST'");
+  }
+  if (auto r = nonempty("mint", "url", m.url); !r) return tl::unexpected(r.error());
+  return m;
+}
+
+Result<ChildMessage> decode_check(Fields& f) {
+  Check m;
+  COURIER_TRY_FIELD(m.phase, f.req<std::string>("phase"));
+  if (auto r = nonempty("check", "phase", m.phase); !r) return tl::unexpected(r.error());
+  return m;
+}
+
+Result<ChildMessage> decode_progress(Fields& f) {
+  Progress m;
+  COURIER_TRY_FIELD(m.phase, f.req<std::string>("phase"));
+  COURIER_TRY_FIELD(m.done, f.req<std::uint64_t>("done"));
+  COURIER_TRY_FIELD(m.total, f.req<std::uint64_t>("total"));
+  return m;
+}
+
+bool known_status(const std::string& s) {
+  return s == "delivered" || s == "up_to_date" || s == "rejected" || s == "auth_failed" ||
+         s == "transport_failed" || s == "failed";
+}
+
+Result<ChildMessage> decode_result(Fields& f) {
+  ResultMsg m;
+  COURIER_TRY_FIELD(m.status, f.req<std::string>("status"));
+  COURIER_TRY_FIELD(m.ref, f.req<std::string>("ref"));
+  COURIER_TRY_FIELD(m.oid, f.opt<std::string>("oid"));
+  COURIER_TRY_FIELD(m.old_oid, f.opt<std::string>("old_oid"));
+  COURIER_TRY_FIELD(m.reason, f.opt<std::string>("reason"));
+  COURIER_TRY_FIELD(m.detail, f.opt<std::string>("detail"));
+  COURIER_TRY_FIELD(m.objects, f.opt<std::uint64_t>("objects"));
+  COURIER_TRY_FIELD(m.bytes_sent, f.opt<std::uint64_t>("bytes_sent"));
+  if (!known_status(m.status)) {
+    return fail(Errc::invalid_value, "result: field 'status' has unknown value '" + m.status + "'");
+  }
+  if ((m.status == "delivered" || m.status == "up_to_date") && !m.oid) {
+    return fail(Errc::missing_field, "result: missing field 'oid' (required for " + m.status + ")");
+  }
+  return m;
+}
+
+Result<ParentMessage> decode_job(Fields& f) {
+  Job m;
+  COURIER_TRY_FIELD(m.version, f.req<int>("version"));
+  COURIER_TRY_FIELD(m.parent_pid, f.req<std::int64_t>("parent_pid"));
+  COURIER_TRY_FIELD(m.repo, f.req<std::string>("repo"));
+  COURIER_TRY_FIELD(m.remote, f.req<std::string>("remote"));
+  COURIER_TRY_FIELD(m.ref, f.req<std::string>("ref"));
+  COURIER_TRY_FIELD(m.oid, f.req<std::string>("oid"));
+  COURIER_TRY_FIELD(m.expect_old, f.opt<std::string>("expect_old"));
+  COURIER_TRY_FIELD(m.deadline_mono_ns, f.req<std::int64_t>("deadline_mono_ns"));
+  COURIER_TRY_FIELD(m.authenticated, f.req<bool>("authenticated"));
+  COURIER_TRY_FIELD(m.ca_file, f.opt<std::string>("ca_file"));
+  COURIER_TRY_FIELD(m.allow_http_loopback, f.req<bool>("allow_http_loopback"));
+  COURIER_TRY_FIELD(m.scratch_dir, f.req<std::string>("scratch_dir"));
+  if (m.parent_pid <= 0) return fail(Errc::invalid_value, "job: field 'parent_pid' must be positive");
+  if (m.deadline_mono_ns <= 0) {
+    return fail(Errc::invalid_value, "job: field 'deadline_mono_ns' must be positive");
+  }
+  for (auto [name, v] : {std::pair{"repo", &m.repo}, {"remote", &m.remote}, {"ref", &m.ref},
+                         {"oid", &m.oid}, {"scratch_dir", &m.scratch_dir}}) {
+    if (auto r = nonempty("job", name, *v); !r) return tl::unexpected(r.error());
+  }
+  return m;
+}
+
+Result<ParentMessage> decode_minted(Fields& f) {
+  Minted m;
+  COURIER_TRY_FIELD(m.leg, f.req<std::string>("leg"));
+  COURIER_TRY_FIELD(m.header, f.opt<std::string>("header"));
+  COURIER_TRY_FIELD(m.refused, f.opt<std::string>("refused"));
+  if (m.header.has_value() == m.refused.has_value()) {
+    return fail(Errc::invalid_value, "minted: exactly one of 'header' and 'refused' must be present");
+  }
+  return m;
+}
+
+Result<ParentMessage> decode_authority(Fields& f) {
+  Authority m;
+  COURIER_TRY_FIELD(m.phase, f.req<std::string>("phase"));
+  COURIER_TRY_FIELD(m.ok, f.req<bool>("ok"));
+  COURIER_TRY_FIELD(m.reason, f.opt<std::string>("reason"));
+  if (m.ok && m.reason) {
+    return fail(Errc::invalid_value, "authority: a grant must not carry a refusal 'reason'");
+  }
+  return m;
+}
+
+template <class Out, class Decoder>
+Result<Out> finish(Fields& f, Decoder&& d) {
+  auto m = d(f);
+  if (!m) return tl::unexpected(m.error());
+  if (auto extra = f.no_extra(); !extra) return tl::unexpected(extra.error());
+  return Out{std::move(*m)};
+}
+
+}  // namespace
+
+Result<ChildMessage> decode_child(std::string_view text) {
+  auto j = parse_object(text);
+  if (!j) return tl::unexpected(j.error());
+  const std::string type = (*j)["type"].get<std::string>();
+  Fields f(*j, type);
+  if (type == "hello") return finish<ChildMessage>(f, decode_hello);
+  if (type == "mint") return finish<ChildMessage>(f, decode_mint);
+  if (type == "check") return finish<ChildMessage>(f, decode_check);
+  if (type == "progress") return finish<ChildMessage>(f, decode_progress);
+  if (type == "result") return finish<ChildMessage>(f, decode_result);
+  return fail(Errc::unknown_type, "unknown message type '" + type + "' from the child");
+}
+
+Result<ParentMessage> decode_parent(std::string_view text) {
+  auto j = parse_object(text);
+  if (!j) return tl::unexpected(j.error());
+  const std::string type = (*j)["type"].get<std::string>();
+  Fields f(*j, type);
+  if (type == "job") return finish<ParentMessage>(f, decode_job);
+  if (type == "minted") return finish<ParentMessage>(f, decode_minted);
+  if (type == "authority") return finish<ParentMessage>(f, decode_authority);
+  return fail(Errc::unknown_type, "unknown message type '" + type + "' from the parent");
+}
+
+Result<std::string> encode(const ChildMessage& msg) {
+  json j;
+  std::visit(
+      [&](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, Hello>) {
+          j = {{"type", "hello"}, {"version", m.version}, {"pid", m.pid},
+               {"argv", m.argv}, {"env_keys", m.env_keys}};
+          put_opt(j, "fds", m.fds);
+        } else if constexpr (std::is_same_v<T, Mint>) {
+          j = {{"type", "mint"}, {"leg", m.leg}, {"method", m.method}, {"url", m.url}};
+          put_opt(j, "body_sha256", m.body_sha256);
+          put_opt(j, "body_len", m.body_len);
+        } else if constexpr (std::is_same_v<T, Check>) {
+          j = {{"type", "check"}, {"phase", m.phase}};
+        } else if constexpr (std::is_same_v<T, Progress>) {
+          j = {{"type", "progress"}, {"phase", m.phase}, {"done", m.done}, {"total", m.total}};
+        } else {
+          j = {{"type", "result"}, {"status", m.status}, {"ref", m.ref}};
+          put_opt(j, "oid", m.oid);
+          put_opt(j, "old_oid", m.old_oid);
+          put_opt(j, "reason", m.reason);
+          put_opt(j, "detail", m.detail);
+          put_opt(j, "objects", m.objects);
+          put_opt(j, "bytes_sent", m.bytes_sent);
+        }
+      },
+      msg);
+  return dump(j);
+}
+
+Result<std::string> encode(const ParentMessage& msg) {
+  json j;
+  bool ambiguous = false;
+  std::visit(
+      [&](const auto& m) {
+        using T = std::decay_t<decltype(m)>;
+        if constexpr (std::is_same_v<T, Job>) {
+          j = {{"type", "job"},
+               {"version", m.version},
+               {"parent_pid", m.parent_pid},
+               {"repo", m.repo},
+               {"remote", m.remote},
+               {"ref", m.ref},
+               {"oid", m.oid},
+               {"deadline_mono_ns", m.deadline_mono_ns},
+               {"authenticated", m.authenticated},
+               {"allow_http_loopback", m.allow_http_loopback},
+               {"scratch_dir", m.scratch_dir}};
+          put_opt(j, "expect_old", m.expect_old);
+          put_opt(j, "ca_file", m.ca_file);
+        } else if constexpr (std::is_same_v<T, Minted>) {
+          ambiguous = m.header.has_value() == m.refused.has_value();
+          j = {{"type", "minted"}, {"leg", m.leg}};
+          put_opt(j, "header", m.header);
+          put_opt(j, "refused", m.refused);
+        } else {
+          ambiguous = m.ok && m.reason.has_value();
+          j = {{"type", "authority"}, {"phase", m.phase}, {"ok", m.ok}};
+          put_opt(j, "reason", m.reason);
+        }
+      },
+      msg);
+  if (ambiguous) return fail(Errc::invalid_value, "refusing to encode an ambiguous reply");
+  return dump(j);
+}
+
+const char* type_name(const ChildMessage& m) {
+  static const char* const names[] = {"hello", "mint", "check", "progress", "result"};
+  return names[m.index()];
+}
+
+const char* type_name(const ParentMessage& m) {
+  static const char* const names[] = {"job", "minted", "authority"};
+  return names[m.index()];
+}
+
+}  // namespace courier::protocol

@@ -1,0 +1,122 @@
+// messages.hpp — the typed messages carried in frames, and their JSON codec.
+//
+// Every message is one JSON object with a "type" field. Decoding is strict:
+// a missing field, a field of the wrong JSON type, an unknown "type" or an
+// extra field is an error that names the field. nlohmann/json exceptions
+// stop here: callers only ever see Result values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "result.hpp"
+
+namespace courier::protocol {
+
+inline constexpr int kProtocolVersion = 1;
+inline constexpr int kMaxMints = 8;
+
+inline constexpr std::string_view kLegAdvertisement = "advertisement";
+inline constexpr std::string_view kLegReceivePack = "receive-pack";
+
+// ---- child -> parent ----------------------------------------------------
+struct Hello {
+  int version = kProtocolVersion;
+  std::int64_t pid = 0;
+  std::vector<std::string> argv;
+  std::vector<std::string> env_keys;
+  // The descriptors open in the child when it said hello (so a supervisor can
+  // prove none of its own leaked). Optional: stand-ins may omit it.
+  std::optional<std::vector<int>> fds;
+  bool operator==(const Hello&) const = default;
+};
+
+struct Mint {
+  std::string leg;     // kLegAdvertisement | kLegReceivePack
+  std::string method;  // GET | POST
+  std::string url;
+  std::optional<std::string> body_sha256;
+  std::optional<std::uint64_t> body_len;
+  bool operator==(const Mint&) const = default;
+};
+
+struct Check {
+  std::string phase;
+  bool operator==(const Check&) const = default;
+};
+
+struct Progress {
+  std::string phase;
+  std::uint64_t done = 0;
+  std::uint64_t total = 0;
+  bool operator==(const Progress&) const = default;
+};
+
+// status: delivered | up_to_date | rejected | auth_failed | transport_failed | failed
+struct ResultMsg {
+  std::string status;
+  std::string ref;
+  std::optional<std::string> oid;
+  std::optional<std::string> old_oid;
+  std::optional<std::string> reason;
+  std::optional<std::string> detail;
+  std::optional<std::uint64_t> objects;
+  std::optional<std::uint64_t> bytes_sent;
+  bool operator==(const ResultMsg&) const = default;
+};
+
+using ChildMessage = std::variant<Hello, Mint, Check, Progress, ResultMsg>;
+
+// ---- parent -> child ----------------------------------------------------
+struct Job {
+  int version = kProtocolVersion;
+  std::int64_t parent_pid = 0;
+  std::string repo;
+  std::string remote;
+  std::string ref;
+  std::string oid;
+  std::optional<std::string> expect_old;
+  std::int64_t deadline_mono_ns = 0;
+  bool authenticated = false;
+  std::optional<std::string> ca_file;
+  bool allow_http_loopback = false;
+  std::string scratch_dir;
+  bool operator==(const Job&) const = default;
+};
+
+struct Minted {
+  std::string leg;
+  std::optional<std::string> header;
+  std::optional<std::string> refused;
+  bool operator==(const Minted&) const = default;
+};
+
+struct Authority {
+  std::string phase;
+  bool ok = false;
+  std::optional<std::string> reason;
+  bool operator==(const Authority&) const = default;
+};
+
+using ParentMessage = std::variant<Job, Minted, Authority>;
+
+// Encoders produce the JSON body of one frame. Errors: invalid_value (a
+// string that is not UTF-8, or a message that violates an exactly-one-of
+// rule).
+Result<std::string> encode(const ChildMessage& m);
+Result<std::string> encode(const ParentMessage& m);
+
+// Decoders. Errors: malformed_json, invalid_utf8, missing_field, wrong_type,
+// unknown_type, unknown_field, invalid_value.
+Result<ChildMessage> decode_child(std::string_view json);
+Result<ParentMessage> decode_parent(std::string_view json);
+
+// "hello", "mint", ... — for logs and errors.
+const char* type_name(const ChildMessage& m);
+const char* type_name(const ParentMessage& m);
+
+}  // namespace courier::protocol

@@ -1,0 +1,50 @@
+// session.hpp — the parent's view of the conversation with one child, as a
+// pure state machine (no I/O), so every violation can be tested directly.
+//
+//   awaiting_hello --hello--> running --result--> finished
+//
+// hello must come first, exactly once, with our version; mint is allowed only
+// for an authenticated job and at most kMaxMints times; result comes once,
+// after hello, and names the gated oid; nothing may follow it.
+#pragma once
+
+#include <string>
+
+#include "protocol/messages.hpp"
+#include "result.hpp"
+
+namespace courier::protocol {
+
+class ParentSession {
+ public:
+  struct Config {
+    std::string gated_oid;
+    bool authenticated = false;
+    int max_mints = kMaxMints;
+    int version = kProtocolVersion;
+  };
+
+  enum class State { awaiting_hello, running, finished };
+
+  explicit ParentSession(Config config) : config_(std::move(config)) {}
+
+  // Accepts or rejects one message from the child. Errors (each its own
+  // kind): hello_not_first, second_hello, version_mismatch,
+  // mint_unauthenticated, mints_over_cap, result_oid_mismatch,
+  // second_result, message_after_result. After an error the session is
+  // finished: the supervisor treats any error as a protocol fault.
+  Result<void> accept(const ChildMessage& m);
+
+  State state() const { return state_; }
+  int mints() const { return mints_; }
+
+ private:
+  Result<void> violation(Errc code, std::string message);
+
+  Config config_;
+  State state_ = State::awaiting_hello;
+  int mints_ = 0;
+  bool result_seen_ = false;
+};
+
+}  // namespace courier::protocol

@@ -1,0 +1,60 @@
+// result.hpp — errors as values at module boundaries.
+//
+// Every public function that can fail returns Result<T>: the value, or an
+// Error naming a kind the caller can act on and a human message. Foreign
+// errors (errno, libgit2, libcurl, nlohmann/json) are converted to Error in
+// one place each and never cross a module boundary as exceptions.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include <tl/expected.hpp>
+
+namespace courier {
+
+enum class Errc {
+  // protocol (frame codec)
+  frame_too_large,
+  frame_empty,
+  frame_truncated_length,
+  frame_truncated_body,
+  invalid_utf8,
+  malformed_json,
+  // protocol (messages)
+  missing_field,
+  wrong_type,
+  unknown_type,
+  unknown_field,
+  invalid_value,
+  // protocol (state machine)
+  hello_not_first,
+  second_hello,
+  version_mismatch,
+  mint_unauthenticated,
+  mints_over_cap,
+  result_oid_mismatch,
+  second_result,
+  message_after_result,
+  // system
+  os_error,
+  spawn_failed,
+  // configuration
+  invalid_argument,
+};
+
+struct Error {
+  Errc code;
+  std::string message;
+};
+
+template <class T>
+using Result = tl::expected<T, Error>;
+
+inline tl::unexpected<Error> fail(Errc code, std::string message) {
+  return tl::unexpected<Error>(Error{code, std::move(message)});
+}
+
+const char* errc_name(Errc code);
+
+}  // namespace courier

@@ -1,0 +1,91 @@
+// process.cpp — process facts and settings over raw Linux syscalls.
+#include "sys/process.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "sys/io.hpp"
+
+extern char** environ;
+
+namespace courier::sys {
+
+Result<void> set_parent_death_kill() {
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return tl::unexpected(os_error("prctl(PR_SET_PDEATHSIG)", errno));
+  return {};
+}
+
+pid_t self_pid() { return ::getpid(); }
+pid_t parent_pid() { return ::getppid(); }
+bool is_tty(int fd) { return ::isatty(fd) == 1; }
+
+bool pid_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+namespace {
+
+// Fields after the parenthesised command name in /proc/<pid>/stat.
+bool stat_fields(pid_t pid, char& state, pid_t& pgid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream rest(line.substr(close + 1));
+  long ppid = 0, pg = 0;
+  rest >> state >> ppid >> pg;
+  pgid = static_cast<pid_t>(pg);
+  return static_cast<bool>(rest);
+}
+
+}  // namespace
+
+char proc_state(pid_t pid) {
+  char state = 0;
+  pid_t pgid = 0;
+  if (!stat_fields(pid, state, pgid)) return 0;
+  return state;
+}
+
+std::vector<pid_t> pids_in_group(pid_t pgid) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    char state = 0;
+    pid_t pg = 0;
+    if (stat_fields(static_cast<pid_t>(pid), state, pg) && pg == pgid) {
+      out.push_back(static_cast<pid_t>(pid));
+    }
+  }
+  ::closedir(d);
+  return out;
+}
+
+std::vector<std::string> environment_keys() {
+  std::vector<std::string> keys;
+  for (char** e = environ; e && *e; ++e) {
+    const char* eq = std::strchr(*e, '=');
+    keys.emplace_back(*e, eq ? static_cast<std::size_t>(eq - *e) : std::strlen(*e));
+  }
+  return keys;
+}
+
+bool has_unreaped_child() {
+  siginfo_t info{};
+  if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) return false;
+  return info.si_pid != 0;
+}
+
+}  // namespace courier::sys

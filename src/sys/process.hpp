@@ -1,0 +1,39 @@
+// process.hpp — small process facts and settings (the raw syscalls behind
+// them live in process.cpp, so that code outside src/sys stays portable).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "result.hpp"
+
+namespace courier::sys {
+
+// prctl(PR_SET_PDEATHSIG, SIGKILL): this process dies when the thread that
+// spawned it exits. Errors: os_error.
+Result<void> set_parent_death_kill();
+
+pid_t self_pid();
+pid_t parent_pid();
+bool is_tty(int fd);
+
+// kill(pid, 0) == 0 or EPERM: the pid names a process (possibly a zombie).
+bool pid_exists(pid_t pid);
+
+// Single-letter state from /proc/<pid>/stat ('R', 'S', 'Z', ...), or 0 when
+// the process is gone.
+char proc_state(pid_t pid);
+
+// Pids (other than `except`) whose process group is pgid, from /proc/*/stat.
+std::vector<pid_t> pids_in_group(pid_t pgid);
+
+// Names of the variables in this process's environment.
+std::vector<std::string> environment_keys();
+
+// waitpid(-1, WNOHANG): true if any child of this process has exited and is
+// waiting to be reaped (a zombie we own). Does not reap: uses WNOWAIT.
+bool has_unreaped_child();
+
+}  // namespace courier::sys

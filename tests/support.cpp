@@ -1,0 +1,113 @@
+// support.cpp — test helpers.
+#include "support.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+
+namespace courier::test {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/courier-test-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string raw_frame(const std::string& body) {
+  const auto n = static_cast<std::uint32_t>(body.size());
+  std::string out;
+  out.push_back(static_cast<char>(n >> 24));
+  out.push_back(static_cast<char>((n >> 16) & 0xFF));
+  out.push_back(static_cast<char>((n >> 8) & 0xFF));
+  out.push_back(static_cast<char>(n & 0xFF));
+  return out + body;
+}
+
+RunResult run(const std::vector<std::string>& argv, const std::string& input, Stdin mode,
+              const std::vector<std::string>& env) {
+  int in_pipe[2], out_pipe[2], err_pipe[2];
+  if (::pipe2(in_pipe, O_CLOEXEC) || ::pipe2(out_pipe, O_CLOEXEC) || ::pipe2(err_pipe, O_CLOEXEC)) {
+    throw std::runtime_error("pipe2 failed");
+  }
+  int tty_master = -1;
+  std::string tty_name;
+  if (mode == Stdin::tty) {
+    tty_master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (tty_master < 0 || ::grantpt(tty_master) || ::unlockpt(tty_master)) throw std::runtime_error("openpt");
+    tty_name = ::ptsname(tty_master);
+  }
+  std::vector<char*> cargv, cenv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  cenv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    int in_fd = in_pipe[0];
+    if (mode == Stdin::tty) in_fd = ::open(tty_name.c_str(), O_RDWR | O_NOCTTY);
+    ::dup2(in_fd, 0);
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::execve(cargv[0], cargv.data(), cenv.data());
+    ::_exit(127);
+  }
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  RunResult r;
+  std::size_t written = 0;
+  int in_fd = in_pipe[1];
+  if (input.empty()) {
+    ::close(in_fd);
+    in_fd = -1;
+  } else {
+    ::fcntl(in_fd, F_SETFL, O_NONBLOCK);
+  }
+  bool out_open = true, err_open = true;
+  while (out_open || err_open) {
+    pollfd fds[3] = {{out_open ? out_pipe[0] : -1, POLLIN, 0},
+                     {err_open ? err_pipe[0] : -1, POLLIN, 0},
+                     {in_fd, POLLOUT, 0}};
+    ::poll(fds, 3, -1);
+    char buf[65536];
+    if (fds[0].revents) {
+      const ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
+      if (n <= 0) out_open = false; else r.out.append(buf, static_cast<std::size_t>(n));
+    }
+    if (fds[1].revents) {
+      const ssize_t n = ::read(err_pipe[0], buf, sizeof buf);
+      if (n <= 0) err_open = false; else r.err.append(buf, static_cast<std::size_t>(n));
+    }
+    if (in_fd >= 0 && fds[2].revents) {
+      const ssize_t n = ::write(in_fd, input.data() + written, input.size() - written);
+      if (n > 0) written += static_cast<std::size_t>(n);
+      if (n < 0 || written == input.size()) {
+        ::close(in_fd);
+        in_fd = -1;
+      }
+    }
+  }
+  if (in_fd >= 0) ::close(in_fd);
+  ::close(out_pipe[0]);
+  ::close(err_pipe[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (tty_master >= 0) ::close(tty_master);
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  return r;
+}
+
+}  // namespace courier::test

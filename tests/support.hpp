@@ -1,0 +1,41 @@
+// support.hpp — test helpers: temporary directories, running a program with
+// given stdin and capturing what it said.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace courier::test {
+
+// A directory under $TMPDIR removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+struct RunResult {
+  int exit_code = -1;  // -1 when killed by a signal
+  int signal = 0;
+  std::string out;
+  std::string err;
+};
+
+enum class Stdin { bytes, tty };
+
+// Runs argv[0] with argv, stdin fed from `input` (or a pseudo-terminal),
+// and an environment of `env` (KEY=VALUE entries). Waits for it.
+RunResult run(const std::vector<std::string>& argv, const std::string& input = {},
+              Stdin mode = Stdin::bytes, const std::vector<std::string>& env = {"PATH=/usr/bin:/bin"});
+
+// Frames the JSON bodies the way the protocol does (no cap checks: tests use
+// this to build deliberately bad streams too).
+std::string raw_frame(const std::string& body);
+
+}  // namespace courier::test
