@@ -111,3 +111,57 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input, St
 }
 
 }  // namespace courier::test
+
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+
+#include "sys/io.hpp"
+
+namespace courier::test {
+
+namespace {
+const std::vector<int> g_initial_fds = sys::open_fds();
+}
+
+const std::vector<int>& initial_fds() { return g_initial_fds; }
+
+void report(const std::string& test, const std::string& figure, double value, const std::string& unit) {
+  char line[512];
+  std::snprintf(line, sizeof line, "measured: %s: %s = %.3f %s\n", test.c_str(), figure.c_str(), value, unit.c_str());
+  std::fputs(line, stdout);
+  std::fflush(stdout);
+  if (const char* path = std::getenv("COURIER_MEASUREMENTS")) {
+    std::ofstream(path, std::ios::app) << line;
+  }
+}
+
+struct Latch::State {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = false;
+};
+
+Latch::Latch() : state_(std::make_shared<State>()) {}
+
+void Latch::open() const {
+  State* s = state_.get();
+  std::lock_guard<std::mutex> lock(s->mu);
+  s->open = true;
+  s->cv.notify_all();
+}
+
+bool Latch::wait(long timeout_ms) const {
+  State* s = state_.get();
+  std::unique_lock<std::mutex> lock(s->mu);
+  return s->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return s->open; });
+}
+
+bool Latch::is_open() const {
+  State* s = state_.get();
+  std::lock_guard<std::mutex> lock(s->mu);
+  return s->open;
+}
+
+}  // namespace courier::test

@@ -2,6 +2,7 @@
 // given stdin and capturing what it said.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,31 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input = {
 // Frames the JSON bodies the way the protocol does (no cap checks: tests use
 // this to build deliberately bad streams too).
 std::string raw_frame(const std::string& body);
+
+}  // namespace courier::test
+
+namespace courier::test {
+
+// Prints one measured figure and appends it to $COURIER_MEASUREMENTS (set by
+// scripts/test) so a passing run still shows what it measured.
+void report(const std::string& test, const std::string& figure, double value, const std::string& unit);
+
+// Descriptors open when the test program started (for the leak check).
+const std::vector<int>& initial_fds();
+
+// A one-shot latch for synchronising with callbacks on other threads.
+// Copies share one state, so a callback can hold a copy beyond the test.
+class Latch {
+ public:
+  Latch();
+  void open() const;
+  // True if opened within timeout_ms.
+  bool wait(long timeout_ms) const;
+  bool is_open() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
 
 }  // namespace courier::test

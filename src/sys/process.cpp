@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -86,6 +87,38 @@ bool has_unreaped_child() {
   siginfo_t info{};
   if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) return false;
   return info.si_pid != 0;
+}
+
+}  // namespace courier::sys
+
+namespace courier::sys {
+
+ScopedSigpipeBlock::ScopedSigpipeBlock() {
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  was_blocked_ = sigismember(&old, SIGPIPE) == 1;
+  sigset_t pending;
+  sigpending(&pending);
+  was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+}
+
+ScopedSigpipeBlock::~ScopedSigpipeBlock() {
+  if (!was_pending_) {
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    const timespec zero{0, 0};
+    while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+    }
+  }
+  if (!was_blocked_) {
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    ::pthread_sigmask(SIG_UNBLOCK, &pipe_only, nullptr);
+  }
 }
 
 }  // namespace courier::sys

@@ -37,3 +37,23 @@ std::vector<std::string> environment_keys();
 bool has_unreaped_child();
 
 }  // namespace courier::sys
+
+namespace courier::sys {
+
+// Blocks SIGPIPE for the calling thread while alive, so a write to a pipe
+// whose reader is gone returns EPIPE instead of killing the host process;
+// on destruction it consumes a SIGPIPE that this scope left pending and
+// restores the previous mask. The host's own SIGPIPE disposition is untouched.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock();
+  ~ScopedSigpipeBlock();
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  bool was_blocked_ = false;
+  bool was_pending_ = false;
+};
+
+}  // namespace courier::sys

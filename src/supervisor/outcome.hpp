@@ -1,0 +1,92 @@
+// outcome.hpp — what a delivery ended as, and the release rule: the one
+// function that decides whether its seat may pass to the next turn.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sys/clock.hpp"
+
+namespace courier {
+
+enum class OutcomeKind {
+  delivered,              // remote reported ok for the ref at the gated id
+  up_to_date,             // remote ref already at the gated id; no POST
+  rejected,               // remote said ng (reason), or expect_old mismatch
+  failed,                 // the child reported a local failure (e.g. repository error)
+  cancelled_no_dispatch,  // revoked before the dispatch claim; no child existed
+  revoked,                // revoked while live; killed; stop confirmed
+  deadline_killed,        // deadline reached (before or after dispatch); stop confirmed
+  auth_failed,            // 401/403, or no token could be minted
+  transport_failed,       // TLS/connection/redirect/non-200/malformed answer
+  protocol_fault,         // the child broke the protocol; killed; stop confirmed
+  spawn_failed,           // no child came to exist
+  lane_poisoned,          // refused at once: an earlier delivery on this lane is unconfirmed
+  // Unconfirmed: the stop could not be confirmed. Seat retained, lane poisoned.
+  unreaped,               // the leader did not exit within REAP_BOUND after SIGKILL
+  wait_failed,            // waitid failed: the exit cannot be known
+  cleanup_unbounded,      // end-of-file not seen within EOF_BOUND after the reap
+  cleanup_unobserved,     // a read error or loop failure: the pipes could not be watched
+  domain_populated,       // the kill domain still had members after the kill
+};
+
+const char* outcome_name(OutcomeKind k);
+
+// True for the five unconfirmed kinds.
+bool is_unconfirmed(OutcomeKind k);
+
+enum class SeatDisposition { release, retain };
+
+// The release rule (S2, S3) as data: unconfirmed kinds retain, every other
+// kind releases. Callers must also have finished supervising (S2b): the
+// supervisor only reports an outcome after its loop is done.
+SeatDisposition release_rule(OutcomeKind k);
+
+struct ChildFacts {
+  std::int64_t pid = 0;
+  std::optional<int> exit_code;  // when it exited normally
+  std::optional<int> signal;     // when a signal ended it
+  bool reaped = false;
+  bool stdout_eof = false;
+  bool stderr_eof = false;
+  bool cgroup = false;           // ran in its own cgroup
+  bool cgroup_empty = false;     // cgroup.events said populated 0
+  std::vector<std::int64_t> census;  // group members still alive after the stop
+};
+
+struct Timings {
+  sys::MonoNs submitted = 0;
+  sys::MonoNs spawned = 0;      // clone3 returned (0: never)
+  sys::MonoNs hello = 0;        // hello received
+  sys::MonoNs kill = 0;         // first SIGKILL to the domain (0: none)
+  sys::MonoNs exited = 0;       // leader exit observed
+  sys::MonoNs reaped = 0;
+  sys::MonoNs confirmed = 0;    // stop confirmed: seat ready (0: never)
+  sys::MonoNs revoke = 0;       // revoke() called (0: never)
+};
+
+struct Outcome {
+  OutcomeKind kind = OutcomeKind::spawn_failed;
+  std::string reason;            // one line for people
+  bool dispatched = false;       // a child was spawned for this delivery
+  ChildFacts child;
+  Timings timings;
+  sys::MonoNs deadline = 0;
+  std::optional<std::string> old_oid;
+  std::optional<std::uint64_t> objects;
+  std::optional<std::uint64_t> bytes_sent;
+  std::uint64_t stderr_relayed = 0;
+  std::uint64_t stderr_dropped = 0;
+  // What the child said about itself in hello (argv, env names, fds).
+  std::vector<std::string> child_argv;
+  std::vector<std::string> child_env_keys;
+  std::vector<int> child_fds;
+
+  SeatDisposition seat() const { return release_rule(kind); }
+  // kill time minus deadline (ns), when killed at the deadline.
+  std::optional<sys::MonoNs> deadline_overrun() const;
+};
+
+}  // namespace courier

@@ -1,0 +1,749 @@
+// supervisor.cpp — spawn, drive loop, deadline, kill/reap/EOF, outcome.
+#include "supervisor/supervisor.hpp"
+
+#include <sys/epoll.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+
+#include "child/delivery_push.hpp"
+#include "protocol/frame.hpp"
+#include "protocol/session.hpp"
+#include "supervisor/host_calls.hpp"
+#include "supervisor/kill_domain.hpp"
+#include "supervisor/killer.hpp"
+#include "sys/cgroup.hpp"
+#include "sys/events.hpp"
+#include "sys/io.hpp"
+#include "sys/process.hpp"
+#include "sys/spawn.hpp"
+
+namespace courier::supervisor {
+
+namespace {
+
+std::atomic<std::uint64_t> g_unconfirmed{0};
+std::atomic<std::uint64_t> g_sequence{0};
+
+enum Tag : std::uint64_t { kTagWake = 1, kTagDeadline, kTagBound, kTagPidfd, kTagStdout, kTagStderr, kTagStdin, kTagCgroup };
+
+constexpr std::size_t kReadChunk = 64 * 1024;
+
+std::string make_scratch_dir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/git-courier-scratch-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) return {};
+  return tmpl;
+}
+
+OutcomeKind kind_from_status(const std::string& status) {
+  if (status == "delivered") return OutcomeKind::delivered;
+  if (status == "up_to_date") return OutcomeKind::up_to_date;
+  if (status == "rejected") return OutcomeKind::rejected;
+  if (status == "auth_failed") return OutcomeKind::auth_failed;
+  if (status == "transport_failed") return OutcomeKind::transport_failed;
+  return OutcomeKind::failed;
+}
+
+}  // namespace
+
+std::uint64_t unconfirmed_children() { return g_unconfirmed.load(); }
+
+Result<std::string> resolve_child_program(const std::string& override_path) {
+  if (override_path.empty()) return std::string("/proc/self/exe");
+  if (override_path.front() != '/') {
+    return fail(Errc::invalid_argument, "child program override must be an absolute path: '" + override_path + "'");
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(override_path, ec)) {
+    return fail(Errc::invalid_argument, "child program override is not an existing file: '" + override_path + "'");
+  }
+  return override_path;
+}
+
+std::vector<std::string> child_environment() {
+  std::vector<std::string> env;
+  for (auto name : kChildEnvAllowlist) {
+    const std::string key(name);
+    if (const char* v = std::getenv(key.c_str())) env.push_back(key + "=" + v);
+  }
+  return env;
+}
+
+// Everything one run of the drive loop owns.
+struct Supervisor::Loop {
+  Supervisor& sup;
+  const SupervisorOptions& opt;
+  Outcome out;
+
+  std::shared_ptr<sys::EventFd> wake;
+  sys::Epoll epoll;
+  sys::TimerFd deadline_timer;
+  sys::TimerFd bound_timer;
+  sys::MonoNs bound_armed_at = 0;
+  std::optional<sys::Cgroup> cgroup;
+  sys::Spawned child;
+  std::shared_ptr<KillDomain> domain;
+  std::unique_ptr<DeadlineKiller> killer;
+  std::unique_ptr<HostCalls> host;
+  std::string scratch;
+
+  sys::ScopedFd to_child;    // child's stdin
+  sys::ScopedFd from_child;  // child's stdout
+  sys::ScopedFd child_err;   // child's stderr
+
+  protocol::FrameDecoder decoder;
+  std::optional<protocol::ParentSession> session;
+  std::deque<std::string> outbound;
+  std::size_t outbound_offset = 0;
+  std::size_t outbound_bytes = 0;
+  bool stdout_paused = false;
+  bool writing = false;
+
+  std::optional<protocol::ResultMsg> result;
+  sys::MonoNs result_ns = 0;
+  std::optional<std::string> fault;        // protocol fault, first one wins
+  std::optional<OutcomeKind> unconfirmed;  // set when confirmation failed
+  std::string unconfirmed_reason;
+  bool done = false;
+
+  Loop(Supervisor& s, const SupervisorOptions& o) : sup(s), opt(o) {}
+
+  void event(const std::string& line) {
+    if (opt.on_event) opt.on_event(line);
+  }
+
+  // ---- stopping -------------------------------------------------------
+  void stop(StopCause cause, const std::string& why) {
+    if (domain->kill(cause)) event("killed child " + std::to_string(child.pid) + ": " + why);
+    resume_stdout();  // drain to EOF whatever the child left behind
+    update_bound();
+  }
+
+  void protocol_fault(const std::string& why) {
+    if (!fault) fault = why;
+    stop(StopCause::protocol_fault, "protocol fault: " + why);
+  }
+
+  void set_unconfirmed(OutcomeKind k, const std::string& why) {
+    if (!unconfirmed) {
+      unconfirmed = k;
+      unconfirmed_reason = why;
+    }
+    done = true;
+  }
+
+  // The one timer for bounds: REAP_BOUND after the first kill, EOF_BOUND
+  // after the reap, the result grace after a result.
+  void update_bound() {
+    sys::MonoNs at = 0;
+    if (domain->reaped()) {
+      at = out.timings.reaped + opt.eof_bound;
+    } else if (domain->first_kill_ns() != 0) {
+      at = domain->first_kill_ns() + opt.reap_bound;
+    } else if (result_ns != 0) {
+      at = result_ns + kResultExitGrace;
+    }
+    if (at != 0 && at != bound_armed_at) {
+      bound_armed_at = at;
+      (void)bound_timer.arm_at(at);
+    }
+  }
+
+  void on_bound() {
+    if (!bound_timer.drain()) return;
+    const sys::MonoNs now = sys::mono_now_ns();
+    if (now < bound_armed_at) return;
+    if (domain->reaped()) {
+      if (!out.child.stdout_eof || !out.child.stderr_eof) {
+        set_unconfirmed(OutcomeKind::cleanup_unbounded,
+                        "end-of-file not seen on the child's " +
+                            std::string(!out.child.stdout_eof ? "stdout" : "stderr") + " within EOF_BOUND (" +
+                            std::to_string(opt.eof_bound / sys::kNsPerMs) +
+                            " ms) after the reap: a process outside the kill domain holds it");
+      } else if (cgroup && !out.child.cgroup_empty) {
+        set_unconfirmed(OutcomeKind::domain_populated, "the child's cgroup " + cgroup->path() +
+                                                           " was still populated EOF_BOUND after the kill");
+      }
+    } else if (domain->first_kill_ns() != 0) {
+      set_unconfirmed(OutcomeKind::unreaped, "the child " + std::to_string(child.pid) +
+                                                 " did not exit within REAP_BOUND (" +
+                                                 std::to_string(opt.reap_bound / sys::kNsPerMs) +
+                                                 " ms) after SIGKILL");
+    } else if (result_ns != 0) {
+      stop(StopCause::after_result, "it sent its result but did not exit");
+    }
+  }
+
+  // ---- writing --------------------------------------------------------
+  void queue(const protocol::ParentMessage& m) {
+    auto body = protocol::encode(m);
+    if (!body) {
+      protocol_fault(std::string("cannot encode '") + protocol::type_name(m) + "': " + body.error().message);
+      return;
+    }
+    auto frame = protocol::encode_frame(*body);
+    if (!frame) {
+      protocol_fault(std::string("cannot frame '") + protocol::type_name(m) + "': " + frame.error().message);
+      return;
+    }
+    outbound_bytes += frame->size();
+    outbound.push_back(std::move(*frame));
+    flush();
+  }
+
+  void flush() {
+    while (!outbound.empty() && to_child) {
+      const std::string& f = outbound.front();
+      auto n = sys::write_nonblocking(to_child.get(), f.data() + outbound_offset, f.size() - outbound_offset);
+      if (!n) {
+        // EPIPE: the child closed its stdin (or died). Nothing more can be
+        // said to it; that alone is not a fault.
+        (void)epoll.remove(to_child.get());
+        to_child.reset();
+        outbound.clear();
+        outbound_bytes = 0;
+        outbound_offset = 0;
+        writing = false;
+        return;
+      }
+      if (*n == 0) break;
+      outbound_offset += *n;
+      if (outbound_offset == f.size()) {
+        outbound_bytes -= f.size();
+        outbound.pop_front();
+        outbound_offset = 0;
+      }
+    }
+    const bool want = !outbound.empty() && to_child;
+    if (want != writing && to_child) {
+      writing = want;
+      (void)epoll.modify(to_child.get(), want ? std::uint32_t{EPOLLOUT} : 0u, kTagStdin);
+    }
+    apply_backpressure();
+  }
+
+  // P2: a child that does not read our replies, or floods requests, is not
+  // read further until it catches up; the deadline bounds the wait.
+  void apply_backpressure() {
+    if (domain->first_kill_ns() != 0) return;
+    const bool full = outbound_bytes > kMaxOutboundBytes || (host && host->pending() >= HostCalls::kMaxPending);
+    if (full && !stdout_paused && from_child) {
+      stdout_paused = true;
+      (void)epoll.modify(from_child.get(), 0, kTagStdout);
+    } else if (!full) {
+      resume_stdout();
+    }
+  }
+
+  void resume_stdout() {
+    if (stdout_paused && from_child) {
+      stdout_paused = false;
+      (void)epoll.modify(from_child.get(), EPOLLIN, kTagStdout);
+    }
+  }
+
+  // ---- reading --------------------------------------------------------
+  void on_stdout() {
+    char buf[kReadChunk];
+    auto r = sys::read_nonblocking(from_child.get(), buf, sizeof buf);
+    if (!r) {
+      set_unconfirmed(OutcomeKind::cleanup_unobserved, "reading the child's stdout failed: " + r.error().message);
+      return;
+    }
+    if (r->status == sys::ReadStatus::would_block) return;
+    if (r->status == sys::ReadStatus::eof) {
+      out.child.stdout_eof = true;
+      (void)epoll.remove(from_child.get());
+      from_child.reset();
+      if (auto fin = decoder.finish(); !fin && !fault) protocol_fault(fin.error().message);
+      return;
+    }
+    decoder.feed(buf, r->bytes);
+    for (;;) {
+      auto frame = decoder.next();
+      if (!frame) {
+        if (!fault) protocol_fault(frame.error().message);
+        return;
+      }
+      if (!*frame) break;
+      if (fault) continue;  // stopping for a fault: drain, do not interpret
+      auto msg = protocol::decode_child(**frame);
+      if (!msg) {
+        protocol_fault(msg.error().message);
+        continue;
+      }
+      if (auto ok = session->accept(*msg); !ok) {
+        protocol_fault(ok.error().message);
+        continue;
+      }
+      handle(*msg);
+    }
+  }
+
+  void handle(const protocol::ChildMessage& msg) {
+    if (const auto* h = std::get_if<protocol::Hello>(&msg)) {
+      out.timings.hello = sys::mono_now_ns();
+      out.child_argv = h->argv;
+      out.child_env_keys = h->env_keys;
+      if (h->fds) out.child_fds = *h->fds;
+      if (h->pid != child.pid) protocol_fault("hello names pid " + std::to_string(h->pid) + ", not the child's");
+    } else if (const auto* m = std::get_if<protocol::Mint>(&msg)) {
+      on_mint(*m);
+    } else if (const auto* c = std::get_if<protocol::Check>(&msg)) {
+      on_check(*c);
+    } else if (const auto* p = std::get_if<protocol::Progress>(&msg)) {
+      if (opt.on_progress) opt.on_progress(*p);  // host code on the loop: the killer does not depend on it
+    } else if (const auto* res = std::get_if<protocol::ResultMsg>(&msg)) {
+      result = *res;
+      result_ns = sys::mono_now_ns();
+      update_bound();
+    }
+  }
+
+  void ensure_host() {
+    if (!host) host = std::make_unique<HostCalls>(wake);
+  }
+
+  void on_mint(const protocol::Mint& m) {
+    if (domain->first_kill_ns() != 0) return;
+    if (!opt.mint) {
+      queue(protocol::Minted{m.leg, std::nullopt, "this delivery has no minter"});
+      return;
+    }
+    ensure_host();
+    auto mint = opt.mint;
+    auto authority = opt.authority;
+    host->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m](HostAnswer& a) {
+      MintAnswer minted = mint(m);
+      a.header = std::move(minted.header);
+      a.refusal = std::move(minted.refused);
+      a.ok = a.header.has_value();
+      // A3: ask again after the minter returned; a token minted for a
+      // delivery revoked meanwhile never leaves this process.
+      if (a.ok && authority) {
+        AuthorityAnswer again = authority("mint");
+        if (!again.ok) {
+          a.header.reset();
+          a.ok = false;
+          a.revoked_after = true;
+          a.refusal = again.reason;
+        }
+      }
+    });
+    apply_backpressure();
+  }
+
+  void on_check(const protocol::Check& c) {
+    if (domain->first_kill_ns() != 0) return;
+    if (!opt.authority) {
+      queue(protocol::Authority{c.phase, true, std::nullopt});
+      return;
+    }
+    ensure_host();
+    auto authority = opt.authority;
+    host->submit(HostRequest::Kind::check, c.phase, [authority, phase = c.phase](HostAnswer& a) {
+      AuthorityAnswer ans = authority(phase);
+      a.ok = ans.ok;
+      a.refusal = ans.reason;
+    });
+    apply_backpressure();
+  }
+
+  void on_host_answers() {
+    if (!host) return;
+    for (auto& a : host->take_answers()) {
+      if (domain->first_kill_ns() != 0 || sup_revoked()) continue;  // never write a token after a stop began
+      if (a.kind == HostRequest::Kind::mint) {
+        if (a.revoked_after) {
+          sup.revoke("authority revoked while minting: " + a.refusal);
+          continue;
+        }
+        if (a.header) {
+          queue(protocol::Minted{a.key, std::move(a.header), std::nullopt});
+        } else {
+          queue(protocol::Minted{a.key, std::nullopt, a.refusal.empty() ? "refused" : a.refusal});
+        }
+      } else {
+        if (a.ok) {
+          queue(protocol::Authority{a.key, true, std::nullopt});
+        } else {
+          // A refusal ends the delivery: tell the child, then revoke.
+          queue(protocol::Authority{a.key, false, a.refusal.empty() ? "authority refused" : a.refusal});
+          sup.revoke("authority refused at " + a.key + (a.refusal.empty() ? "" : ": " + a.refusal));
+        }
+      }
+    }
+    apply_backpressure();
+  }
+
+  bool sup_revoked() {
+    std::lock_guard<std::mutex> lock(sup.mu_);
+    return sup.revoked_;
+  }
+
+  void on_stderr() {
+    char buf[kReadChunk];
+    auto r = sys::read_nonblocking(child_err.get(), buf, sizeof buf);
+    if (!r) {
+      set_unconfirmed(OutcomeKind::cleanup_unobserved, "reading the child's stderr failed: " + r.error().message);
+      return;
+    }
+    if (r->status == sys::ReadStatus::would_block) return;
+    if (r->status == sys::ReadStatus::eof) {
+      out.child.stderr_eof = true;
+      (void)epoll.remove(child_err.get());
+      child_err.reset();
+      return;
+    }
+    const std::size_t room = kStderrRelayCap - std::min<std::size_t>(kStderrRelayCap, out.stderr_relayed);
+    const std::size_t relay = std::min(room, r->bytes);
+    if (relay > 0) {
+      const std::string_view text(buf, relay);
+      if (opt.on_stderr) {
+        opt.on_stderr(text);
+      } else {
+        std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
+      }
+    }
+    out.stderr_relayed += relay;
+    out.stderr_dropped += r->bytes - relay;
+  }
+
+  void on_pidfd() {
+    if (domain->reaped()) return;
+    auto exited = sys::has_exited(child.pidfd.get());
+    if (!exited) {
+      set_unconfirmed(OutcomeKind::wait_failed, "waitid on the child failed: " + exited.error().message);
+      return;
+    }
+    if (!*exited) return;
+    out.timings.exited = sys::mono_now_ns();
+    auto status = domain->kill_group_and_reap();
+    if (!status) {
+      set_unconfirmed(OutcomeKind::wait_failed, "reaping the child failed: " + status.error().message);
+      return;
+    }
+    out.timings.reaped = sys::mono_now_ns();
+    out.child.reaped = true;
+    if (status->signal) out.child.signal = status->signal; else out.child.exit_code = status->code;
+    (void)epoll.remove(child.pidfd.get());
+    resume_stdout();
+    update_bound();
+  }
+
+  void on_cgroup() {
+    auto populated = cgroup->populated();
+    if (!populated) {
+      set_unconfirmed(OutcomeKind::cleanup_unobserved, "reading cgroup.events failed: " + populated.error().message);
+      return;
+    }
+    out.child.cgroup_empty = !*populated;
+  }
+
+  bool confirmed() const {
+    return out.child.reaped && out.child.stdout_eof && out.child.stderr_eof && (!cgroup || out.child.cgroup_empty);
+  }
+
+  // After the stop: anyone left in the child's process group who is not a
+  // zombie? SIGKILL was sent to the group at the leader's exit; wait, on
+  // their pidfds, until EOF_BOUND for each to go.
+  void census() {
+    for (pid_t p : sys::pids_in_group(child.pid)) {
+      const char st = sys::proc_state(p);
+      if (st == 0 || st == 'Z' || st == 'X') continue;
+      auto fd = sys::pidfd_open(p);
+      if (!fd) continue;  // gone already
+      auto ready = sys::wait_readable_until({fd->get()}, out.timings.reaped + opt.eof_bound);
+      if (!ready || ready->empty()) out.child.census.push_back(p);
+    }
+    if (!out.child.census.empty()) {
+      set_unconfirmed(OutcomeKind::domain_populated,
+                      std::to_string(out.child.census.size()) +
+                          " process(es) still alive in the child's process group after the kill");
+    }
+  }
+};
+
+Supervisor::Supervisor(SupervisorOptions options) : opt_(std::move(options)) {}
+
+Supervisor::~Supervisor() {
+  if (running_.load()) {
+    std::fprintf(stderr, "git-courier: fatal: Supervisor destroyed while its run() is still supervising child %lld\n",
+                 static_cast<long long>(child_pid_.load()));
+    std::abort();
+  }
+}
+
+void Supervisor::revoke(std::string reason) {
+  std::shared_ptr<KillDomain> domain;
+  std::shared_ptr<void> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!revoked_) {
+      revoked_ = true;
+      revoke_reason_ = std::move(reason);
+      revoke_ns_ = sys::mono_now_ns();
+    }
+    domain = domain_;
+    wake = wake_;
+  }
+  // Kill from this thread at once: it runs no host code and needs no loop.
+  if (domain) domain->kill(StopCause::revoked);
+  if (wake) static_cast<sys::EventFd*>(wake.get())->signal();
+}
+
+Outcome Supervisor::run() {
+  if (ran_) {
+    Outcome o;
+    o.kind = OutcomeKind::spawn_failed;
+    o.reason = "Supervisor::run called twice";
+    return o;
+  }
+  ran_ = true;
+  running_ = true;
+  struct Running {
+    std::atomic<bool>& flag;
+    ~Running() { flag = false; }
+  } running_guard{running_};
+
+  // A child that closes its stdin makes our next write fail with EPIPE;
+  // that must not raise SIGPIPE in the host.
+  sys::ScopedSigpipeBlock no_sigpipe;
+  Loop L(*this, opt_);
+  L.out.deadline = opt_.deadline;
+  L.out.timings.submitted = sys::mono_now_ns();
+  auto fail_spawn = [&](const std::string& why) {
+    L.out.kind = OutcomeKind::spawn_failed;
+    L.out.reason = why;
+    return L.out;
+  };
+
+  auto program = resolve_child_program(opt_.child_program);
+  if (!program) return fail_spawn(program.error().message);
+  std::string argv0;
+  {
+    std::error_code ec;
+    argv0 = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    if (!opt_.child_program.empty()) argv0 = opt_.child_program;
+    if (argv0.empty()) return fail_spawn("cannot resolve /proc/self/exe");
+  }
+
+  auto wake = sys::EventFd::create();
+  auto epoll = sys::Epoll::create();
+  auto deadline_timer = sys::TimerFd::create();
+  auto bound_timer = sys::TimerFd::create();
+  auto in = sys::make_pipe();
+  auto outp = sys::make_pipe();
+  auto errp = sys::make_pipe();
+  if (!wake || !epoll || !deadline_timer || !bound_timer || !in || !outp || !errp) {
+    return fail_spawn("cannot create the supervisor's descriptors");
+  }
+  L.wake = std::make_shared<sys::EventFd>(std::move(*wake));
+  L.epoll = std::move(*epoll);
+  L.deadline_timer = std::move(*deadline_timer);
+  L.bound_timer = std::move(*bound_timer);
+
+  if (opt_.cgroup != CgroupMode::off) {
+    auto parent = sys::Cgroup::find_parent();
+    Result<sys::Cgroup> cg = parent ? sys::Cgroup::create(*parent, "git-courier-" + std::to_string(sys::self_pid()) +
+                                                                       "-" + std::to_string(g_sequence++))
+                                    : Result<sys::Cgroup>(tl::unexpected(parent.error()));
+    if (cg) {
+      L.cgroup = std::move(*cg);
+      L.out.child.cgroup = true;
+    } else if (opt_.cgroup == CgroupMode::required) {
+      return fail_spawn("a cgroup was required and none could be made: " + cg.error().message);
+    } else {
+      L.event("no cgroup for the child, using its process group only: " + cg.error().message);
+    }
+  }
+
+  L.scratch = make_scratch_dir();
+  if (L.scratch.empty()) return fail_spawn("cannot create a scratch directory");
+  struct ScratchGuard {
+    std::string& path;
+    ~ScratchGuard() {
+      std::error_code ec;
+      if (!path.empty()) std::filesystem::remove_all(path, ec);
+    }
+  } scratch_guard{L.scratch};
+
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (revoked_) {
+      L.out.kind = OutcomeKind::cancelled_no_dispatch;
+      L.out.reason = "revoked before dispatch: " + revoke_reason_;
+      L.out.timings.revoke = revoke_ns_;
+      return L.out;
+    }
+    wake_ = L.wake;
+  }
+  if (sys::mono_now_ns() >= opt_.deadline) {
+    L.out.kind = OutcomeKind::deadline_killed;
+    L.out.reason = "the deadline passed before a child was spawned";
+    return L.out;
+  }
+
+  sys::SpawnSpec spec;
+  spec.exec_path = *program;
+  spec.argv = {argv0, child::kSubcommand};
+  spec.env = child_environment();
+  spec.stdin_fd = in->read_end.get();
+  spec.stdout_fd = outp->write_end.get();
+  spec.stderr_fd = errp->write_end.get();
+  spec.inherit_fd = opt_.inherit_fd;
+  spec.cgroup_dir_fd = L.cgroup ? L.cgroup->dir_fd() : -1;
+  auto spawned = sys::spawn(spec);
+  if (!spawned) return fail_spawn(spawned.error().message);
+  L.child = std::move(*spawned);
+  L.out.dispatched = true;
+  L.out.timings.spawned = sys::mono_now_ns();
+  L.out.child.pid = L.child.pid;
+  child_pid_ = L.child.pid;
+  // Our copies of the child's ends: a descendant may keep the pipes open,
+  // but we must not be the one who does.
+  in->read_end.reset();
+  outp->write_end.reset();
+  errp->write_end.reset();
+  L.to_child = std::move(in->write_end);
+  L.from_child = std::move(outp->read_end);
+  L.child_err = std::move(errp->read_end);
+
+  L.domain = std::make_shared<KillDomain>(L.child.pid, L.child.pidfd.get(), L.cgroup ? &*L.cgroup : nullptr);
+  bool revoked_now = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    domain_ = L.domain;
+    revoked_now = revoked_;
+  }
+  L.event("spawned child " + std::to_string(L.child.pid) + (L.cgroup ? " in cgroup " + L.cgroup->path() : " (process group only)"));
+
+  auto killer = DeadlineKiller::start(L.domain, opt_.deadline, L.wake);
+  if (!killer) {
+    // Without an independent killer the deadline could not be kept: stop now.
+    L.domain->kill(StopCause::deadline);
+    L.event("cannot start the deadline killer: " + killer.error().message);
+  } else {
+    L.killer = std::move(*killer);
+  }
+  if (revoked_now) L.domain->kill(StopCause::revoked);
+
+  bool setup_ok = sys::set_nonblocking(L.to_child.get()) && sys::set_nonblocking(L.from_child.get()) &&
+                  sys::set_nonblocking(L.child_err.get()) && L.deadline_timer.arm_at(opt_.deadline) &&
+                  L.epoll.add(L.wake->fd(), EPOLLIN, kTagWake) &&
+                  L.epoll.add(L.deadline_timer.fd(), EPOLLIN, kTagDeadline) &&
+                  L.epoll.add(L.bound_timer.fd(), EPOLLIN, kTagBound) &&
+                  L.epoll.add(L.child.pidfd.get(), EPOLLIN, kTagPidfd) &&
+                  L.epoll.add(L.from_child.get(), EPOLLIN, kTagStdout) &&
+                  L.epoll.add(L.child_err.get(), EPOLLIN, kTagStderr) &&
+                  L.epoll.add(L.to_child.get(), 0, kTagStdin) &&
+                  (!L.cgroup || L.epoll.add(L.cgroup->events_fd(), EPOLLPRI, kTagCgroup));
+  if (!setup_ok) {
+    L.domain->kill(StopCause::protocol_fault);
+    L.set_unconfirmed(OutcomeKind::cleanup_unobserved, "cannot watch the child's descriptors");
+  }
+
+  protocol::ParentSession::Config sc;
+  sc.gated_oid = opt_.job.oid;
+  sc.authenticated = opt_.job.authenticated;
+  L.session.emplace(sc);
+
+  protocol::Job job = opt_.job;
+  job.parent_pid = sys::self_pid();
+  job.deadline_mono_ns = opt_.deadline;
+  job.scratch_dir = L.scratch;
+  if (setup_ok) L.queue(job);
+  L.update_bound();
+  if (L.cgroup) L.on_cgroup();
+
+  while (!L.done) {
+    if (L.confirmed()) {
+      L.census();
+      break;
+    }
+    auto ready = L.epoll.wait(-1);
+    if (!ready) {
+      L.domain->kill(StopCause::protocol_fault);
+      L.set_unconfirmed(OutcomeKind::cleanup_unobserved, "epoll_wait failed: " + ready.error().message);
+      break;
+    }
+    // Stop decisions first, then the exit, then the pipes.
+    for (const auto& r : *ready) {
+      if (r.tag == kTagWake) {
+        L.wake->drain();
+        bool revoked = false;
+        std::string why;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          revoked = revoked_;
+          why = revoke_reason_;
+          L.out.timings.revoke = revoke_ns_;
+        }
+        if (revoked) L.stop(StopCause::revoked, "revoked: " + why);
+        L.on_host_answers();
+        L.resume_stdout();
+        L.update_bound();
+      } else if (r.tag == kTagDeadline) {
+        if (L.deadline_timer.drain()) L.stop(StopCause::deadline, "deadline reached");
+      } else if (r.tag == kTagBound) {
+        L.on_bound();
+      }
+    }
+    for (const auto& r : *ready) {
+      if (L.done) break;
+      switch (r.tag) {
+        case kTagPidfd: L.on_pidfd(); break;
+        case kTagStdout: if (L.from_child) L.on_stdout(); break;
+        case kTagStderr: if (L.child_err) L.on_stderr(); break;
+        case kTagStdin: L.flush(); break;
+        case kTagCgroup: L.on_cgroup(); break;
+        default: break;
+      }
+    }
+  }
+
+  L.killer.reset();  // joins: the killer is done before we decide
+  L.out.timings.kill = L.domain->first_kill_ns();
+  const StopCause cause = L.domain->first_cause();
+  if (L.unconfirmed) {
+    g_unconfirmed.fetch_add(1);
+    L.out.kind = *L.unconfirmed;
+    L.out.reason = L.unconfirmed_reason + "; the seat is retained";
+    L.event("UNCONFIRMED stop of child " + std::to_string(L.child.pid) + ": " + L.out.reason);
+    return L.out;
+  }
+  L.out.timings.confirmed = sys::mono_now_ns();
+  if (L.cgroup) {
+    if (auto rm = L.cgroup->remove(); !rm) L.event("cannot remove the child's cgroup: " + rm.error().message);
+  }
+  if (L.fault) {
+    L.out.kind = OutcomeKind::protocol_fault;
+    L.out.reason = *L.fault;
+  } else if (L.result) {
+    L.out.kind = kind_from_status(L.result->status);
+    L.out.reason = L.result->reason.value_or(L.result->status);
+    if (L.result->detail) L.out.reason += ": " + *L.result->detail;
+    L.out.old_oid = L.result->old_oid;
+    L.out.objects = L.result->objects;
+    L.out.bytes_sent = L.result->bytes_sent;
+  } else if (cause == StopCause::deadline) {
+    L.out.kind = OutcomeKind::deadline_killed;
+    L.out.reason = "killed at the deadline; stop confirmed";
+  } else if (cause == StopCause::revoked) {
+    L.out.kind = OutcomeKind::revoked;
+    std::lock_guard<std::mutex> lock(mu_);
+    L.out.reason = "revoked: " + revoke_reason_ + "; child killed, stop confirmed";
+  } else {
+    L.out.kind = OutcomeKind::protocol_fault;
+    L.out.reason = "the child exited without a result (" +
+                   (L.out.child.signal ? "signal " + std::to_string(*L.out.child.signal)
+                                       : "exit code " + std::to_string(L.out.child.exit_code.value_or(-1))) +
+                   ")";
+  }
+  return L.out;
+}
+
+}  // namespace courier::supervisor

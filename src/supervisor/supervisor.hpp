@@ -1,0 +1,129 @@
+// supervisor.hpp — one delivery's child, from spawn to confirmed stop.
+//
+// The Supervisor spawns the `__delivery-push` child (C1), drives the framed
+// conversation from one event loop (P2), answers mint and check requests
+// through host callbacks run off the loop, enforces the absolute deadline
+// with an independent killer (D1, D2), and ends only when the stop is
+// confirmed — the leader reaped by us, end-of-file on both of its pipes,
+// and (cgroup mode) its cgroup empty — or when confirming failed within the
+// stated bounds, which it reports as an unconfirmed outcome that retains the
+// seat (S2, S3).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "protocol/messages.hpp"
+#include "result.hpp"
+#include "supervisor/outcome.hpp"
+#include "sys/clock.hpp"
+
+namespace courier::supervisor {
+
+class KillDomain;
+
+// Named bounds (docs/bounds.md). The seat is released no later than
+// deadline + kill latency + kReapBound + kEofBound.
+inline constexpr sys::MonoNs kReapBound = 5'000 * sys::kNsPerMs;
+inline constexpr sys::MonoNs kEofBound = 5'000 * sys::kNsPerMs;
+// A child that has sent its result gets this long to exit by itself.
+inline constexpr sys::MonoNs kResultExitGrace = 1'000 * sys::kNsPerMs;
+// The child's stderr is relayed up to this many bytes, then counted and dropped.
+inline constexpr std::size_t kStderrRelayCap = 256 * 1024;
+// Replies queued for a child that does not read them, before we stop reading it.
+inline constexpr std::size_t kMaxOutboundBytes = 1024 * 1024;
+
+// The environment allowlist (A1): only these names reach the child.
+inline constexpr std::string_view kChildEnvAllowlist[] = {"PATH", "HOME", "TMPDIR", "SSL_CERT_FILE",
+                                                          "SSL_CERT_DIR", "LANG", "TZ"};
+
+enum class CgroupMode { automatic, off, required };
+
+struct MintAnswer {
+  std::optional<std::string> header;  // the token header, or
+  std::string refused;                // why none was minted
+};
+
+struct AuthorityAnswer {
+  bool ok = false;
+  std::string reason;  // when !ok
+};
+
+struct SupervisorOptions {
+  // The job as the host describes it; parent_pid, deadline_mono_ns and
+  // scratch_dir are filled in by the supervisor.
+  protocol::Job job;
+  // Absolute CLOCK_MONOTONIC deadline, fixed by the turn (D1). Never extended.
+  sys::MonoNs deadline = 0;
+  // Tests only: a stand-in child program. Must be an absolute path to an
+  // existing file; anything else is refused (spawn_failed). Empty: the
+  // running executable, /proc/self/exe.
+  std::string child_program;
+  // A descriptor the child inherits at sys::kInheritedFd (the lane lock, S6).
+  int inherit_fd = -1;
+  CgroupMode cgroup = CgroupMode::automatic;
+  // Bounds; tests may shorten them. Defaults are the named constants.
+  sys::MonoNs reap_bound = kReapBound;
+  sys::MonoNs eof_bound = kEofBound;
+
+  // Host callbacks. mint and authority run on a worker thread, never on the
+  // drive loop; on_progress, on_stderr and on_event run on the drive loop.
+  std::function<MintAnswer(const protocol::Mint&)> mint;
+  std::function<AuthorityAnswer(const std::string& phase)> authority;
+  std::function<void(const protocol::Progress&)> on_progress;
+  std::function<void(std::string_view)> on_stderr;  // default: relayed to our stderr
+  std::function<void(std::string_view)> on_event;   // one-line supervisor log (spawned, killed, ...)
+};
+
+class Supervisor {
+ public:
+  explicit Supervisor(SupervisorOptions options);
+  // Destroying a Supervisor whose run() is still executing on another thread
+  // is a programming error and aborts loudly.
+  ~Supervisor();
+  Supervisor(const Supervisor&) = delete;
+  Supervisor& operator=(const Supervisor&) = delete;
+
+  // Spawns and supervises to the end. Call once. Blocks the calling thread,
+  // which must outlive the child (the child's death signal is tied to it).
+  Outcome run();
+
+  // From any thread, any time: revoke the delivery (A4). Before the spawn,
+  // run() returns cancelled_no_dispatch without spawning; after it, the kill
+  // domain is killed at once from the revoking thread and the loop confirms.
+  void revoke(std::string reason);
+
+  // The child's pid once spawned (0 before). For observers and tests.
+  std::int64_t child_pid() const { return child_pid_.load(); }
+
+ private:
+  struct Loop;
+  SupervisorOptions opt_;
+  std::mutex mu_;                       // guards revoked_/domain_ publication
+  bool revoked_ = false;
+  std::string revoke_reason_;
+  sys::MonoNs revoke_ns_ = 0;
+  std::shared_ptr<KillDomain> domain_;
+  std::shared_ptr<void> wake_;          // sys::EventFd, type-erased to keep sys out of this header
+  std::atomic<std::int64_t> child_pid_{0};
+  std::atomic<bool> running_{false};
+  bool ran_ = false;
+};
+
+// Resolves the program to spawn: the override (absolute, existing) or
+// /proc/self/exe. Errors: invalid_argument.
+Result<std::string> resolve_child_program(const std::string& override_path);
+
+// The child's environment: the allowlisted names present in ours.
+std::vector<std::string> child_environment();
+
+// Process-wide count of children whose stop could not be confirmed. Only ever
+// incremented (S3): an unconfirmed child is a permanent fact of this process.
+std::uint64_t unconfirmed_children();
+
+}  // namespace courier::supervisor

@@ -1,0 +1,68 @@
+// events.hpp — the event sources a drive loop waits on: epoll, an eventfd
+// (wake-ups from other threads), and a timerfd armed at an absolute
+// CLOCK_MONOTONIC instant. No polling clocks: every wait is for an event.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "result.hpp"
+#include "sys/clock.hpp"
+#include "sys/fd.hpp"
+
+namespace courier::sys {
+
+class EventFd {
+ public:
+  // Errors: os_error.
+  static Result<EventFd> create();
+  // Async-signal-safe and thread-safe: adds 1. Never blocks.
+  void signal() const;
+  // Reads and resets the counter (0 when nothing was signalled).
+  std::uint64_t drain() const;
+  int fd() const { return fd_.get(); }
+
+ private:
+  ScopedFd fd_;
+};
+
+class TimerFd {
+ public:
+  static Result<TimerFd> create();
+  // Fires once at the absolute monotonic instant `at` (immediately if past).
+  Result<void> arm_at(MonoNs at) const;
+  Result<void> disarm() const;
+  // Consumes an expiry; true if it had fired.
+  bool drain() const;
+  int fd() const { return fd_.get(); }
+
+ private:
+  ScopedFd fd_;
+};
+
+class Epoll {
+ public:
+  static Result<Epoll> create();
+  // events: EPOLLIN/EPOLLOUT/EPOLLPRI...; `tag` comes back in wait().
+  Result<void> add(int fd, std::uint32_t events, std::uint64_t tag) const;
+  Result<void> modify(int fd, std::uint32_t events, std::uint64_t tag) const;
+  Result<void> remove(int fd) const;
+  struct Ready {
+    std::uint64_t tag;
+    std::uint32_t events;
+  };
+  // Blocks until something is ready (timeout_ms -1: no timeout). EINTR is
+  // an empty result. Errors: os_error.
+  Result<std::vector<Ready>> wait(int timeout_ms) const;
+  int fd() const { return fd_.get(); }
+
+ private:
+  ScopedFd fd_;
+};
+
+// poll(2) for readability of up to a few descriptors until an absolute
+// monotonic instant. Returns the indexes that are readable (empty at the
+// instant). Errors: os_error.
+Result<std::vector<std::size_t>> wait_readable_until(const std::vector<int>& fds, MonoNs until);
+
+}  // namespace courier::sys

@@ -1,0 +1,72 @@
+// spawn.hpp — starting a child process: clone3 with a pidfd, in a new
+// process group, optionally born inside a cgroup, with a clean slate of
+// descriptors, signals and environment (rule C1).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "result.hpp"
+#include "sys/fd.hpp"
+
+namespace courier::sys {
+
+// The descriptor number a deliberately inherited fd (the lane lock) has in
+// the child.
+inline constexpr int kInheritedFd = 3;
+
+struct SpawnSpec {
+  std::string exec_path;          // what execve opens: /proc/self/exe, or a test override
+  std::vector<std::string> argv;  // exactly what the child sees as argv
+  std::vector<std::string> env;   // KEY=VALUE; the whole environment
+  int stdin_fd = -1;              // becomes 0
+  int stdout_fd = -1;             // becomes 1
+  int stderr_fd = -1;             // becomes 2
+  int inherit_fd = -1;            // becomes kInheritedFd when >= 0
+  int cgroup_dir_fd = -1;         // CLONE_INTO_CGROUP when >= 0: born inside it, no window
+};
+
+struct Spawned {
+  pid_t pid = 0;
+  ScopedFd pidfd;  // taken atomically by clone3 (CLONE_PIDFD): no pid-reuse window
+};
+
+// Starts the child and waits until it has exec'd (or failed to).
+// The child: new process group; PR_SET_PDEATHSIG(SIGKILL) tied to the calling
+// thread, then a check that its parent is still this process; all signal
+// dispositions default and the mask empty; every descriptor but 0/1/2 (and
+// kInheritedFd) closed at exec.
+// The child's exit signal is 0, not SIGCHLD: a host that ignores SIGCHLD
+// cannot make the kernel auto-reap it, and a host's waitpid(-1) cannot steal
+// its exit status. Only waitid(P_PIDFD, ..., __WALL) sees it.
+// Errors: spawn_failed (with the exec errno), os_error.
+Result<Spawned> spawn(const SpawnSpec& spec);
+
+// Exit facts of a leader.
+struct ExitStatus {
+  int code = -1;   // exit code, or -1 when killed by a signal
+  int signal = 0;  // the signal that killed it, or 0
+};
+
+// waitid(P_PIDFD, WEXITED|WNOWAIT|WNOHANG): has it exited? Leaves it a zombie
+// (its pid stays reserved, so its process group id cannot be reused).
+// Errors: os_error (wait_failed for the caller).
+Result<bool> has_exited(int pidfd);
+
+// waitid(P_PIDFD, WEXITED): reaps. After this the pid may be reused by anyone.
+// Errors: os_error.
+Result<ExitStatus> reap(int pidfd);
+
+// pidfd_send_signal. Errors: os_error (ESRCH after the process was reaped
+// cannot happen through a pidfd: it names exactly one process).
+Result<void> pidfd_signal(int pidfd, int sig);
+
+// killpg; ESRCH (no member left) is not an error. Errors: os_error.
+Result<void> signal_group(pid_t pgid, int sig);
+
+// pidfd_open for an arbitrary pid (census of descendants). Errors: os_error.
+Result<ScopedFd> pidfd_open(pid_t pid);
+
+}  // namespace courier::sys

@@ -1,0 +1,70 @@
+// unit-zz-leak-check.cpp — the end-of-suite leak check, in-process. doctest
+// runs test files in name order; this file's name puts it last, so each
+// suite that spawns processes ends by proving it left nothing behind.
+#include <doctest/doctest.h>
+#include <dirent.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "supervisor/host_calls.hpp"
+#include "support.hpp"
+#include "sys/io.hpp"
+#include "sys/process.hpp"
+
+using namespace courier;
+
+namespace {
+
+struct ProcInfo {
+  pid_t pid;
+  pid_t ppid;
+  char state;
+  std::string exe;
+};
+
+std::vector<ProcInfo> processes() {
+  std::vector<ProcInfo> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    ProcInfo p{};
+    p.pid = static_cast<pid_t>(std::stol(name));
+    long ppid = 0;
+    rest >> p.state >> ppid;
+    p.ppid = static_cast<pid_t>(ppid);
+    std::error_code ec;
+    p.exe = std::filesystem::read_symlink(e.path() / "exe", ec).string();
+    out.push_back(p);
+  }
+  return out;
+}
+
+void leak_check() {
+  // Host-callback workers parked by tests must have been released and gone.
+  CHECK_MESSAGE(supervisor::HostCalls::wait_idle(5'000), "a host-callback worker is still alive");
+  const pid_t self = sys::self_pid();
+  const std::string standin = std::filesystem::canonical(COURIER_STANDIN).string();
+  const std::string courier = std::filesystem::canonical(COURIER_BINARY).string();
+  const std::string tests = std::filesystem::read_symlink("/proc/self/exe").string();
+  for (const auto& p : processes()) {
+    CHECK_MESSAGE(p.ppid != self, "a child of the test process is left (pid ", p.pid, ", state ", p.state, ")");
+    const bool ours = p.exe == standin || p.exe == courier || (p.exe == tests && p.pid != self);
+    CHECK_MESSAGE(!(ours && p.state != 'Z'), "a process of this build is still running: pid ", p.pid, " ", p.exe);
+  }
+  CHECK(sys::open_fds() == test::initial_fds());
+}
+
+}  // namespace
+
+TEST_SUITE("supervisor") {
+  TEST_CASE("leak check: the supervisor suite leaves no child, no process and no descriptor behind") { leak_check(); }
+}
