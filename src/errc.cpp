@@ -10,7 +10,10 @@ const char* errc_name(Errc code) {
     X(invalid_utf8) X(malformed_json) X(missing_field) X(wrong_type) X(unknown_type)
     X(unknown_field) X(invalid_value) X(hello_not_first) X(second_hello) X(version_mismatch)
     X(mint_unauthenticated) X(mints_over_cap) X(result_oid_mismatch) X(second_result)
-    X(message_after_result) X(os_error) X(spawn_failed) X(invalid_argument)
+    X(message_after_result) X(pkt_too_large) X(pkt_invalid_length) X(pkt_truncated)
+    X(bad_content_type) X(advertisement_malformed) X(unsupported_object_format)
+    X(capability_missing) X(remote_error) X(report_malformed) X(report_incomplete)
+    X(report_mismatch) X(unpack_failed) X(os_error) X(spawn_failed) X(invalid_argument)
 #undef X
   }
   return "unknown";

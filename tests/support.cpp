@@ -165,3 +165,95 @@ bool Latch::is_open() const {
 }
 
 }  // namespace courier::test
+
+#include <signal.h>
+#include <thread>
+
+namespace courier::test {
+
+struct LineProcess::State {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::string> lines;
+  bool eof = false;
+  std::thread reader;
+};
+
+LineProcess::LineProcess(const std::vector<std::string>& argv) : state_(std::make_shared<State>()) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("pipe2");
+  std::vector<char*> cargv;
+  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
+  cargv.push_back(nullptr);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::dup2(out[1], 1);
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    ::execv(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  const int fd = out[0];
+  state_->reader = std::thread([s = state_, fd] {
+    std::string buf;
+    char chunk[4096];
+    for (;;) {
+      const ssize_t n = ::read(fd, chunk, sizeof chunk);
+      if (n <= 0) break;
+      buf.append(chunk, static_cast<std::size_t>(n));
+      std::size_t nl;
+      while ((nl = buf.find('\n')) != std::string::npos) {
+        std::lock_guard<std::mutex> lock(s->mu);
+        s->lines.push_back(buf.substr(0, nl));
+        buf.erase(0, nl + 1);
+        s->cv.notify_all();
+      }
+    }
+    ::close(fd);
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->eof = true;
+    s->cv.notify_all();
+  });
+}
+
+std::string LineProcess::wait_line(const std::string& prefix, long timeout_ms) {
+  std::unique_lock<std::mutex> lock(state_->mu);
+  std::string found;
+  state_->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] {
+    for (const auto& l : state_->lines) {
+      if (l.rfind(prefix, 0) == 0) {
+        found = l;
+        return true;
+      }
+    }
+    return state_->eof;
+  });
+  return found;
+}
+
+std::vector<std::string> LineProcess::lines() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->lines;
+}
+
+void LineProcess::kill_hard() {
+  if (!reaped_) ::kill(pid_, SIGKILL);
+}
+
+int LineProcess::wait_exit() {
+  int status = 0;
+  if (!reaped_) {
+    ::waitpid(pid_, &status, 0);
+    reaped_ = true;
+  }
+  if (state_->reader.joinable()) state_->reader.join();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+LineProcess::~LineProcess() {
+  kill_hard();
+  wait_exit();
+}
+
+}  // namespace courier::test

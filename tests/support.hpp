@@ -66,3 +66,31 @@ class Latch {
 };
 
 }  // namespace courier::test
+
+namespace courier::test {
+
+// A program run in the background whose stdout lines are collected by a
+// reader thread, so a test can wait for a line it announces.
+class LineProcess {
+ public:
+  explicit LineProcess(const std::vector<std::string>& argv);
+  ~LineProcess();  // SIGKILLs it if still running, then reaps
+  LineProcess(const LineProcess&) = delete;
+  LineProcess& operator=(const LineProcess&) = delete;
+
+  // The first line starting with `prefix` (waiting up to timeout_ms), or "".
+  std::string wait_line(const std::string& prefix, long timeout_ms);
+  std::vector<std::string> lines();
+  int pid() const { return pid_; }
+  void kill_hard();
+  // Waits for exit; returns the exit code (-1 if signalled).
+  int wait_exit();
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+  int pid_ = -1;
+  bool reaped_ = false;
+};
+
+}  // namespace courier::test

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <mutex>
 
 #include "child/delivery_push.hpp"
 #include "protocol/frame.hpp"
@@ -548,6 +549,8 @@ Outcome Supervisor::run() {
 
   if (opt_.cgroup != CgroupMode::off) {
     auto parent = sys::Cgroup::find_parent();
+    static std::once_flag swept;
+    if (parent) std::call_once(swept, [&] { sys::Cgroup::sweep_stale(*parent, "git-courier-"); });
     Result<sys::Cgroup> cg = parent ? sys::Cgroup::create(*parent, "git-courier-" + std::to_string(sys::self_pid()) +
                                                                        "-" + std::to_string(g_sequence++))
                                     : Result<sys::Cgroup>(tl::unexpected(parent.error()));
@@ -619,6 +622,7 @@ Outcome Supervisor::run() {
     domain_ = L.domain;
     revoked_now = revoked_;
   }
+  if (opt_.on_spawned) opt_.on_spawned(L.child.pid);
   L.event("spawned child " + std::to_string(L.child.pid) + (L.cgroup ? " in cgroup " + L.cgroup->path() : " (process group only)"));
 
   auto killer = DeadlineKiller::start(L.domain, opt_.deadline, L.wake);

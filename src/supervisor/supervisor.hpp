@@ -78,6 +78,7 @@ struct SupervisorOptions {
   std::function<void(const protocol::Progress&)> on_progress;
   std::function<void(std::string_view)> on_stderr;  // default: relayed to our stderr
   std::function<void(std::string_view)> on_event;   // one-line supervisor log (spawned, killed, ...)
+  std::function<void(std::int64_t pid)> on_spawned; // the child exists (before the job is sent)
 };
 
 class Supervisor {

@@ -17,6 +17,11 @@ class Cgroup {
   // cgroup2 mount, not writable, no cgroup.kill on this kernel).
   static Result<std::string> find_parent();
 
+  // Removes empty cgroups named `<prefix><pid>-<n>` under parent whose pid
+  // is no longer running: what a host killed with SIGKILL left behind.
+  // Returns how many were removed.
+  static int sweep_stale(const std::string& parent, const std::string& prefix);
+
   // Creates `parent/name`. Errors: os_error.
   static Result<Cgroup> create(const std::string& parent, const std::string& name);
 

@@ -3,7 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <cerrno>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -56,6 +60,20 @@ Result<std::string> Cgroup::find_parent() {
     return tl::unexpected(os_error(parent + " is not writable", errno));
   }
   return parent;
+}
+
+int Cgroup::sweep_stale(const std::string& parent, const std::string& prefix) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::atol(name.c_str() + prefix.size());
+    if (pid <= 0 || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    // rmdir fails (EBUSY) on a populated cgroup: only empty ones go.
+    if (::rmdir(e.path().c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 Result<Cgroup> Cgroup::create(const std::string& parent, const std::string& name) {

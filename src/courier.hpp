@@ -1,0 +1,163 @@
+// courier.hpp — the public API for hosts that embed git-courier.
+//
+//   int main(int argc, char** argv) {
+//     if (auto code = courier::run_child_if_requested(argc, argv)) return *code;
+//     courier::Executor executor({});
+//     auto handle = executor.submit(request);
+//     courier::Outcome outcome = handle.wait();
+//   }
+//
+// An Executor runs deliveries with at most one live delivery per lane (the
+// normalised remote URL) across threads and, through lane lock files, across
+// processes on the host (S1). A delivery's seat is held by its work: it passes
+// on only when the work never started or its stop is confirmed, and the
+// supervising side is done (S2). Callers that stop waiting revoke; they never
+// free a seat (S4). See docs/embedding.md.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "supervisor/outcome.hpp"
+#include "supervisor/supervisor.hpp"
+
+namespace courier {
+
+using supervisor::AuthorityAnswer;
+using supervisor::CgroupMode;
+using supervisor::MintAnswer;
+
+// If argv asks for the `__delivery-push` child, runs it and returns its exit
+// code; otherwise nullopt. A host's main() calls this first so that its own
+// executable can serve as the child.
+std::optional<int> run_child_if_requested(int argc, char** argv);
+
+// What a delivery tells its observer, from the thread that knows it.
+struct DeliveryEvent {
+  enum class Kind { pending, seat_granted, dispatched, progress, finished };
+  Kind kind = Kind::pending;
+  std::uint64_t delivery = 0;
+  // pending: who holds the lane (a delivery of this executor, or another
+  // process: holder_pid with holder text read from the lane lock).
+  std::uint64_t holder_delivery = 0;
+  std::int64_t holder_pid = 0;
+  std::string holder;
+  // progress
+  std::string phase;
+  std::uint64_t done = 0;
+  std::uint64_t total = 0;
+  // dispatched
+  std::int64_t child_pid = 0;
+};
+
+struct DeliveryRequest {
+  std::string repo;     // local repository (never written to)
+  std::string remote;   // https:// smart-HTTP URL
+  std::string ref;      // e.g. refs/heads/main
+  std::string oid;      // the gated object id (full hex)
+  std::optional<std::string> expect_old;
+  // Budget from submission: the absolute deadline is fixed at submit() (D1),
+  // and waiting for the lane counts against it.
+  std::chrono::milliseconds budget{150'000};
+  std::optional<std::string> ca_file;
+  bool allow_http_loopback = false;
+  // Credentials (A1-A3): minted in this process, per HTTP request. Null: none.
+  std::function<MintAnswer(const protocol::Mint&)> mint;
+  // "Does this delivery still own its turn?" Asked before each leg and after
+  // each mint; a refusal revokes. Null: always yes.
+  std::function<AuthorityAnswer(const std::string& phase)> authority;
+  // Observer; called on executor threads. Must not block for long.
+  std::function<void(const DeliveryEvent&)> on_event;
+};
+
+struct ExecutorOptions {
+  // Cross-process lane locks live here. Empty: $XDG_RUNTIME_DIR/git-courier,
+  // else /tmp/git-courier-<uid>.
+  std::string lane_dir;
+  // Deliveries supervised at once; more wait in a queue (as pending).
+  std::size_t workers = 4;
+  CgroupMode cgroup = CgroupMode::automatic;
+  // Tests only: a stand-in child program (absolute path to an existing file).
+  std::string child_program;
+  // Tests only: shorter confirmation bounds.
+  sys::MonoNs reap_bound = supervisor::kReapBound;
+  sys::MonoNs eof_bound = supervisor::kEofBound;
+  // Child stderr and supervisor log lines; default: this process's stderr.
+  std::function<void(std::string_view)> on_child_stderr;
+  std::function<void(std::string_view)> on_log;
+};
+
+enum class DeliveryState { queued, pending, running, finished };
+
+class Executor;
+
+// The caller's view of one delivery. Destroying it before the delivery has
+// finished revokes the delivery (the seat still waits for the confirmed stop).
+class DeliveryHandle {
+ public:
+  DeliveryHandle() = default;
+  DeliveryHandle(DeliveryHandle&&) noexcept = default;
+  DeliveryHandle& operator=(DeliveryHandle&&) noexcept;
+  ~DeliveryHandle();
+
+  std::uint64_t id() const;
+  // Revokes: before the dispatch claim nothing is ever spawned
+  // (cancelled_no_dispatch); after it, the child is killed and its stop
+  // confirmed (revoked). Idempotent, any thread.
+  void revoke(const std::string& reason);
+  // Blocks until the delivery has finished: its outcome is final and the
+  // seat has been released or retained.
+  Outcome wait();
+  // A look, not a cancel: returns the outcome if finished within `timeout`,
+  // else nullopt — and revokes nothing. The delivery goes on.
+  std::optional<Outcome> wait_for(std::chrono::milliseconds timeout);
+  DeliveryState state() const;
+  // While pending: who holds the lane.
+  DeliveryEvent last_pending() const;
+
+  struct Shared;
+
+ private:
+  friend class Executor;
+  explicit DeliveryHandle(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
+  std::shared_ptr<Shared> s_;
+};
+
+class Executor {
+ public:
+  explicit Executor(ExecutorOptions options);
+  // Revokes every delivery still queued or running and waits for each to
+  // finish (running ones end with a confirmed stop or an unconfirmed outcome
+  // within the stated bounds), then joins its threads.
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Fixes the turn's absolute deadline now and queues the delivery. A
+  // request on a poisoned lane, or with a malformed remote, finishes at once
+  // (lane_poisoned / spawn_failed with the reason).
+  DeliveryHandle submit(DeliveryRequest request);
+
+  // How many children this executor spawned (tests count them, S5).
+  std::uint64_t spawned() const;
+  const std::string& lane_dir() const;
+
+  struct Impl;
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+// Descriptors of lane locks retained for the life of this process because a
+// delivery on that lane could not confirm its child's stop (S3).
+std::vector<int> retained_lane_lock_fds();
+
+// The default lane directory for this user.
+std::string default_lane_dir();
+
+}  // namespace courier

@@ -1,0 +1,595 @@
+// executor.cpp — lanes, seats and turns: the Executor behind courier.hpp.
+//
+// A delivery is queued with its absolute deadline fixed at submit (D1). Idle
+// workers scan the queue in order and take the first delivery whose lane has
+// a free seat in this process and whose lane lock file they can flock across
+// processes (S1). The worker then makes the dispatch claim — one CAS that
+// either wins (a child may be spawned) or finds the delivery already
+// cancelled (nothing is ever spawned: S5) — and supervises the child. The seat
+// is released only after the supervisor returns a confirmed outcome (S2); an
+// unconfirmed one poisons the lane for the life of the process (S3).
+// A scheduler thread expires queued deliveries at their deadline and wakes
+// the workers when a lane lock file is closed by another process.
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "courier.hpp"
+#include "child/delivery_push.hpp"
+#include "seat/lane.hpp"
+#include "sys/events.hpp"
+#include "sys/flock.hpp"
+#include "sys/process.hpp"
+
+namespace courier {
+
+using supervisor::Supervisor;
+using supervisor::SupervisorOptions;
+
+namespace {
+
+// The dispatch claim (S5): one atomic word, moved exactly once out of queued.
+enum Claim : int { kQueued, kClaimed, kCancelled, kExpired, kRefused };
+
+std::int64_t holder_pid_from(const std::string& text) {
+  const auto pos = text.find("pid=");
+  if (pos == std::string::npos) return 0;
+  return std::atoll(text.c_str() + pos + 4);
+}
+
+// Lane locks of poisoned lanes outlive their executor: the seat is retained
+// for the life of the process (S3). Reachable from here, never closed.
+std::mutex g_retained_mu;
+std::vector<sys::ScopedFd>* g_retained = new std::vector<sys::ScopedFd>();
+
+}  // namespace
+
+std::vector<int> retained_lane_lock_fds() {
+  std::lock_guard<std::mutex> lock(g_retained_mu);
+  std::vector<int> out;
+  for (const auto& fd : *g_retained) out.push_back(fd.get());
+  return out;
+}
+
+std::optional<int> run_child_if_requested(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == child::kSubcommand) return child::run_delivery_push(argc, argv);
+  return std::nullopt;
+}
+
+std::string default_lane_dir() {
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) return std::string(xdg) + "/git-courier";
+  return "/tmp/git-courier-" + std::to_string(::getuid());
+}
+
+struct DeliveryHandle::Shared {
+  std::uint64_t id = 0;
+  DeliveryRequest req;
+  std::string lane;
+  sys::MonoNs submitted = 0;
+  sys::MonoNs deadline = 0;
+  std::atomic<int> claim{kQueued};
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  DeliveryState state = DeliveryState::queued;
+  std::optional<Outcome> outcome;
+  std::shared_ptr<Supervisor> sup;  // set before the claim is attempted
+  std::string revoke_reason;
+  sys::MonoNs revoke_ns = 0;
+  DeliveryEvent pending;
+  std::weak_ptr<Executor::Impl> exec;
+
+  void emit(const DeliveryEvent& e) const {
+    if (req.on_event) req.on_event(e);
+  }
+
+  // Publishes the final outcome once; wakes every waiter.
+  void finish(Outcome o) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (outcome) return;
+      outcome = std::move(o);
+      state = DeliveryState::finished;
+    }
+    cv.notify_all();
+    DeliveryEvent e;
+    e.kind = DeliveryEvent::Kind::finished;
+    e.delivery = id;
+    emit(e);
+  }
+
+  Outcome never_dispatched(OutcomeKind kind, std::string reason) const {
+    Outcome o;
+    o.kind = kind;
+    o.reason = std::move(reason);
+    o.deadline = deadline;
+    o.timings.submitted = submitted;
+    o.timings.revoke = revoke_ns;
+    return o;
+  }
+};
+
+struct Lane {
+  std::optional<sys::LockFile> file;  // this executor's one description of the lane lock
+  int watch = -1;
+  std::uint64_t holder = 0;           // delivery holding the seat here (0: free)
+  std::int64_t holder_child = 0;
+  std::uint64_t poisoned_by = 0;      // unconfirmed delivery that retains the seat forever
+};
+
+struct Executor::Impl {
+  ExecutorOptions opt;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::shared_ptr<DeliveryHandle::Shared>> queue;
+  std::map<std::string, Lane> lanes;
+  std::vector<std::shared_ptr<DeliveryHandle::Shared>> running;
+  std::atomic<std::uint64_t> next_id{1};
+  std::atomic<std::uint64_t> spawned{0};
+  bool stopping = false;
+  std::vector<std::thread> workers;
+  std::thread scheduler;
+  std::optional<sys::CloseWatcher> watcher;
+  std::optional<sys::EventFd> scheduler_wake;
+  std::optional<sys::TimerFd> expiry_timer;
+
+  void log(const std::string& line) const {
+    if (opt.on_log) {
+      opt.on_log(line);
+    } else {
+      std::fprintf(stderr, "git-courier: %s\n", line.c_str());
+    }
+  }
+
+  // Under mu. Opens the lane's lock file (once) and its close watch.
+  Result<Lane*> lane_for(const std::string& key) {
+    Lane& lane = lanes[key];
+    if (!lane.file) {
+      auto f = sys::LockFile::open(opt.lane_dir + "/" + seat::lane_lock_name(key));
+      if (!f) return tl::unexpected(f.error());
+      lane.file = std::move(*f);
+      if (watcher) {
+        if (auto wd = watcher->watch(lane.file->path())) lane.watch = *wd;
+      }
+    }
+    return &lane;
+  }
+
+  // Under mu: who holds this lane, as a pending event.
+  DeliveryEvent pending_event(const DeliveryHandle::Shared& d, const Lane& lane) const {
+    DeliveryEvent e;
+    e.kind = DeliveryEvent::Kind::pending;
+    e.delivery = d.id;
+    if (lane.holder != 0) {
+      e.holder_delivery = lane.holder;
+      e.holder_pid = lane.holder_child;
+      e.holder = "delivery " + std::to_string(lane.holder) + " of this process";
+    } else if (lane.file) {
+      e.holder = lane.file->read_holder();
+      e.holder_pid = holder_pid_from(e.holder);
+    }
+    return e;
+  }
+
+  // Under mu: take the first queued delivery whose seat is free here and
+  // whose lane lock we can take. Deliveries that cannot be run get their
+  // pending facts refreshed (returned in `events` to emit without the lock).
+  using Events = std::vector<std::pair<std::shared_ptr<DeliveryHandle::Shared>, DeliveryEvent>>;
+  using Finished = std::vector<std::pair<std::shared_ptr<DeliveryHandle::Shared>, Outcome>>;
+
+  std::shared_ptr<DeliveryHandle::Shared> take_runnable(Events& events, Finished& finished) {
+    for (auto it = queue.begin(); it != queue.end();) {
+      auto d = *it;
+      if (d->claim.load() != kQueued) {
+        it = queue.erase(it);
+        continue;
+      }
+      auto lane = lane_for(d->lane);
+      if (!lane) {
+        it = queue.erase(it);
+        refuse(d, OutcomeKind::spawn_failed, "cannot open the lane lock: " + lane.error().message, finished);
+        continue;
+      }
+      Lane& l = **lane;
+      if (l.poisoned_by != 0) {
+        it = queue.erase(it);
+        refuse(d, OutcomeKind::lane_poisoned, poisoned_reason(d->lane, l), finished);
+        continue;
+      }
+      if (l.holder == 0) {
+        auto locked = l.file->try_lock();
+        if (locked && *locked) {
+          l.holder = d->id;
+          l.holder_child = 0;
+          l.file->write_holder("pid=" + std::to_string(sys::self_pid()) + " delivery=" + std::to_string(d->id) +
+                               " lane=" + d->lane);
+          it = queue.erase(it);
+          return d;
+        }
+      }
+      DeliveryEvent e = pending_event(*d, l);
+      {
+        std::lock_guard<std::mutex> lock(d->mu);
+        const bool changed = d->state != DeliveryState::pending || d->pending.holder != e.holder ||
+                             d->pending.holder_pid != e.holder_pid;
+        d->state = DeliveryState::pending;
+        d->pending = e;
+        if (changed) events.emplace_back(d, e);
+      }
+      ++it;
+    }
+    return nullptr;
+  }
+
+  std::string poisoned_reason(const std::string& key, const Lane& l) const {
+    return "lane " + key + " is poisoned: delivery " + std::to_string(l.poisoned_by) +
+           " could not confirm its child's stop, so the seat is retained for the life of this process";
+  }
+
+  // Refuses a queued delivery that never claimed (no child, no seat).
+  // finish() emits host callbacks, so the caller runs it after unlocking.
+  void refuse(const std::shared_ptr<DeliveryHandle::Shared>& d, OutcomeKind kind, const std::string& why,
+              Finished& finished) {
+    int expected = kQueued;
+    if (!d->claim.compare_exchange_strong(expected, kRefused)) return;
+    finished.emplace_back(d, d->never_dispatched(kind, why));
+  }
+
+  // Under mu: the seat's release rule (S2, S3) applied to a finished turn.
+  void end_turn(const std::string& key, std::uint64_t id, const Outcome& o) {
+    Lane& l = lanes[key];
+    if (l.holder != id) return;
+    if (o.seat() == SeatDisposition::release) {
+      l.holder = 0;
+      l.holder_child = 0;
+      l.file->write_holder("");
+      l.file->unlock();
+    } else {
+      // Retained: the in-process seat and the lock file description stay
+      // held until this process exits.
+      l.poisoned_by = id;
+      log("lane " + key + " poisoned by delivery " + std::to_string(id) + ": " + o.reason);
+    }
+    cv.notify_all();
+  }
+
+  void run_turn(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    DeliveryEvent granted;
+    granted.kind = DeliveryEvent::Kind::seat_granted;
+    granted.delivery = d->id;
+    d->emit(granted);  // the witness point: the seat is ours from here
+
+    SupervisorOptions so;
+    so.job.repo = d->req.repo;
+    so.job.remote = d->req.remote;
+    so.job.ref = d->req.ref;
+    so.job.oid = d->req.oid;
+    so.job.expect_old = d->req.expect_old;
+    so.job.authenticated = static_cast<bool>(d->req.mint);
+    so.job.ca_file = d->req.ca_file;
+    so.job.allow_http_loopback = d->req.allow_http_loopback;
+    so.deadline = d->deadline;
+    so.child_program = opt.child_program;
+    so.cgroup = opt.cgroup;
+    so.reap_bound = opt.reap_bound;
+    so.eof_bound = opt.eof_bound;
+    so.mint = d->req.mint;
+    so.authority = d->req.authority;
+    so.on_stderr = opt.on_child_stderr;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      Lane& l = lanes[d->lane];
+      so.inherit_fd = l.file->fd();  // S6: the child holds the lane lock too
+    }
+    std::weak_ptr<DeliveryHandle::Shared> weak = d;
+    so.on_progress = [weak](const protocol::Progress& p) {
+      if (auto s = weak.lock()) {
+        DeliveryEvent e;
+    e.kind = DeliveryEvent::Kind::progress;
+        e.delivery = s->id;
+        e.phase = p.phase;
+        e.done = p.done;
+        e.total = p.total;
+        s->emit(e);
+      }
+    };
+    so.on_event = [this](std::string_view line) { log(std::string(line)); };
+    so.on_spawned = [this, weak](std::int64_t pid) {
+      auto s = weak.lock();
+      if (!s) return;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        Lane& l = lanes[s->lane];
+        l.holder_child = pid;
+        l.file->write_holder("pid=" + std::to_string(sys::self_pid()) + " delivery=" + std::to_string(s->id) +
+                             " child=" + std::to_string(pid) + " lane=" + s->lane);
+      }
+      DeliveryEvent e;
+    e.kind = DeliveryEvent::Kind::dispatched;
+      e.delivery = s->id;
+      e.child_pid = pid;
+      s->emit(e);
+    };
+    auto sup = std::make_shared<Supervisor>(std::move(so));
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      d->sup = sup;
+    }
+    int expected = kQueued;
+    if (!d->claim.compare_exchange_strong(expected, kClaimed)) {
+      // Cancellation won the race: no child was or will be spawned, the
+      // work provably never started, so the seat goes straight back.
+      Outcome o;
+      {
+        std::lock_guard<std::mutex> lock(d->mu);
+        o = d->never_dispatched(expected == kExpired ? OutcomeKind::deadline_killed : OutcomeKind::cancelled_no_dispatch,
+                                expected == kExpired ? "the deadline passed before dispatch"
+                                                     : "revoked before dispatch: " + d->revoke_reason);
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        end_turn(d->lane, d->id, o);
+      }
+      d->finish(std::move(o));
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      d->state = DeliveryState::running;
+    }
+    Outcome o = sup->run();
+    if (o.dispatched) spawned.fetch_add(1);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      end_turn(d->lane, d->id, o);
+      running.erase(std::remove(running.begin(), running.end(), d), running.end());
+    }
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      d->sup.reset();
+    }
+    d->finish(std::move(o));
+  }
+
+  void worker() {
+    for (;;) {
+      std::shared_ptr<DeliveryHandle::Shared> d;
+      Events events;
+      Finished finished;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        for (;;) {
+          if (stopping && queue.empty()) return;
+          d = take_runnable(events, finished);
+          if (d) {
+            running.push_back(d);
+            break;
+          }
+          if (!events.empty() || !finished.empty()) break;
+          // take_runnable may just have dropped the last stale entry: look
+          // again before sleeping, or a shutdown notified earlier is lost.
+          if (stopping && queue.empty()) return;
+          cv.wait(lock);
+        }
+      }
+      for (auto& [who, o] : finished) who->finish(std::move(o));
+      for (auto& [who, e] : events) who->emit(e);
+      if (d) run_turn(d);
+    }
+  }
+
+  // Expires queued deliveries at their deadline; wakes workers when a lane
+  // lock file is closed elsewhere (a holder in another process let go).
+  void schedule() {
+    for (;;) {
+      sys::MonoNs next = sys::kForever;
+      Finished finished;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (stopping && queue.empty()) return;
+        const sys::MonoNs now = sys::mono_now_ns();
+        for (auto& d : queue) {
+          if (d->claim.load() != kQueued) continue;
+          if (d->deadline <= now) {
+            int expected = kQueued;
+            if (d->claim.compare_exchange_strong(expected, kExpired)) {
+              std::string holder;
+              {
+                std::lock_guard<std::mutex> dl(d->mu);
+                holder = d->pending.holder;
+              }
+              auto o = d->never_dispatched(OutcomeKind::deadline_killed,
+                                           "the deadline passed while waiting for the lane" +
+                                               (holder.empty() ? std::string() : " (held by " + holder + ")") +
+                                               "; no child was spawned");
+              finished.emplace_back(d, std::move(o));
+            }
+          } else {
+            next = std::min(next, d->deadline);
+          }
+        }
+        cv.notify_all();
+      }
+      for (auto& [who, o] : finished) who->finish(std::move(o));
+      if (next != sys::kForever) {
+        (void)expiry_timer->arm_at(next);
+      } else {
+        (void)expiry_timer->disarm();
+      }
+      std::vector<int> fds = {scheduler_wake->fd(), expiry_timer->fd()};
+      if (watcher) fds.push_back(watcher->fd());
+      auto ready = sys::wait_readable_until(fds, sys::kForever);
+      scheduler_wake->drain();
+      expiry_timer->drain();
+      if (watcher) watcher->drain();
+    }
+  }
+
+  void wake_scheduler() {
+    if (scheduler_wake) scheduler_wake->signal();
+  }
+};
+
+// ---- DeliveryHandle -------------------------------------------------------
+
+DeliveryHandle& DeliveryHandle::operator=(DeliveryHandle&& o) noexcept {
+  if (this != &o) {
+    if (s_) revoke("delivery handle replaced");
+    s_ = std::move(o.s_);
+  }
+  return *this;
+}
+
+DeliveryHandle::~DeliveryHandle() {
+  if (!s_) return;
+  bool finished;
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    finished = s_->outcome.has_value();
+  }
+  // S4: a caller that walks away revokes the work; the seat still follows
+  // the confirmed stop, which the executor's worker waits for.
+  if (!finished) revoke("the delivery handle was destroyed");
+}
+
+std::uint64_t DeliveryHandle::id() const { return s_ ? s_->id : 0; }
+
+void DeliveryHandle::revoke(const std::string& reason) {
+  if (!s_) return;
+  std::shared_ptr<Supervisor> sup;
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    if (s_->outcome) return;
+    if (s_->revoke_ns == 0) {
+      s_->revoke_ns = sys::mono_now_ns();
+      s_->revoke_reason = reason;
+    }
+  }
+  int expected = kQueued;
+  if (s_->claim.compare_exchange_strong(expected, kCancelled)) {
+    // Cancellation won: nothing was, or ever will be, spawned for it.
+    s_->finish(s_->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + reason));
+    if (auto exec = s_->exec.lock()) {
+      std::lock_guard<std::mutex> lock(exec->mu);
+      exec->cv.notify_all();
+    }
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    sup = s_->sup;
+  }
+  // The claim won: kill and confirm (the supervisor handles both).
+  if (sup) sup->revoke(reason);
+}
+
+Outcome DeliveryHandle::wait() {
+  std::unique_lock<std::mutex> lock(s_->mu);
+  s_->cv.wait(lock, [&] { return s_->outcome.has_value(); });
+  return *s_->outcome;
+}
+
+std::optional<Outcome> DeliveryHandle::wait_for(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(s_->mu);
+  if (!s_->cv.wait_for(lock, timeout, [&] { return s_->outcome.has_value(); })) return std::nullopt;
+  return *s_->outcome;
+}
+
+DeliveryState DeliveryHandle::state() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->state;
+}
+
+DeliveryEvent DeliveryHandle::last_pending() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->pending;
+}
+
+// ---- Executor -------------------------------------------------------------
+
+Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
+  impl_->opt = std::move(options);
+  if (impl_->opt.lane_dir.empty()) impl_->opt.lane_dir = default_lane_dir();
+  if (impl_->opt.workers == 0) impl_->opt.workers = 1;
+  if (auto made = sys::make_private_dir(impl_->opt.lane_dir); !made) impl_->log(made.error().message);
+  if (auto w = sys::CloseWatcher::create()) {
+    impl_->watcher = std::move(*w);
+  } else {
+    impl_->log("no close notifications for lane locks (" + w.error().message +
+               "); waiters on other processes' lanes retry only when this process releases a seat or at their deadline");
+  }
+  auto wake = sys::EventFd::create();
+  auto timer = sys::TimerFd::create();
+  if (!wake || !timer) std::abort();  // out of descriptors at construction: nothing sensible to do
+  impl_->scheduler_wake = std::move(*wake);
+  impl_->expiry_timer = std::move(*timer);
+  for (std::size_t i = 0; i < impl_->opt.workers; ++i) impl_->workers.emplace_back([this] { impl_->worker(); });
+  impl_->scheduler = std::thread([this] { impl_->schedule(); });
+}
+
+Executor::~Executor() {
+  std::vector<std::shared_ptr<DeliveryHandle::Shared>> all;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+    all.assign(impl_->queue.begin(), impl_->queue.end());
+    all.insert(all.end(), impl_->running.begin(), impl_->running.end());
+  }
+  for (auto& d : all) DeliveryHandle(d).revoke("the executor is shutting down");
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->cv.notify_all();
+  }
+  impl_->wake_scheduler();
+  for (auto& w : impl_->workers) w.join();
+  impl_->wake_scheduler();
+  impl_->scheduler.join();
+  std::lock_guard<std::mutex> lock(g_retained_mu);
+  for (auto& [key, lane] : impl_->lanes) {
+    if (lane.poisoned_by != 0 && lane.file) g_retained->push_back(lane.file->take_fd());
+  }
+}
+
+DeliveryHandle Executor::submit(DeliveryRequest request) {
+  auto d = std::make_shared<DeliveryHandle::Shared>();
+  d->id = impl_->next_id++;
+  d->submitted = sys::mono_now_ns();
+  d->deadline = d->submitted + static_cast<sys::MonoNs>(request.budget.count()) * sys::kNsPerMs;
+  d->req = std::move(request);
+  d->exec = impl_;
+  DeliveryHandle handle(d);
+  auto key = seat::lane_key(d->req.remote);
+  if (!key) {
+    d->claim = kRefused;
+    d->finish(d->never_dispatched(OutcomeKind::spawn_failed, key.error().message));
+    return handle;
+  }
+  d->lane = *key;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto it = impl_->lanes.find(d->lane);
+    if (it != impl_->lanes.end() && it->second.poisoned_by != 0) {
+      const std::string why = impl_->poisoned_reason(d->lane, it->second);
+      d->claim = kRefused;
+      d->finish(d->never_dispatched(OutcomeKind::lane_poisoned, why));
+      return handle;
+    }
+    impl_->queue.push_back(d);
+    impl_->cv.notify_all();
+  }
+  impl_->wake_scheduler();
+  return handle;
+}
+
+std::uint64_t Executor::spawned() const { return impl_->spawned.load(); }
+const std::string& Executor::lane_dir() const { return impl_->opt.lane_dir; }
+
+}  // namespace courier

@@ -1,0 +1,400 @@
+// unit-seat.cpp — rules S1–S6: lanes, seats, turns and the dispatch claim,
+// through the public Executor API with stand-in children, and across
+// processes with two host programs.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "courier.hpp"
+#include "seat/lane.hpp"
+#include "support.hpp"
+#include "sys/process.hpp"
+
+using namespace courier;
+using sys::kNsPerMs;
+using sys::mono_now_ns;
+
+namespace {
+
+const std::string kOid(40, 'a');
+
+ExecutorOptions executor_options(const std::string& lane_dir, std::size_t workers = 4) {
+  ExecutorOptions o;
+  o.lane_dir = lane_dir;
+  o.workers = workers;
+  o.child_program = COURIER_STANDIN;
+  o.on_child_stderr = [](std::string_view) {};
+  o.on_log = [](std::string_view) {};
+  return o;
+}
+
+DeliveryRequest request(const std::string& scenario, const std::string& lane, std::int64_t budget_ms) {
+  DeliveryRequest r;
+  r.repo = scenario;
+  r.remote = "https://127.0.0.1:9/" + lane + ".git";
+  r.ref = "refs/heads/main";
+  r.oid = kOid;
+  r.budget = std::chrono::milliseconds(budget_ms);
+  return r;
+}
+
+bool alive(std::int64_t pid) {
+  const char st = sys::proc_state(static_cast<pid_t>(pid));
+  return st != 0 && st != 'Z';
+}
+
+std::size_t journal_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::size_t n = 0;
+  std::string line;
+  while (std::getline(in, line)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_SUITE("seat") {
+  TEST_CASE("lane keys: scheme and host lower-cased, default port, one trailing slash and .git removed") {
+    const std::vector<std::pair<std::string, std::string>> same = {
+        {"https://Example.COM/team/repo.git", "https://example.com/team/repo"},
+        {"https://example.com:443/team/repo.git/", "https://example.com/team/repo"},
+        {"https://example.com/team/repo", "https://example.com/team/repo"},
+        {"https://example.com/team/repo/", "https://example.com/team/repo"},
+        {"https://user@example.com/team/repo.git", "https://example.com/team/repo"},
+        {"https://example.com:8443/team/repo.git", "https://example.com:8443/team/repo"},
+        {"http://127.0.0.1:80/r.git", "http://127.0.0.1/r"},
+        {"https://[::1]:443/r.git", "https://[::1]/r"},
+        {"https://example.com", "https://example.com/"},
+        {"https://example.com/Team/Repo.git", "https://example.com/Team/Repo"},
+    };
+    for (const auto& [url, key] : same) {
+      CAPTURE(url);
+      auto k = seat::lane_key(url);
+      REQUIRE(k.has_value());
+      CHECK(*k == key);
+    }
+    CHECK(*seat::lane_key("http://h/r") != *seat::lane_key("https://h/r"));
+    CHECK(*seat::lane_key("https://h/a/r") != *seat::lane_key("https://h/b/r"));
+    for (std::string bad : {"example.com/r.git", "https:///r.git", "https://h:0/r", "https://h:99999/r",
+                            "https://h/r?x=1", "https://h/r#frag", "https://h/ r", "https://[::1/r"}) {
+      CAPTURE(bad);
+      CHECK_FALSE(seat::lane_key(bad).has_value());
+    }
+    CHECK(seat::lane_lock_name("https://h/r") != seat::lane_lock_name("https://h/s"));
+  }
+
+  TEST_CASE("S5: overlapping submit and revoke from many threads: each ends once, a winning cancellation never spawns") {
+    test::TempDir dir;
+    const std::string journal = dir.path() + "/spawns";
+    std::atomic<int> cancelled{0}, dispatched{0}, other{0}, violations{0};
+    std::uint64_t spawned = 0;
+    std::mutex pids_mu;
+    std::set<std::int64_t> dispatched_pids;
+    {
+      Executor executor(executor_options(dir.path() + "/lanes", 4));
+      constexpr int kThreads = 4, kPerThread = 500;
+      std::vector<std::thread> threads;
+      for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+          std::mt19937 rng(static_cast<unsigned>(t) * 7919u + 1u);
+          for (int i = 0; i < kPerThread; ++i) {
+            auto h = executor.submit(request("deliver@" + journal, "lane" + std::to_string((t + i) % 8), 20'000));
+            switch (rng() % 4) {
+              case 0: break;
+              case 1: std::this_thread::yield(); break;
+              case 2:
+                for (int k = 0; k < 50 && h.state() == DeliveryState::queued; ++k) std::this_thread::yield();
+                break;
+              default: break;
+            }
+            h.revoke("race");
+            Outcome o = h.wait();
+            if (o.kind == OutcomeKind::cancelled_no_dispatch) {
+              ++cancelled;
+              if (o.dispatched || o.child.pid != 0) ++violations;
+            } else if (o.dispatched) {
+              ++dispatched;
+              std::lock_guard<std::mutex> lock(pids_mu);
+              dispatched_pids.insert(o.child.pid);
+            } else {
+              ++other;
+            }
+            // wait() again returns the same single outcome.
+            if (h.wait().kind != o.kind) ++violations;
+          }
+        });
+      }
+      for (auto& th : threads) th.join();
+      spawned = executor.spawned();
+    }
+    test::report("S5 race", "cancelled before dispatch", cancelled.load(), "deliveries");
+    test::report("S5 race", "dispatched", dispatched.load(), "deliveries");
+    CHECK(cancelled + dispatched + other == 2000);
+    CHECK(other.load() == 0);
+    CHECK_MESSAGE(violations.load() == 0, "a cancelled delivery reported a child");
+    CHECK(spawned == static_cast<std::uint64_t>(dispatched.load()));
+    // The independent record: every child that got as far as reading its job
+    // wrote its pid (one killed at once may not have). Each must belong to a
+    // dispatched outcome: none may belong to a delivery that was cancelled.
+    std::ifstream in(journal);
+    std::string line;
+    std::size_t journaled = 0;
+    while (std::getline(in, line)) {
+      ++journaled;
+      CHECK_MESSAGE(dispatched_pids.count(std::stoll(line)) == 1,
+                    "child ", line, " ran for a delivery that did not report it: a cancellation spawned a child");
+    }
+    test::report("S5 race", "children that read their job", static_cast<double>(journaled), "children");
+    CHECK(journaled <= static_cast<std::size_t>(dispatched.load()));
+    CHECK(cancelled.load() > 0);
+    CHECK(dispatched.load() > 0);
+  }
+
+  TEST_CASE("S5: with every worker busy, a queued delivery revoked while queued never spawns after they free up") {
+    test::TempDir dir;
+    const std::string journal = dir.path() + "/spawns";
+    Executor executor(executor_options(dir.path() + "/lanes", 2));
+    auto a = executor.submit(request("wedge@" + journal, "a", 600));
+    auto b = executor.submit(request("wedge@" + journal, "b", 600));
+    test::Latch queued_seen;
+    auto c = executor.submit(request("deliver@" + journal, "c", 20'000));
+    CHECK(c.state() == DeliveryState::queued);
+    c.revoke("no longer wanted");
+    auto now = c.wait_for(std::chrono::milliseconds(0));
+    REQUIRE(now.has_value());
+    CHECK(now->kind == OutcomeKind::cancelled_no_dispatch);
+    CHECK(a.wait().kind == OutcomeKind::deadline_killed);
+    CHECK(b.wait().kind == OutcomeKind::deadline_killed);
+    // The workers are free now; give them the queue to look at.
+    auto d = executor.submit(request("deliver@" + journal, "d", 20'000));
+    CHECK(d.wait().kind == OutcomeKind::delivered);
+    CHECK(executor.spawned() == 3);
+    CHECK_MESSAGE(journal_lines(journal) == 3, "the revoked queued delivery spawned a child");
+  }
+
+  TEST_CASE("S1 S2: a second delivery on the lane is pending while the first child lives, and enters only after its stop is confirmed") {
+    for (const char* first : {"wedge", "work-200ms"}) {
+      CAPTURE(first);
+      test::TempDir dir;
+      Executor executor(executor_options(dir.path() + "/lanes"));
+      std::atomic<std::int64_t> first_child{0};
+      test::Latch first_dispatched;
+      auto r1 = request(first, "shared", 800);
+      r1.on_event = [&, first_dispatched](const DeliveryEvent& e) {
+        if (e.kind == DeliveryEvent::Kind::dispatched) {
+          first_child = e.child_pid;
+          first_dispatched.open();
+        }
+      };
+      auto h1 = executor.submit(r1);
+      REQUIRE(first_dispatched.wait(10'000));
+      std::atomic<int> witness_alive{-1};
+      std::atomic<sys::MonoNs> granted_at{0};
+      auto r2 = request("deliver", "shared", 20'000);
+      r2.on_event = [&](const DeliveryEvent& e) {
+        if (e.kind == DeliveryEvent::Kind::seat_granted) {
+          // The witness, taken at the instant the seat is given.
+          witness_alive = alive(first_child.load()) || sys::pid_exists(static_cast<pid_t>(first_child.load())) ? 1 : 0;
+          granted_at = mono_now_ns();
+        }
+      };
+      auto h2 = executor.submit(r2);
+      int pending_samples = 0;
+      while (pending_samples < 20) {
+        const bool first_alive = alive(first_child.load());
+        const auto st = h2.state();
+        if (!first_alive) break;
+        if (st == DeliveryState::pending) {
+          CHECK(h2.last_pending().holder_delivery == h1.id());
+          ++pending_samples;
+        }
+        std::this_thread::yield();
+      }
+      test::report(std::string("pending while held (") + first + ")", "pending samples while the first child lived",
+                   pending_samples, "samples");
+      CHECK(pending_samples >= 20);
+      Outcome o1 = h1.wait();
+      Outcome o2 = h2.wait();
+      CHECK(o2.kind == OutcomeKind::delivered);
+      CHECK_MESSAGE(witness_alive.load() == 0, "the second delivery got the seat while the first child still existed");
+      CHECK(granted_at.load() >= o1.timings.confirmed);
+    }
+  }
+
+  TEST_CASE("S4: a caller that abandons its handle revokes; the seat passes only after the child is gone, far before the deadline") {
+    test::TempDir dir;
+    Executor executor(executor_options(dir.path() + "/lanes"));
+    std::atomic<std::int64_t> first_child{0};
+    test::Latch dispatched;
+    auto r1 = request("wedge", "abandon", 30'000);
+    r1.on_event = [&, dispatched](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::dispatched) {
+        first_child = e.child_pid;
+        dispatched.open();
+      }
+    };
+    auto h1 = std::make_unique<DeliveryHandle>(executor.submit(r1));
+    REQUIRE(dispatched.wait(10'000));
+    std::atomic<int> witness_alive{-1};
+    std::atomic<sys::MonoNs> granted_at{0};
+    auto r2 = request("deliver", "abandon", 30'000);
+    r2.on_event = [&](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::seat_granted) {
+        witness_alive = sys::pid_exists(static_cast<pid_t>(first_child.load())) ? 1 : 0;
+        granted_at = mono_now_ns();
+      }
+    };
+    auto h2 = executor.submit(r2);
+    const auto abandoned_at = mono_now_ns();
+    h1.reset();  // the caller walks away
+    Outcome o2 = h2.wait();
+    CHECK(o2.kind == OutcomeKind::delivered);
+    CHECK_MESSAGE(witness_alive.load() == 0, "the seat was handed over while the abandoned child still existed");
+    const double handover_ms = sys::ns_to_ms(granted_at.load() - abandoned_at);
+    test::report("abandoned handle", "handle destroyed to seat handed over", handover_ms, "ms");
+    CHECK_MESSAGE(handover_ms < 1000, "handover took ", handover_ms, " ms: the abandon did not revoke");
+  }
+
+  TEST_CASE("S4: wait_for returning at its timeout is only a look; it revokes nothing") {
+    test::TempDir dir;
+    Executor executor(executor_options(dir.path() + "/lanes"));
+    auto h = executor.submit(request("wedge", "look", 500));
+    CHECK_FALSE(h.wait_for(std::chrono::milliseconds(50)).has_value());
+    Outcome o = h.wait();
+    CHECK(o.kind == OutcomeKind::deadline_killed);
+  }
+
+  TEST_CASE("D1: a delivery whose deadline passes while it waits for the lane ends deadline_killed before dispatch") {
+    test::TempDir dir;
+    Executor executor(executor_options(dir.path() + "/lanes"));
+    auto h1 = executor.submit(request("wedge", "slow", 1'500));
+    auto h2 = executor.submit(request("deliver", "slow", 300));
+    const auto start = mono_now_ns();
+    Outcome o2 = h2.wait();
+    const auto took = mono_now_ns() - start;
+    CHECK(o2.kind == OutcomeKind::deadline_killed);
+    CHECK_FALSE(o2.dispatched);
+    CHECK(o2.reason.find("while waiting for the lane") != std::string::npos);
+    CHECK(took < 1'000 * kNsPerMs);  // at its own deadline, not the holder's
+    CHECK(h1.wait().kind == OutcomeKind::deadline_killed);
+    CHECK(executor.spawned() == 1);
+  }
+
+  TEST_CASE("S3: an unconfirmed stop poisons its lane for the life of the process; other lanes still deliver") {
+    test::TempDir dir;
+    std::string err;
+    std::mutex err_mu;
+    auto opt = executor_options(dir.path() + "/lanes");
+    opt.cgroup = CgroupMode::off;
+    opt.eof_bound = 300 * kNsPerMs;
+    opt.on_child_stderr = [&](std::string_view s) {
+      std::lock_guard<std::mutex> lock(err_mu);
+      err.append(s);
+    };
+    {
+      Executor executor(opt);
+      auto h1 = executor.submit(request("escapee", "poison", 20'000));
+      Outcome o1 = h1.wait();
+      CHECK(o1.kind == OutcomeKind::cleanup_unbounded);
+      CHECK(o1.seat() == SeatDisposition::retain);
+      auto h2 = executor.submit(request("deliver", "poison", 20'000));
+      Outcome o2 = h2.wait();
+      CHECK(o2.kind == OutcomeKind::lane_poisoned);
+      CHECK_FALSE(o2.dispatched);
+      CHECK(o2.reason.find("delivery " + std::to_string(h1.id())) != std::string::npos);
+      auto h3 = executor.submit(request("deliver", "healthy", 20'000));
+      CHECK(h3.wait().kind == OutcomeKind::delivered);
+    }
+    // Across processes too: another executor cannot take the poisoned lane.
+    {
+      Executor other(executor_options(dir.path() + "/lanes"));
+      auto h = other.submit(request("deliver", "poison", 300));
+      Outcome o = h.wait();
+      CHECK(o.kind == OutcomeKind::deadline_killed);
+      CHECK_FALSE(o.dispatched);
+    }
+    std::smatch m;
+    REQUIRE(std::regex_search(err, m, std::regex("holder ([0-9]+)")));
+    ::kill(static_cast<pid_t>(std::stol(m[1])), SIGKILL);
+  }
+
+  TEST_CASE("S4: shutting the executor down revokes running work and waits for the confirmed stop") {
+    test::TempDir dir;
+    std::optional<DeliveryHandle> h;
+    std::atomic<std::int64_t> child{0};
+    test::Latch dispatched;
+    {
+      Executor executor(executor_options(dir.path() + "/lanes"));
+      auto r = request("wedge", "shutdown", 30'000);
+      r.on_event = [&, dispatched](const DeliveryEvent& e) {
+        if (e.kind == DeliveryEvent::Kind::dispatched) {
+          child = e.child_pid;
+          dispatched.open();
+        }
+      };
+      h = executor.submit(r);
+      REQUIRE(dispatched.wait(10'000));
+    }
+    auto o = h->wait_for(std::chrono::milliseconds(0));
+    REQUIRE(o.has_value());
+    CHECK(o->kind == OutcomeKind::revoked);
+    CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(child.load())));
+  }
+
+  TEST_CASE("S1 S6: two host processes on one lane directory never have live work at once") {
+    test::TempDir dir;
+    const std::string lanes = dir.path() + "/lanes";
+    std::vector<std::unique_ptr<test::LineProcess>> hosts;
+    for (int i = 0; i < 3; ++i) {
+      hosts.push_back(std::make_unique<test::LineProcess>(std::vector<std::string>{
+          COURIER_TEST_HOST, lanes, "https://127.0.0.1:9/cross.git", "work-200ms", "20000", COURIER_STANDIN}));
+    }
+    std::vector<std::pair<long long, long long>> live;
+    for (auto& h : hosts) {
+      const std::string seat = h->wait_line("seat ", 30'000);
+      const std::string out = h->wait_line("outcome ", 30'000);
+      REQUIRE(!seat.empty());
+      REQUIRE(out.find("outcome delivered") == 0);
+      const long long from = std::stoll(seat.substr(5));
+      const long long to = std::stoll(out.substr(out.find("confirmed=") + 10));
+      live.emplace_back(from, to);
+      CHECK(h->wait_exit() == 0);
+    }
+    std::sort(live.begin(), live.end());
+    int peak = 1;
+    for (std::size_t i = 1; i < live.size(); ++i) {
+      if (live[i].first < live[i - 1].second) ++peak;
+    }
+    test::report("cross-process lanes", "peak concurrency of live work", peak, "deliveries");
+    CHECK_MESSAGE(peak == 1, "two host processes had live work on one lane at once");
+  }
+
+  TEST_CASE("S6: a host killed with SIGKILL takes its child along, and the lane frees only after the child is gone") {
+    test::TempDir dir;
+    const std::string lanes = dir.path() + "/lanes";
+    test::LineProcess a({COURIER_TEST_HOST, lanes, "https://127.0.0.1:9/killed.git", "wedge", "30000", COURIER_STANDIN});
+    const std::string child_line = a.wait_line("child ", 10'000);
+    REQUIRE_FALSE(child_line.empty());
+    const pid_t child = static_cast<pid_t>(std::stol(child_line.substr(6)));
+    test::LineProcess b({COURIER_TEST_HOST, lanes, "https://127.0.0.1:9/killed.git", "deliver", "20000", COURIER_STANDIN,
+                         std::to_string(child)});
+    REQUIRE_FALSE(b.wait_line("pending ", 10'000).empty());
+    const auto killed_at = mono_now_ns();
+    a.kill_hard();
+    a.wait_exit();
+    const std::string seat = b.wait_line("seat ", 10'000);
+    REQUIRE_FALSE(seat.empty());
+    CHECK_MESSAGE(seat.find(":0") != std::string::npos, "the lane was free while the killed host's child lived: ", seat);
+    const double ms = sys::ns_to_ms(std::stoll(seat.substr(5)) - killed_at);
+    test::report("host killed", "SIGKILL of host to lane taken by the next host", ms, "ms");
+    CHECK(ms < 2'000);
+    CHECK(b.wait_line("outcome ", 10'000).find("outcome delivered") == 0);
+    CHECK_FALSE(alive(child));
+  }
+}

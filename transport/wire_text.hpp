@@ -1,0 +1,25 @@
+// wire_text.hpp — making bytes the remote sent safe to show a person.
+//
+// Rejection reasons, fatal messages and malformed lines come from the remote
+// and end up in terminals, logs and JSON. Escaping control bytes keeps a
+// hostile or broken server from moving the cursor, clearing the screen or
+// forging extra log lines; the length cap keeps one message from flooding.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace courier::transport {
+
+inline constexpr std::size_t kMaxQuoted = 200;
+
+// Bytes 0x20-0x7E are kept (backslash doubled); anything else becomes \xNN.
+// Input beyond `max_len` bytes is cut and marked with "...".
+std::string printable(std::string_view bytes, std::size_t max_len = kMaxQuoted);
+
+// `line` without one trailing LF, if it has one. Text pkt-lines may end in LF
+// or not; both mean the same line.
+std::string_view chomp(std::string_view line);
+
+}  // namespace courier::transport
