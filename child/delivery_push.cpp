@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "child/channel.hpp"
+#include "child/push.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
 #include "sys/io.hpp"
@@ -75,12 +77,10 @@ int run_delivery_push(int argc, char** argv) {
     return kChildOrphaned;
   }
 
-  protocol::ResultMsg result;
-  result.status = "failed";
-  result.ref = job.ref;
-  result.reason = "this build has no push engine";
+  Channel channel(kIn, kOut);
+  protocol::ResultMsg result = run_push(job, channel);
   if (!send(result)) return kChildProtocolFailure;
-  return kChildPushFailed;
+  return result.status == "delivered" || result.status == "up_to_date" ? kChildDone : kChildPushFailed;
 }
 
 }  // namespace courier::child

@@ -54,6 +54,16 @@ enum class Errc {
   spawn_failed,
   // configuration
   invalid_argument,
+  // transport legs (libcurl)
+  scheme_refused,
+  tls_failed,
+  connect_failed,
+  http_status,
+  http_redirect,
+  http_auth,
+  leg_aborted,
+  leg_timeout,
+  body_too_large,
 };
 
 struct Error {

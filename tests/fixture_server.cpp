@@ -177,6 +177,17 @@ FixtureServer::FixtureServer(FixtureOptions options) : plain_http_(options.plain
   spec.argv = {"python3", COURIER_FIXTURE_SERVER, "--root", repos_dir_, "--state-dir", state_dir_,
                "--git", find_on_path("git")};
   if (plain_http_) spec.argv.push_back("--plain-http");
+  if (!options.verify_key.empty()) {
+    std::string command = options.verify_command;
+#ifdef COURIER_TOKEN_VERIFIER
+    if (command.empty()) command = COURIER_TOKEN_VERIFIER;
+#endif
+    if (command.empty()) throw std::runtime_error("fixture server: verify_key given but no verify_command");
+    const std::string replay = options.replay_dir.empty() ? state_dir_ + "/replay" : options.replay_dir;
+    spec.argv.insert(spec.argv.end(), {"--verify-command", command, "--verify-key", options.verify_key,
+                                       "--replay-dir", replay});
+  }
+  if (!options.basic_auth.empty()) spec.argv.insert(spec.argv.end(), {"--basic-auth", options.basic_auth});
   // The caller's PATH (and a pyenv's settings) find python3, git and openssl;
   // HOME and the GIT_CONFIG_* variables keep git http-backend away from any
   // real configuration.

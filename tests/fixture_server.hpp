@@ -126,6 +126,17 @@ enum class CloseMode {
 struct FixtureOptions {
   bool plain_http = false;
   long ready_timeout_ms = 30'000;  // certificate generation included
+  // Authorization the server demands; by default none.
+  // verify_key set: every request must carry `Authorization: Bearer <token>`
+  // that courier-token-verifier accepts for that request under this public
+  // key (a file, PEM or base64url, or the base64url raw key itself); a token
+  // is accepted once (replay cache in replay_dir, default: inside the
+  // server's own directory). Otherwise 401 with the verifier's reason.
+  std::string verify_key;
+  std::string verify_command;  // empty: the courier-token-verifier built with the tests
+  std::string replay_dir;
+  // "user:pass": every request must carry exactly this HTTP Basic credential.
+  std::string basic_auth;
 };
 
 // Starts fixtures/git_http_server.py on 127.0.0.1 with its own CA, and drives

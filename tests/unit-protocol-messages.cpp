@@ -37,6 +37,14 @@ TEST_SUITE("protocol") {
         Mint{"receive-pack", "POST", "https://h/r.git/git-receive-pack", std::string(43, 'b'), 777},
         Check{"upload"},
         Progress{"pack", 5, 9},
+        Progress{"remote", 0, 0, std::string("Resolving deltas: 100% (3/3)")},
+        [] {
+          ResultMsg r{"up_to_date", "refs/heads/main", kOid, kOid, {}, {}, 0, 0};
+          r.advertise_ms = 12;
+          r.pack_ms = 0;
+          r.upload_ms = 0;
+          return r;
+        }(),
         ResultMsg{"delivered", "refs/heads/main", kOid, std::string(40, '0'), std::nullopt, std::nullopt, 3, 99},
         ResultMsg{"rejected", "refs/heads/main", std::nullopt, std::nullopt, "non-fast-forward", "detail", std::nullopt,
                   std::nullopt}};

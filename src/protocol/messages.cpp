@@ -183,6 +183,7 @@ Result<ChildMessage> decode_progress(Fields& f) {
   COURIER_TRY_FIELD(m.phase, f.req<std::string>("phase"));
   COURIER_TRY_FIELD(m.done, f.req<std::uint64_t>("done"));
   COURIER_TRY_FIELD(m.total, f.req<std::uint64_t>("total"));
+  COURIER_TRY_FIELD(m.message, f.opt<std::string>("message"));
   return m;
 }
 
@@ -201,6 +202,9 @@ Result<ChildMessage> decode_result(Fields& f) {
   COURIER_TRY_FIELD(m.detail, f.opt<std::string>("detail"));
   COURIER_TRY_FIELD(m.objects, f.opt<std::uint64_t>("objects"));
   COURIER_TRY_FIELD(m.bytes_sent, f.opt<std::uint64_t>("bytes_sent"));
+  COURIER_TRY_FIELD(m.advertise_ms, f.opt<std::uint64_t>("advertise_ms"));
+  COURIER_TRY_FIELD(m.pack_ms, f.opt<std::uint64_t>("pack_ms"));
+  COURIER_TRY_FIELD(m.upload_ms, f.opt<std::uint64_t>("upload_ms"));
   if (!known_status(m.status)) {
     return fail(Errc::invalid_value, "result: field 'status' has unknown value '" + m.status + "'");
   }
@@ -308,6 +312,7 @@ Result<std::string> encode(const ChildMessage& msg) {
           j = {{"type", "check"}, {"phase", m.phase}};
         } else if constexpr (std::is_same_v<T, Progress>) {
           j = {{"type", "progress"}, {"phase", m.phase}, {"done", m.done}, {"total", m.total}};
+          put_opt(j, "message", m.message);
         } else {
           j = {{"type", "result"}, {"status", m.status}, {"ref", m.ref}};
           put_opt(j, "oid", m.oid);
@@ -316,6 +321,9 @@ Result<std::string> encode(const ChildMessage& msg) {
           put_opt(j, "detail", m.detail);
           put_opt(j, "objects", m.objects);
           put_opt(j, "bytes_sent", m.bytes_sent);
+          put_opt(j, "advertise_ms", m.advertise_ms);
+          put_opt(j, "pack_ms", m.pack_ms);
+          put_opt(j, "upload_ms", m.upload_ms);
         }
       },
       msg);

@@ -53,6 +53,7 @@ struct Progress {
   std::string phase;
   std::uint64_t done = 0;
   std::uint64_t total = 0;
+  std::optional<std::string> message;  // e.g. the remote's own progress text
   bool operator==(const Progress&) const = default;
 };
 
@@ -66,6 +67,10 @@ struct ResultMsg {
   std::optional<std::string> detail;
   std::optional<std::uint64_t> objects;
   std::optional<std::uint64_t> bytes_sent;
+  // Phase durations measured by the child, in milliseconds.
+  std::optional<std::uint64_t> advertise_ms;
+  std::optional<std::uint64_t> pack_ms;
+  std::optional<std::uint64_t> upload_ms;
   bool operator==(const ResultMsg&) const = default;
 };
 

@@ -35,6 +35,7 @@ struct HostAnswer {
   std::string refusal;               // mint refused / check denied: why
   bool ok = false;                   // check: authority holds; mint: header present
   bool revoked_after = false;        // A3: authority revoked while minting
+  bool foreign = false;              // mint: the child asked for a foreign destination
 };
 
 class HostCalls {

@@ -322,6 +322,8 @@ struct Supervisor::Loop {
       a.header = std::move(minted.header);
       a.refusal = std::move(minted.refused);
       a.ok = a.header.has_value();
+      a.foreign = minted.foreign;
+      a.revoked_after = minted.revoked && !a.ok;
       // A3: ask again after the minter returned; a token minted for a
       // delivery revoked meanwhile never leaves this process.
       if (a.ok && authority) {
@@ -358,6 +360,10 @@ struct Supervisor::Loop {
     for (auto& a : host->take_answers()) {
       if (domain->first_kill_ns() != 0 || sup_revoked()) continue;  // never write a token after a stop began
       if (a.kind == HostRequest::Kind::mint) {
+        if (a.foreign) {
+          protocol_fault("the child asked for a token for a foreign destination: " + a.refusal);
+          continue;
+        }
         if (a.revoked_after) {
           sup.revoke("authority revoked while minting: " + a.refusal);
           continue;
@@ -726,7 +732,12 @@ Outcome Supervisor::run() {
   if (L.fault) {
     L.out.kind = OutcomeKind::protocol_fault;
     L.out.reason = *L.fault;
-  } else if (L.result) {
+  } else if (L.result && !(cause == StopCause::deadline && L.result_ns >= opt_.deadline &&
+                            kind_from_status(L.result->status) != OutcomeKind::delivered &&
+                            kind_from_status(L.result->status) != OutcomeKind::up_to_date &&
+                            kind_from_status(L.result->status) != OutcomeKind::rejected)) {
+    // A failure the child reports at or after the deadline is the deadline's
+    // doing (its own timeouts race our kill): that is reported as such below.
     L.out.kind = kind_from_status(L.result->status);
     L.out.reason = L.result->reason.value_or(L.result->status);
     if (L.result->detail) L.out.reason += ": " + *L.result->detail;

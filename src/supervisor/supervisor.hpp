@@ -47,6 +47,11 @@ enum class CgroupMode { automatic, off, required };
 struct MintAnswer {
   std::optional<std::string> header;  // the token header, or
   std::string refused;                // why none was minted
+  // The child asked for a token for another destination than this
+  // delivery's remote: a protocol fault (P1), not a refusal.
+  bool foreign = false;
+  // Authority said no, before or after minting: the delivery is revoked (A4).
+  bool revoked = false;
 };
 
 struct AuthorityAnswer {

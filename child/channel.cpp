@@ -1,0 +1,43 @@
+// channel.cpp — the child's framed request/answer channel.
+#include "child/channel.hpp"
+
+#include "protocol/frame.hpp"
+
+namespace courier::child {
+
+Result<void> Channel::send(const protocol::ChildMessage& m) {
+  auto body = protocol::encode(m);
+  if (!body) return tl::unexpected(body.error());
+  return protocol::write_frame(out_, *body);
+}
+
+Result<protocol::ParentMessage> Channel::receive() {
+  auto frame = protocol::read_frame(in_);
+  if (!frame) return tl::unexpected(frame.error());
+  if (!*frame) return fail(Errc::frame_truncated_length, "the parent closed the channel");
+  return protocol::decode_parent(**frame);
+}
+
+Result<std::string> Channel::mint(const protocol::Mint& request) {
+  if (auto s = send(request); !s) return tl::unexpected(s.error());
+  auto reply = receive();
+  if (!reply) return tl::unexpected(reply.error());
+  const auto* minted = std::get_if<protocol::Minted>(&*reply);
+  if (!minted || minted->leg != request.leg) {
+    return fail(Errc::invalid_value, "the parent answered a mint with something else");
+  }
+  if (minted->refused) return fail(Errc::invalid_value, "no token: " + *minted->refused);
+  return *minted->header;
+}
+
+Result<void> Channel::check(const std::string& phase) {
+  if (auto s = send(protocol::Check{phase}); !s) return tl::unexpected(s.error());
+  auto reply = receive();
+  if (!reply) return tl::unexpected(reply.error());
+  const auto* a = std::get_if<protocol::Authority>(&*reply);
+  if (!a || a->phase != phase) return fail(Errc::invalid_value, "the parent answered a check with something else");
+  if (!a->ok) return fail(Errc::invalid_value, "authority refused: " + a->reason.value_or("no reason"));
+  return {};
+}
+
+}  // namespace courier::child

@@ -1,0 +1,31 @@
+// channel.hpp — the child's side of the framed conversation: say things, and
+// ask the parent (mint, check) and wait for its one answer.
+#pragma once
+
+#include <string>
+
+#include "protocol/messages.hpp"
+#include "result.hpp"
+
+namespace courier::child {
+
+class Channel {
+ public:
+  Channel(int in_fd, int out_fd) : in_(in_fd), out_(out_fd) {}
+
+  // Errors: os_error, frame errors.
+  Result<void> send(const protocol::ChildMessage& m);
+  // Asks for a token for one leg. The answer is the header line, or an
+  // error: invalid_value with the parent's refusal reason.
+  Result<std::string> mint(const protocol::Mint& request);
+  // Asks whether this delivery still owns its turn. Errors: invalid_value
+  // with the parent's reason when refused.
+  Result<void> check(const std::string& phase);
+
+ private:
+  Result<protocol::ParentMessage> receive();
+  int in_;
+  int out_;
+};
+
+}  // namespace courier::child

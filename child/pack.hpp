@@ -1,0 +1,44 @@
+// pack.hpp — the local half of a push, in the child: open the repository
+// read-only in spirit (C3: nothing is ever written into it), check the gated
+// object, and build the pack the remote needs with libgit2's packbuilder.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "result.hpp"
+#include "sys/clock.hpp"
+
+namespace courier::child {
+
+struct PackSpec {
+  std::string repo;
+  std::string oid;                 // the gated object: a commit, or an annotated tag of one
+  std::vector<std::string> hide;   // ids the remote has (advertised refs and .have)
+  sys::MonoNs deadline = 0;
+  // Receives the pack bytes in order. An error stops the build.
+  std::function<Result<void>(const void*, std::size_t)> sink;
+  // Called with (objects added, objects to add) while objects are gathered.
+  std::function<void(std::uint64_t, std::uint64_t)> progress;
+};
+
+struct PackResult {
+  std::uint64_t objects = 0;
+  std::uint64_t bytes = 0;
+};
+
+// libgit2 is initialised once and told to ignore global and system git
+// configuration, so nothing outside the repository changes the pack.
+void init_libgit2();
+
+// Errors: invalid_argument (no such repository, malformed id, unknown object,
+// not a commit or an annotated tag of one).
+Result<void> check_gated_object(const std::string& repo, const std::string& oid);
+
+// Errors: as check_gated_object, leg_timeout (deadline while adding
+// objects), os_error (libgit2 failures, sink failures).
+Result<PackResult> build_pack(const PackSpec& spec);
+
+}  // namespace courier::child

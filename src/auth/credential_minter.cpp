@@ -1,0 +1,321 @@
+// credential_minter.cpp — git credential helpers, run in the parent.
+#include "auth/credential_minter.hpp"
+
+#include <signal.h>
+#include <unistd.h>  // environ
+
+#include <filesystem>
+#include <sstream>
+
+#include "auth/crypto.hpp"
+#include "sys/events.hpp"
+#include "sys/io.hpp"
+#include "sys/process.hpp"
+#include "sys/spawn.hpp"
+
+namespace courier::auth {
+
+namespace {
+
+constexpr std::size_t kMaxInput = 16 * 1024;
+constexpr std::size_t kMaxOutput = 64 * 1024;
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+// git credential's format is line-based: a value with a newline or NUL
+// would be a second field.
+bool credential_safe(std::string_view v) { return v.find_first_of(std::string_view("\n\0", 2)) == std::string_view::npos; }
+
+std::string last_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const auto nl = text.rfind('\n');
+  return nl == std::string::npos ? text : text.substr(nl + 1);
+}
+
+// Reads what is available on a non-blocking pipe; false at end of file.
+Result<bool> drain(int fd, std::string& into) {
+  char buf[4096];
+  for (;;) {
+    auto r = sys::read_nonblocking(fd, buf, sizeof buf);
+    if (!r) return tl::unexpected(r.error());
+    if (r->status == sys::ReadStatus::eof) return false;
+    if (r->status == sys::ReadStatus::would_block) return true;
+    // Beyond the cap the bytes are read and dropped, so the helper never
+    // blocks on a full pipe.
+    const std::size_t room = into.size() < kMaxOutput ? kMaxOutput - into.size() : 0;
+    into.append(buf, std::min(room, r->bytes));
+  }
+}
+
+}  // namespace
+
+// ---- the query ---------------------------------------------------------------------
+
+std::string CredentialQuery::lines() const {
+  std::string out = "protocol=" + protocol + "\nhost=" + host + "\n";
+  if (!path.empty()) out += "path=" + path + "\n";
+  if (username) out += "username=" + *username + "\n";
+  return out;
+}
+
+Result<CredentialQuery> credential_query(std::string_view remote) {
+  auto url = parse_request_url(remote);
+  if (!url) return tl::unexpected(url.error());
+  if (url->query) return fail(Errc::invalid_argument, "a remote URL has no query");
+  CredentialQuery q;
+  q.protocol = url->base.scheme;
+  q.host = url->base.host;
+  const int default_port = q.protocol == "https" ? 443 : q.protocol == "http" ? 80 : 0;
+  if (url->base.port != 0 && url->base.port != default_port) q.host += ":" + std::to_string(url->base.port);
+  q.path = percent_decode(std::string_view(url->base.path).substr(1));
+  if (url->userinfo) {
+    const auto sep = remote.find("://");
+    const std::string_view rest = remote.substr(sep + 3);
+    const std::string_view authority = rest.substr(0, rest.find('/'));
+    const std::string_view userinfo = authority.substr(0, authority.rfind('@'));
+    q.username = percent_decode(userinfo.substr(0, userinfo.find(':')));
+  }
+  if (!credential_safe(q.host) || !credential_safe(q.path) || (q.username && !credential_safe(*q.username))) {
+    return fail(Errc::invalid_argument, "the remote URL decodes to a newline or NUL, which git credential refuses");
+  }
+  return q;
+}
+
+// ---- running git credential ---------------------------------------------------------
+
+std::vector<std::string> credential_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry(*e);
+    if (entry.rfind("GIT_TERMINAL_PROMPT=", 0) == 0) continue;
+    env.push_back(entry);
+  }
+  env.emplace_back("GIT_TERMINAL_PROMPT=0");
+  return env;
+}
+
+Result<std::string> find_git(const std::vector<std::string>& env) {
+  std::string path = "/usr/bin:/bin";
+  for (const auto& e : env) {
+    if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
+  }
+  std::istringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty() || dir.front() != '/') continue;  // relative PATH entries are not searched
+    const std::filesystem::path candidate = std::filesystem::path(dir) / "git";
+    std::error_code ec;
+    const auto st = std::filesystem::status(candidate, ec);
+    if (!ec && std::filesystem::is_regular_file(st) &&
+        (st.permissions() & std::filesystem::perms::others_exec) != std::filesystem::perms::none) {
+      return candidate.string();
+    }
+  }
+  return fail(Errc::invalid_argument, "git not found on PATH (" + path + ")");
+}
+
+Result<GitCredentialRun> run_git_credential(const std::string& git_program, const std::string& action,
+                                            const std::string& input, const std::vector<std::string>& env,
+                                            sys::MonoNs until) {
+  if (input.size() > kMaxInput) return fail(Errc::invalid_argument, "git credential input too large");
+  auto in = sys::make_pipe();
+  if (!in) return tl::unexpected(in.error());
+  auto out = sys::make_pipe();
+  if (!out) return tl::unexpected(out.error());
+  auto err = sys::make_pipe();
+  if (!err) return tl::unexpected(err.error());
+
+  sys::SpawnSpec spec;
+  spec.exec_path = git_program;
+  spec.argv = {"git", "credential", action};
+  spec.env = env;
+  spec.stdin_fd = in->read_end.get();
+  spec.stdout_fd = out->write_end.get();
+  spec.stderr_fd = err->write_end.get();
+  auto child = sys::spawn(spec);
+  if (!child) return tl::unexpected(child.error());
+  in->read_end.reset();
+  out->write_end.reset();
+  err->write_end.reset();
+
+  // Kills the helper's whole process group while its leader is still
+  // unreaped (so the group id cannot have been reused), then reaps.
+  auto kill_and_reap = [&] {
+    (void)sys::signal_group(child->pid, SIGKILL);
+    (void)sys::pidfd_signal(child->pidfd.get(), SIGKILL);
+    (void)sys::reap(child->pidfd.get());
+  };
+
+  {
+    // The input is far smaller than a pipe's buffer, so this write cannot
+    // block; a helper that already exited makes it EPIPE, not a signal.
+    sys::ScopedSigpipeBlock no_sigpipe;
+    if (!input.empty()) (void)sys::write_all(in->write_end.get(), input.data(), input.size());
+    in->write_end.reset();
+  }
+
+  GitCredentialRun run;
+  for (const auto* p : {&out->read_end, &err->read_end}) {
+    if (auto nb = sys::set_nonblocking(p->get()); !nb) {
+      kill_and_reap();
+      return tl::unexpected(nb.error());
+    }
+  }
+  bool out_open = true;
+  bool err_open = true;
+  for (;;) {
+    // Waits on the leader's exit (its pidfd) and on its output. Helpers it
+    // started may keep the pipes open after it exited (a cache daemon), so
+    // the exit, not end-of-file, ends the conversation.
+    std::vector<int> fds = {child->pidfd.get()};
+    if (out_open) fds.push_back(out->read_end.get());
+    if (err_open) fds.push_back(err->read_end.get());
+    auto ready = sys::wait_readable_until(fds, until);
+    if (!ready) {
+      kill_and_reap();
+      return tl::unexpected(ready.error());
+    }
+    if (ready->empty()) {
+      kill_and_reap();
+      return fail(Errc::invalid_value, "git credential " + action + " did not finish in time; it was killed");
+    }
+    bool exited = false;
+    for (std::size_t i : *ready) {
+      if (fds[i] == child->pidfd.get()) exited = true;
+    }
+    if (out_open) {
+      auto more = drain(out->read_end.get(), run.out);
+      if (!more) {
+        kill_and_reap();
+        return tl::unexpected(more.error());
+      }
+      out_open = *more;
+    }
+    if (err_open) {
+      auto more = drain(err->read_end.get(), run.err);
+      if (!more) {
+        kill_and_reap();
+        return tl::unexpected(more.error());
+      }
+      err_open = *more;
+    }
+    if (exited) break;
+  }
+  auto status = sys::reap(child->pidfd.get());
+  if (!status) return tl::unexpected(status.error());
+  run.exit_code = status->code;
+  return run;
+}
+
+// ---- the minter --------------------------------------------------------------------------
+
+CredentialMinter::CredentialMinter(MintContext context, CredentialMinterOptions options)
+    : context_(std::move(context)), options_(std::move(options)) {}
+
+CredentialMinter::~CredentialMinter() {
+  if (username_) wipe(*username_);
+  if (password_) wipe(*password_);
+}
+
+bool CredentialMinter::has_credential() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return password_.has_value();
+}
+
+Result<void> CredentialMinter::fill(sys::MonoNs until) {
+  auto query = credential_query(context_.remote);
+  if (!query) return tl::unexpected(query.error());
+  const std::vector<std::string> env = options_.env ? *options_.env : credential_environment();
+  std::string git = options_.git_program;
+  if (git.empty()) {
+    auto found = find_git(env);
+    if (!found) return tl::unexpected(found.error());
+    git = *found;
+  }
+  auto run = run_git_credential(git, "fill", query->lines() + "\n", env, until);
+  if (!run) return tl::unexpected(run.error());
+  if (run->exit_code != 0) {
+    wipe(run->out);
+    const std::string why = last_line(run->err);
+    return fail(Errc::invalid_value, "git credential fill failed" + (why.empty() ? std::string() : ": " + why));
+  }
+  std::optional<std::string> user;
+  std::optional<std::string> pass;
+  std::istringstream lines(run->out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("username=", 0) == 0) user = line.substr(9);
+    else if (line.rfind("password=", 0) == 0) pass = line.substr(9);
+    wipe(line);
+  }
+  wipe(run->out);
+  if (!pass) return fail(Errc::invalid_value, "git credential fill gave no password");
+  if (!user) user = query->username.value_or("");
+  // RFC 7617: the user-id of HTTP Basic cannot contain a colon.
+  if (user->find(':') != std::string::npos) {
+    wipe(*pass);
+    return fail(Errc::invalid_value, "the credential's user name contains ':', which HTTP Basic cannot carry");
+  }
+  username_ = std::move(user);
+  password_ = std::move(pass);
+  return {};
+}
+
+Result<std::string> CredentialMinter::mint(const LegRequest& request) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!password_) {
+    if (auto filled = fill(request.context.deadline); !filled) return tl::unexpected(filled.error());
+  }
+  std::string pair = *username_ + ":" + *password_;
+  std::string header = "Authorization: Basic " + base64_encode(pair);
+  wipe(pair);
+  return header;
+}
+
+Result<void> CredentialMinter::tell(const char* action) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!password_ || settled_) return {};
+  settled_ = true;
+  auto query = credential_query(context_.remote);
+  if (!query) return tl::unexpected(query.error());
+  query->username = *username_;
+  const std::vector<std::string> env = options_.env ? *options_.env : credential_environment();
+  std::string git = options_.git_program;
+  if (git.empty()) {
+    auto found = find_git(env);
+    if (!found) return tl::unexpected(found.error());
+    git = *found;
+  }
+  std::string input = query->lines() + "password=" + *password_ + "\n\n";
+  auto run = run_git_credential(git, action, input, env, sys::mono_now_ns() + options_.settle_bound);
+  wipe(input);
+  if (!run) return tl::unexpected(run.error());
+  if (run->exit_code != 0) {
+    return fail(Errc::invalid_value, std::string("git credential ") + action + " failed: " + last_line(run->err));
+  }
+  return {};
+}
+
+Result<void> CredentialMinter::approve() { return tell("approve"); }
+Result<void> CredentialMinter::reject() { return tell("reject"); }
+Result<void> CredentialMinter::settle(bool accepted) { return accepted ? approve() : reject(); }
+
+}  // namespace courier::auth

@@ -1,0 +1,244 @@
+// minter.cpp — leg binding (A2) and the mint gate (A2, A3).
+#include "auth/minter.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+#include "auth/crypto.hpp"
+
+namespace courier::auth {
+
+namespace {
+
+constexpr std::string_view kAdvertisementSuffix = "/info/refs";
+constexpr std::string_view kAdvertisementQuery = "service=git-receive-pack";
+constexpr std::string_view kReceivePackSuffix = "/git-receive-pack";
+
+int default_port(const std::string& scheme) {
+  if (scheme == "https") return 443;
+  if (scheme == "http") return 80;
+  return 0;
+}
+
+// The repository's base path: the remote's path without one trailing "/"
+// ("" for the root), so that base + "/info/refs" is the leg's path.
+std::string repo_base(const std::string& path) {
+  std::string base = path;
+  if (!base.empty() && base.back() == '/') base.pop_back();
+  return base;
+}
+
+// "." or ".." as a path segment, also when spelled with %2e escapes: such a
+// path may resolve outside the repository on the server, so it is never
+// "this delivery's repository".
+bool has_dot_segment(std::string_view path) {
+  std::size_t at = 0;
+  while (at <= path.size()) {
+    const std::size_t end = std::min(path.find('/', at), path.size());
+    std::string segment;
+    for (std::size_t i = at; i < end; ++i) {
+      if (path[i] == '%' && i + 2 < end && path[i + 1] == '2' && (path[i + 2] == 'e' || path[i + 2] == 'E')) {
+        segment.push_back('.');
+        i += 2;
+      } else {
+        segment.push_back(path[i]);
+      }
+    }
+    if (segment == "." || segment == "..") return true;
+    if (end == path.size()) break;
+    at = end + 1;
+  }
+  return false;
+}
+
+bool has_control_or_space(std::string_view s) {
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+std::string describe(const seat::ParsedUrl& u) { return u.scheme + "://" + u.host + ":" + std::to_string(u.port); }
+
+}  // namespace
+
+// ---- URLs -----------------------------------------------------------------
+
+Result<RequestUrl> parse_request_url(std::string_view url) {
+  if (has_control_or_space(url)) {
+    return fail(Errc::invalid_argument, "malformed URL: it contains whitespace or control characters");
+  }
+  if (url.find('#') != std::string_view::npos) return fail(Errc::invalid_argument, "malformed URL: a fragment");
+  RequestUrl out;
+  std::string_view base = url;
+  if (const auto q = url.find('?'); q != std::string_view::npos) {
+    base = url.substr(0, q);
+    out.query = std::string(url.substr(q + 1));
+  }
+  if (const auto sep = base.find("://"); sep != std::string_view::npos) {
+    const std::string_view rest = base.substr(sep + 3);
+    const std::string_view authority = rest.substr(0, rest.find('/'));
+    out.userinfo = authority.find('@') != std::string_view::npos;
+  }
+  auto parsed = seat::parse_url(base);
+  if (!parsed) return tl::unexpected(parsed.error());
+  out.base = std::move(*parsed);
+  return out;
+}
+
+std::string origin(const seat::ParsedUrl& url) {
+  std::string out = url.scheme + "://" + url.host;
+  if (url.port != 0 && url.port != default_port(url.scheme)) out += ":" + std::to_string(url.port);
+  return out;
+}
+
+std::string canonical_url(const RequestUrl& url) {
+  std::string out = origin(url.base) + url.base.path;
+  if (url.query) out += "?" + *url.query;
+  return out;
+}
+
+Result<std::string> leg_url(std::string_view remote, std::string_view leg) {
+  auto parsed = parse_request_url(remote);
+  if (!parsed) return tl::unexpected(parsed.error());
+  if (parsed->query) return fail(Errc::invalid_argument, "a remote URL has no query");
+  std::string base(remote);
+  if (!base.empty() && base.back() == '/') base.pop_back();
+  if (leg == protocol::kLegAdvertisement) return base + std::string(kAdvertisementSuffix) + "?" + std::string(kAdvertisementQuery);
+  if (leg == protocol::kLegReceivePack) return base + std::string(kReceivePackSuffix);
+  return fail(Errc::invalid_argument, "unknown leg '" + std::string(leg) + "'");
+}
+
+// ---- binding ----------------------------------------------------------------
+
+Binding check_leg_binding(std::string_view remote, const protocol::Mint& request) {
+  auto refused = [](std::string why) { return Binding{BindingVerdict::refused, std::move(why), {}}; };
+  auto foreign = [&](std::string why) {
+    return Binding{BindingVerdict::foreign, "'" + request.url + "' " + std::move(why), {}};
+  };
+
+  auto want = parse_request_url(remote);
+  if (!want || want->query) return refused("the delivery's remote URL is malformed");
+  auto got = parse_request_url(request.url);
+  if (!got) return foreign("is not a URL this delivery can use (" + got.error().message + ")");
+  if (got->userinfo) return foreign("carries user information");
+  if (got->base.scheme != want->base.scheme || got->base.host != want->base.host ||
+      got->base.port != want->base.port) {
+    return foreign("names " + describe(got->base) + ", not the delivery's " + describe(want->base));
+  }
+  const std::string base = repo_base(want->base.path);
+  const std::string& path = got->base.path;
+  if (has_dot_segment(path)) return foreign("has a '.' or '..' path segment");
+  if (path.compare(0, base.size() + 1, base + "/") != 0) {
+    return foreign("is outside the delivery's repository " + (base.empty() ? std::string("/") : base));
+  }
+
+  // This delivery's repository: from here on a mismatch is a refusal.
+  std::string expected_method;
+  std::string expected_path;
+  std::optional<std::string> expected_query;
+  if (request.leg == protocol::kLegAdvertisement) {
+    expected_method = "GET";
+    expected_path = base + std::string(kAdvertisementSuffix);
+    expected_query = std::string(kAdvertisementQuery);
+  } else if (request.leg == protocol::kLegReceivePack) {
+    expected_method = "POST";
+    expected_path = base + std::string(kReceivePackSuffix);
+  } else {
+    return refused("no token is minted for leg '" + request.leg + "'");
+  }
+  if (request.method != expected_method) {
+    return refused("leg '" + request.leg + "' is a " + expected_method + ", not a " + request.method);
+  }
+  if (path != expected_path || got->query != expected_query) {
+    return refused("'" + request.url + "' is not the " + request.leg + " URL of this delivery's remote");
+  }
+  if (request.method == "POST") {
+    if (!request.body_sha256) return refused("a receive-pack POST needs the body's SHA-256 (body_sha256)");
+    if (!is_sha256_hex(*request.body_sha256)) {
+      return refused("body_sha256 must be 64 lower-case hex digits");
+    }
+  } else if (request.body_sha256) {
+    return refused("the advertisement GET has no body to hash");
+  }
+  return Binding{BindingVerdict::ok, {}, canonical_url(*got)};
+}
+
+// ---- the gate -----------------------------------------------------------------
+
+MintGate::MintGate(std::shared_ptr<Minter> minter, MintContext context, AuthorityFn authority, MintGateOptions options)
+    : minter_(std::move(minter)),
+      context_(std::move(context)),
+      authority_(std::move(authority)),
+      options_(std::move(options)) {
+  if (!options_.mono_clock) options_.mono_clock = sys::mono_now_ns;
+}
+
+supervisor::MintAnswer MintGate::answer(const protocol::Mint& request) {
+  supervisor::MintAnswer out;
+  auto refuse = [&out](std::string why) {
+    out.refused = std::move(why);
+    return out;
+  };
+  const int n = ++requests_;
+
+  if (!minter_ || !options_.authenticated) return refuse("this delivery carries no credentials");
+  Binding binding = check_leg_binding(context_.remote, request);
+  if (binding.verdict == BindingVerdict::foreign) {
+    out.foreign = true;
+    return refuse(std::move(binding.reason));
+  }
+  if (binding.verdict != BindingVerdict::ok) return refuse(std::move(binding.reason));
+  if (n > options_.max_mints) {
+    return refuse("more than " + std::to_string(options_.max_mints) + " mint requests for one delivery");
+  }
+  if (options_.mono_clock() >= context_.deadline) return refuse("the delivery's deadline has passed");
+  if (authority_) {
+    const supervisor::AuthorityAnswer before = authority_("mint");
+    if (!before.ok) {
+      out.revoked = true;
+      return refuse("authority refused before minting: " +
+                    (before.reason.empty() ? std::string("no reason given") : before.reason));
+    }
+  }
+
+  LegRequest leg{context_, request.leg, request.method, request.url, request.body_sha256};
+  auto header = minter_->mint(leg);
+  if (!header) return refuse(header.error().message);
+
+  // A header is one line that names Authorization: anything else could
+  // smuggle a second header or a body into the child's request.
+  if (header->rfind("Authorization: ", 0) != 0 || header->find_first_of("\r\n") != std::string::npos ||
+      header->find('\0') != std::string::npos) {
+    wipe(*header);
+    return refuse("the minter produced a malformed header");
+  }
+  if (options_.mono_clock() >= context_.deadline) {
+    wipe(*header);
+    return refuse("the delivery's deadline passed while minting");
+  }
+  // A3: the delivery may have been revoked while the minter ran. Its token
+  // is dropped here and never reaches the pipe.
+  if (authority_) {
+    const supervisor::AuthorityAnswer after = authority_("mint");
+    if (!after.ok) {
+      wipe(*header);
+      out.revoked = true;
+      return refuse(after.reason.empty() ? std::string("authority revoked, no reason given") : after.reason);
+    }
+  }
+  ++minted_;
+  out.header = std::move(*header);
+  return out;
+}
+
+std::function<supervisor::MintAnswer(const protocol::Mint&)> make_mint_callback(std::shared_ptr<Minter> minter,
+                                                                              MintContext context,
+                                                                              AuthorityFn authority,
+                                                                              MintGateOptions options) {
+  auto gate = std::make_shared<MintGate>(std::move(minter), std::move(context), std::move(authority), std::move(options));
+  return [gate](const protocol::Mint& request) { return gate->answer(request); };
+}
+
+}  // namespace courier::auth

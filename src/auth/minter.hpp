@@ -1,0 +1,167 @@
+// minter.hpp — credential custody in the parent: what a minter is, which
+// request a token may be minted for (leg binding, rule A2), and the gate
+// that decides whether to mint at all (A2, A3) before any header can reach
+// the child's pipe.
+//
+// The child asks for one header per HTTP request ("leg"). The parent checks
+// that the request is exactly one of this delivery's two legs — the
+// advertisement GET or the receive-pack POST of this delivery's remote —
+// that the delivery is authenticated, before its deadline, under the mint
+// cap and still owns its turn; only then does the minter run, and the
+// authority is asked again afterwards so that a token minted for a delivery
+// revoked meanwhile is dropped here, never written to the pipe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "protocol/messages.hpp"
+#include "result.hpp"
+#include "seat/lane.hpp"
+#include "supervisor/supervisor.hpp"
+#include "sys/clock.hpp"
+
+namespace courier::auth {
+
+inline constexpr std::string_view kDefaultIssuer = "git-courier";
+inline constexpr std::chrono::seconds kDefaultTokenTtl{60};
+
+// What a delivery's minter knows about the delivery.
+struct MintContext {
+  std::string remote;                         // the delivery's remote URL
+  std::string ref;                            // the target ref
+  std::string oid;                            // the gated object id
+  sys::MonoNs deadline = 0;                   // absolute CLOCK_MONOTONIC deadline (D1)
+  std::string issuer{kDefaultIssuer};         // the node id: the token's `iss`
+  std::chrono::seconds ttl = kDefaultTokenTtl;  // token lifetime, capped by the deadline
+};
+
+// One leg, after the gate has checked its binding.
+struct LegRequest {
+  MintContext context;
+  std::string leg;     // protocol::kLegAdvertisement | protocol::kLegReceivePack
+  std::string method;  // GET | POST
+  std::string url;     // the exact URL the child will request
+  // Lower-case hex SHA-256 of the whole POST body (the child reports it in
+  // its mint request); absent for the GET.
+  std::optional<std::string> body_sha256_hex;
+};
+
+// Makes one authorization header per leg. Implementations run in the parent
+// only and must be safe to call from a worker thread other than the one that
+// created them.
+class Minter {
+ public:
+  virtual ~Minter() = default;
+  // The whole header line, e.g. "Authorization: Bearer <token>". An error is
+  // a refusal; its message says why and is passed on to the child.
+  virtual Result<std::string> mint(const LegRequest& request) = 0;
+  // After the delivery's outcome is known: accepted = the remote took our
+  // credentials (it answered past authentication); !accepted = it refused
+  // them (401/403). Minters with a credential store (git credential) tell
+  // it; the others ignore this.
+  virtual Result<void> settle(bool /*accepted*/) { return {}; }
+};
+
+// ---- leg binding (A2) ------------------------------------------------------
+
+// A request URL taken apart: scheme, host and port as the lane parser reads
+// them, the path as given, the query if any.
+struct RequestUrl {
+  seat::ParsedUrl base;              // query stripped; path "/" when empty
+  std::optional<std::string> query;  // after '?'
+  bool userinfo = false;             // "user@" in the authority
+};
+
+// Errors: invalid_argument (unparseable, a fragment).
+Result<RequestUrl> parse_request_url(std::string_view url);
+
+// scheme://host[:port]: the default port (443/80) omitted, lower-case.
+std::string origin(const seat::ParsedUrl& url);
+// origin + path [+ "?" query]: the form a token's `htu` carries and a
+// verifier compares.
+std::string canonical_url(const RequestUrl& url);
+
+// The exact URL of a leg of `remote`. Rule (the one git uses): the leg's
+// suffix is appended after exactly one "/", so a remote that ends in "/"
+// gets no second one: https://h/r.git and https://h/r.git/ both give
+// https://h/r.git/info/refs?service=git-receive-pack; https://h/r.git//
+// keeps its doubled slash. Errors: invalid_argument (a malformed remote,
+// an unknown leg).
+Result<std::string> leg_url(std::string_view remote, std::string_view leg);
+
+enum class BindingVerdict {
+  ok,       // exactly one of this delivery's two legs
+  refused,  // this delivery's repository, but not a leg we mint for (wrong leg, method, service, path)
+  foreign,  // another destination: scheme, host, port, userinfo, or outside the repository path
+};
+
+struct Binding {
+  BindingVerdict verdict = BindingVerdict::refused;
+  std::string reason;       // when not ok
+  std::string canonical;    // when ok: the URL in canonical form
+};
+
+// Pure. Accepts only
+//   leg "advertisement", GET,  URL = leg_url(remote, "advertisement"), no body hash
+//   leg "receive-pack",  POST, URL = leg_url(remote, "receive-pack"), body_sha256 = 64 lower-case hex
+// comparing parsed URLs: scheme and host case-insensitively, the port with
+// its default filled in, path and query exactly (case-sensitive, no
+// normalisation of dot segments or percent-escapes).
+Binding check_leg_binding(std::string_view remote, const protocol::Mint& request);
+
+// ---- the gate --------------------------------------------------------------
+
+using AuthorityFn = std::function<supervisor::AuthorityAnswer(const std::string& phase)>;
+
+struct MintGateOptions {
+  // The job says the delivery carries credentials. False: every request is refused.
+  bool authenticated = true;
+  // At most this many mint requests per delivery (counted whether or not a
+  // token results).
+  int max_mints = protocol::kMaxMints;
+  // Tests may move time; default sys::mono_now_ns.
+  std::function<sys::MonoNs()> mono_clock;
+};
+
+// The parent-side policy for one delivery. Thread-safe; the minter itself is
+// called without any lock held (it may block).
+class MintGate {
+ public:
+  // minter may be null (no credentials: every request is refused).
+  // authority may be null (always holds).
+  MintGate(std::shared_ptr<Minter> minter, MintContext context, AuthorityFn authority, MintGateOptions options = {});
+
+  // In order: authenticated; leg binding (a foreign destination answers
+  // foreign = true, a protocol fault); the mint cap; the deadline; authority
+  // ("mint"); the minter; the deadline again; authority again (A3). An
+  // authority refusal at either point answers revoked = true, and no header.
+  supervisor::MintAnswer answer(const protocol::Mint& request);
+
+  int requests() const { return requests_.load(); }
+  int minted() const { return minted_.load(); }
+
+ private:
+  std::shared_ptr<Minter> minter_;
+  MintContext context_;
+  AuthorityFn authority_;
+  MintGateOptions options_;
+  std::atomic<int> requests_{0};
+  std::atomic<int> minted_{0};
+};
+
+// The callable SupervisorOptions::mint (and DeliveryRequest::mint) expects,
+// backed by one MintGate for one delivery.
+std::function<supervisor::MintAnswer(const protocol::Mint&)> make_mint_callback(std::shared_ptr<Minter> minter,
+                                                                              MintContext context,
+                                                                              AuthorityFn authority,
+                                                                              MintGateOptions options = {});
+
+}  // namespace courier::auth

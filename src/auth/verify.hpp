@@ -1,0 +1,141 @@
+// verify.hpp — the receiving side of a git-courier token: what a server (or
+// a proxy in front of it) checks before it lets a leg through. The tests and
+// the fixture server use it; it is also the reference for docs/auth.md.
+//
+// A token is accepted only if its signature verifies under a trusted key
+// named by its kid, it is an EdDSA git-courier token, it has not expired and
+// was not issued in the future (both within a small leeway), its htm and htu
+// are exactly the request's method and URL, its aud is the request's origin,
+// a POST's body hash equals its ph, and its jti has not been seen before
+// within the token's lifetime. Every refusal is a value naming what failed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "result.hpp"
+
+namespace courier::auth {
+
+inline constexpr std::int64_t kMaxLeewaySeconds = 5;
+inline constexpr std::size_t kMaxTokenBytes = 8 * 1024;
+
+struct PublicKey {
+  std::string raw;  // 32 bytes
+  std::string kid;  // its JWK thumbprint
+};
+
+// Errors: invalid_argument (not 32 bytes).
+Result<PublicKey> public_key_from_raw(std::string_view raw);
+
+// A trusted key from a file — a PEM public key, a PEM private key (its
+// public half is used), or a file holding the base64url raw key — or, when
+// no such file exists, the base64url raw key given as text.
+// Errors: invalid_argument naming the problem (missing, unreadable, not
+// Ed25519, malformed).
+Result<PublicKey> load_public_key(const std::string& file_or_b64url);
+
+enum class VerifyErrc {
+  malformed,          // not a compact JWS, bad base64url or JSON, wrong claim types
+  unsupported_alg,    // alg is not EdDSA (alg "none" included)
+  wrong_type,         // typ is not git-courier+jwt
+  unknown_key,        // kid names no trusted key
+  bad_signature,      // the signature does not verify
+  missing_claim,      // a required claim is absent
+  expired,            // now > exp + leeway
+  issued_in_future,   // iat > now + leeway
+  lifetime_too_long,  // exp - iat over the verifier's maximum
+  wrong_issuer,       // iss is not the expected issuer
+  wrong_method,       // htm != the request's method
+  wrong_url,          // htu != the request's URL (canonical form)
+  wrong_audience,     // aud != the request's origin
+  body_hash_required, // a POST token without ph, or a POST the server did not hash
+  body_hash_mismatch, // ph != SHA-256 of the body
+  replayed,           // jti seen before within its lifetime
+  replay_cache_error, // the replay cache could not record the jti (fail closed)
+  bad_request,        // the request described to the verifier is itself unusable
+};
+
+const char* verify_errc_name(VerifyErrc code);
+
+struct VerifyError {
+  VerifyErrc code;
+  std::string message;
+};
+
+template <class T>
+using VerifyResult = tl::expected<T, VerifyError>;
+
+// The request as the server received it.
+struct VerifyRequest {
+  std::string method;                          // GET | POST
+  std::string url;                             // scheme://host[:port]/path[?query] as served
+  std::optional<std::string> body_sha256_hex;  // SHA-256 of the request body, lower-case hex
+  std::int64_t now_unix = 0;                   // the server's clock, seconds
+};
+
+struct VerifyOptions {
+  std::int64_t leeway_s = 2;                // clock skew allowed on exp and iat; clamped to [0, kMaxLeewaySeconds]
+  std::optional<std::string> issuer;        // when set, iss must equal it
+  std::int64_t max_lifetime_s = 600;        // exp - iat at most this
+};
+
+struct TokenClaims {
+  std::string kid;
+  std::string iss;
+  std::string aud;
+  std::string htm;
+  std::string htu;
+  std::int64_t iat = 0;
+  std::int64_t exp = 0;
+  std::string jti;
+  std::string ref;
+  std::string oid;
+  std::optional<std::string> ph;
+};
+
+// Remembers token ids until they can no longer be accepted anyway.
+class ReplayCache {
+ public:
+  virtual ~ReplayCache() = default;
+  // Records jti until forget_at (Unix seconds). True: first sighting; false:
+  // seen before. An error means it could not be recorded; verify_token then
+  // refuses (fail closed).
+  virtual Result<bool> remember(const std::string& jti, std::int64_t forget_at, std::int64_t now_unix) = 0;
+};
+
+// In-memory, thread-safe, bounded. Entries are forgotten once their
+// forget_at has passed; when `capacity` live entries are held, new ones are
+// refused rather than old ones evicted (evicting a live entry would let its
+// token be replayed).
+class MemoryReplayCache : public ReplayCache {
+ public:
+  explicit MemoryReplayCache(std::size_t capacity = 100'000) : capacity_(capacity) {}
+  Result<bool> remember(const std::string& jti, std::int64_t forget_at, std::int64_t now_unix) override;
+  std::size_t size() const;
+
+ private:
+  void purge(std::int64_t now_unix);
+  std::size_t capacity_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::int64_t> entries_;
+  std::multimap<std::int64_t, std::string> by_expiry_;
+};
+
+// The token from an Authorization header value "Bearer <token>" (scheme
+// case-insensitive); nullopt for anything else.
+std::optional<std::string> bearer_token(std::string_view authorization_value);
+
+// Verifies one token for one request. The jti is recorded only when every
+// other check passed, so a refused token does not fill the cache.
+VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
+                                       const std::vector<PublicKey>& trusted, ReplayCache& replay,
+                                       const VerifyOptions& options = {});
+
+}  // namespace courier::auth

@@ -1,0 +1,67 @@
+// http_leg.hpp — one HTTP request of a push ("leg") over libcurl, with the
+// transport rules built in (T1–T3):
+//  * https only; plain http only to 127.0.0.0/8 or ::1, and only when allowed;
+//  * TLS verification always on, trust from the job's CA file or
+//    SSL_CERT_FILE / SSL_CERT_DIR; proxies from the environment ignored;
+//  * HTTP/1.1, no "Expect: 100-continue", redirects never followed: any
+//    status but 200 ends the leg with that status in the error;
+//  * a POST on a fresh connection that is never reused, with no seek
+//    callback, so libcurl can never replay it;
+//  * every wait bounded by the absolute deadline; before each upload chunk a
+//    callback decides whether to go on (deadline, authority).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "result.hpp"
+#include "sys/clock.hpp"
+
+namespace courier::transport {
+
+struct LegOptions {
+  std::string method = "GET";  // GET | POST
+  std::string url;
+  std::optional<std::string> authorization;  // a whole header line, "Authorization: ..."
+  std::optional<std::string> ca_file;
+  bool allow_http_loopback = false;
+  sys::MonoNs deadline = 0;
+  std::string content_type;  // POST only
+  std::string accept;        // the response type we expect
+  // POST body: body_prefix, then body_len - body_prefix.size() bytes read
+  // from body_fd (a spooled pack, read from offset 0).
+  std::string body_prefix;
+  int body_fd = -1;
+  std::uint64_t body_len = 0;
+  // Called before every upload chunk; false aborts the upload.
+  std::function<bool()> may_send;
+  // Receives the 200 response body as it arrives; an error aborts the leg.
+  std::function<Result<void>(std::string_view)> on_body;
+  // The response body may not exceed this many bytes.
+  std::uint64_t max_body = 64ull * 1024 * 1024;
+};
+
+struct LegResult {
+  long status = 0;
+  std::string content_type;
+  std::uint64_t bytes_sent = 0;      // request body bytes libcurl took
+  std::uint64_t bytes_received = 0;  // response body bytes
+};
+
+// Errors: scheme_refused (nothing sent), tls_failed, connect_failed,
+// leg_timeout (the deadline), leg_aborted (may_send said stop, or on_body
+// failed: its error message is kept), http_redirect (3xx, not followed),
+// http_auth (401/403), http_status (any other non-200), body_too_large.
+Result<LegResult> perform_leg(const LegOptions& options);
+
+// T1 as a pure check, for callers that want to refuse before any I/O.
+// Errors: scheme_refused.
+Result<void> check_remote_scheme(std::string_view url, bool allow_http_loopback);
+
+// curl_global_init, once per process.
+void init_transport();
+
+}  // namespace courier::transport
