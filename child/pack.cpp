@@ -123,6 +123,19 @@ Result<void> check_gated_object(const std::string& repo_path, const std::string&
   return {};
 }
 
+Result<std::string> resolve_revision(const std::string& repo_path, const std::string& rev) {
+  auto repo = open_repo(repo_path);
+  if (!repo) return tl::unexpected(repo.error());
+  git_object* raw = nullptr;
+  if (git_revparse_single(&raw, repo->get(), rev.c_str()) != 0) {
+    return fail(Errc::invalid_argument, "unknown revision '" + rev + "' in " + repo_path);
+  }
+  Object obj(raw);
+  char hex[GIT_OID_HEXSZ + 1];
+  git_oid_tostr(hex, sizeof hex, git_object_id(obj.get()));
+  return std::string(hex);
+}
+
 Result<PackResult> build_pack(const PackSpec& spec) {
   auto repo = open_repo(spec.repo);
   if (!repo) return tl::unexpected(repo.error());

@@ -37,6 +37,10 @@ void init_libgit2();
 // not a commit or an annotated tag of one).
 Result<void> check_gated_object(const std::string& repo, const std::string& oid);
 
+// Resolves a revision (anything git rev-parse takes) to a full id, reading
+// only. Errors: invalid_argument (no such repository, unknown revision).
+Result<std::string> resolve_revision(const std::string& repo, const std::string& rev);
+
 // Errors: as check_gated_object, leg_timeout (deadline while adding
 // objects), os_error (libgit2 failures, sink failures).
 Result<PackResult> build_pack(const PackSpec& spec);

@@ -154,15 +154,14 @@ class Push {
     post.body_prefix = request->body_prefix;
     post.body_fd = fd.get();
     post.body_len = body_len;
-    std::uint64_t sent_reported = 0;
     post.may_send = [&]() { return authority; };
+    post.on_upload = [&](std::uint64_t sent, std::uint64_t total) { progress("upload", sent, total, sent < total); };
     post.on_body = [&](std::string_view chunk) -> Result<void> {
       auto lines = reader.feed(chunk);
       if (!lines) return tl::unexpected(lines.error());
       for (const auto& l : *lines) progress_text("remote", transport::printable(l));
       return {};
     };
-    (void)sent_reported;
     auto up = transport::perform_leg(post);
     result_.upload_ms = ms_since(t_up);
     if (!up) return failed(status_for(up.error()), up.error().message);

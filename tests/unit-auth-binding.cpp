@@ -24,9 +24,12 @@ protocol::Mint req(const std::string& leg, const std::string& method, const std:
 
 const char* name(BindingVerdict v) {
   switch (v) {
-    case BindingVerdict::ok: return "ok";
-    case BindingVerdict::refused: return "refused";
-    case BindingVerdict::foreign: return "foreign";
+    case BindingVerdict::ok:
+      return "ok";
+    case BindingVerdict::refused:
+      return "refused";
+    case BindingVerdict::foreign:
+      return "foreign";
   }
   return "?";
 }
@@ -47,32 +50,42 @@ TEST_SUITE("auth") {
         // parsed comparison: host case and an explicit default port are the same destination
         {"host case", req("advertisement", "GET", "https://H.EXAMPLE/team/r.git/info/refs?service=git-receive-pack"),
          BindingVerdict::ok},
-        {"explicit :443", req("advertisement", "GET", "https://h.example:443/team/r.git/info/refs?service=git-receive-pack"),
+        {"explicit :443",
+         req("advertisement", "GET", "https://h.example:443/team/r.git/info/refs?service=git-receive-pack"),
          BindingVerdict::ok},
         {"scheme case", req("receive-pack", "POST", "HTTPS://h.example/team/r.git/git-receive-pack", kHash),
          BindingVerdict::ok},
         // another destination: a protocol fault
-        {"prefix trick .git.evil", req("advertisement", "GET", "https://h.example/team/r.git.evil/info/refs?service=git-receive-pack"),
+        {"prefix trick .git.evil",
+         req("advertisement", "GET", "https://h.example/team/r.git.evil/info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
-        {"prefix trick r.gitx POST", req("receive-pack", "POST", "https://h.example/team/r.gitx/git-receive-pack", kHash),
+        {"prefix trick r.gitx POST",
+         req("receive-pack", "POST", "https://h.example/team/r.gitx/git-receive-pack", kHash), BindingVerdict::foreign},
+        {"other host",
+         req("advertisement", "GET", "https://evil.example/team/r.git/info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
-        {"other host", req("advertisement", "GET", "https://evil.example/team/r.git/info/refs?service=git-receive-pack"),
+        {"host suffix",
+         req("advertisement", "GET", "https://h.example.evil.example/team/r.git/info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
-        {"host suffix", req("advertisement", "GET", "https://h.example.evil.example/team/r.git/info/refs?service=git-receive-pack"),
-         BindingVerdict::foreign},
-        {"other port", req("advertisement", "GET", "https://h.example:8443/team/r.git/info/refs?service=git-receive-pack"),
+        {"other port",
+         req("advertisement", "GET", "https://h.example:8443/team/r.git/info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
         {"other scheme", req("advertisement", "GET", "http://h.example/team/r.git/info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
-        {"http on :443", req("advertisement", "GET", "http://h.example:443/team/r.git/info/refs?service=git-receive-pack"),
+        {"http on :443",
+         req("advertisement", "GET", "http://h.example:443/team/r.git/info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
-        {"userinfo", req("advertisement", "GET", "https://user@h.example/team/r.git/info/refs?service=git-receive-pack"),
+        {"userinfo",
+         req("advertisement", "GET", "https://user@h.example/team/r.git/info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
-        {"userinfo hiding a host", req("advertisement", "GET", "https://h.example@evil.example/team/r.git/info/refs?service=git-receive-pack"),
+        {"userinfo hiding a host",
+         req("advertisement", "GET", "https://h.example@evil.example/team/r.git/info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
-        {"dot-dot out of the repo", req("advertisement", "GET", "https://h.example/team/r.git/../s.git/info/refs?service=git-receive-pack"),
+        {"dot-dot out of the repo",
+         req("advertisement", "GET", "https://h.example/team/r.git/../s.git/info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
-        {"escaped dot-dot", req("receive-pack", "POST", "https://h.example/team/r.git/%2E%2e/s.git/git-receive-pack", kHash),
+        {"escaped dot-dot",
+         req("receive-pack", "POST", "https://h.example/team/r.git/%2E%2e/s.git/git-receive-pack", kHash),
          BindingVerdict::foreign},
         {"single dot", req("advertisement", "GET", "https://h.example/team/r.git/./info/refs?service=git-receive-pack"),
          BindingVerdict::foreign},
@@ -102,7 +115,8 @@ TEST_SUITE("auth") {
         {"advertisement leg, receive-pack URL", req("advertisement", "GET", kPost), BindingVerdict::refused},
         {"receive-pack leg, advertisement URL", req("receive-pack", "POST", kAdv, kHash), BindingVerdict::refused},
         {"POST without body hash", req("receive-pack", "POST", kPost), BindingVerdict::refused},
-        {"POST with upper-case hash", req("receive-pack", "POST", kPost, std::string(64, 'E')), BindingVerdict::refused},
+        {"POST with upper-case hash", req("receive-pack", "POST", kPost, std::string(64, 'E')),
+         BindingVerdict::refused},
         {"POST with short hash", req("receive-pack", "POST", kPost, std::string(63, 'e')), BindingVerdict::refused},
         {"GET with a body hash", req("advertisement", "GET", kAdv, kHash), BindingVerdict::refused},
         {"unknown leg", req("upload-pack", "GET", kR + "/info/refs?service=git-upload-pack"), BindingVerdict::refused},
@@ -120,23 +134,20 @@ TEST_SUITE("auth") {
     }
   }
 
-  TEST_CASE("A2 binding: a remote's trailing slash adds no second one (git's rule), in leg_url and the binding") {
-    for (const std::string remote : {"https://h.example/team/r.git", "https://h.example/team/r.git/"}) {
+  TEST_CASE("A2 binding: a remote's trailing slashes are dropped before the leg's suffix, in leg_url and the binding") {
+    for (const std::string& remote : {std::string(kR), kR + "/", kR + "//"}) {
       CAPTURE(remote);
       CHECK(leg_url(remote, protocol::kLegAdvertisement).value() ==
             "https://h.example/team/r.git/info/refs?service=git-receive-pack");
       CHECK(leg_url(remote, protocol::kLegReceivePack).value() == "https://h.example/team/r.git/git-receive-pack");
       CHECK(check_leg_binding(remote, req("advertisement", "GET", kAdv)).verdict == BindingVerdict::ok);
       CHECK(check_leg_binding(remote, req("receive-pack", "POST", kPost, kHash)).verdict == BindingVerdict::ok);
-      CHECK(check_leg_binding(remote, req("advertisement", "GET", kR + "//info/refs?service=git-receive-pack")).verdict ==
+      CHECK(
+          check_leg_binding(remote, req("advertisement", "GET", kR + "//info/refs?service=git-receive-pack")).verdict ==
+          BindingVerdict::refused);
+      CHECK(check_leg_binding(remote, req("receive-pack", "POST", kR + "//git-receive-pack", kHash)).verdict ==
             BindingVerdict::refused);
     }
-    // A doubled slash is kept as given: the remote names that path.
-    CHECK(leg_url("https://h.example/team/r.git//", protocol::kLegReceivePack).value() ==
-          "https://h.example/team/r.git//git-receive-pack");
-    CHECK(check_leg_binding("https://h.example/team/r.git//",
-                            req("receive-pack", "POST", "https://h.example/team/r.git//git-receive-pack", kHash))
-              .verdict == BindingVerdict::ok);
     // A repository at the root.
     CHECK(leg_url("https://h.example", protocol::kLegAdvertisement).value() ==
           "https://h.example/info/refs?service=git-receive-pack");
@@ -145,6 +156,17 @@ TEST_SUITE("auth") {
               .verdict == BindingVerdict::ok);
     CHECK_FALSE(leg_url("https://h.example/r.git?x=1", protocol::kLegReceivePack));
     CHECK_FALSE(leg_url(kR, "upload-pack"));
+  }
+
+  TEST_CASE("A2 binding: user information must be exactly the remote's (normally none)") {
+    const std::string remote = "https://bob@h.example/team/r.git";
+    CHECK(check_leg_binding(remote, req("advertisement", "GET",
+                                        "https://bob@h.example/team/r.git/info/refs?service=git-receive-pack"))
+              .verdict == BindingVerdict::ok);
+    CHECK(check_leg_binding(remote, req("advertisement", "GET", kAdv)).verdict == BindingVerdict::foreign);
+    CHECK(check_leg_binding(remote, req("advertisement", "GET",
+                                        "https://eve@h.example/team/r.git/info/refs?service=git-receive-pack"))
+              .verdict == BindingVerdict::foreign);
   }
 
   TEST_CASE("A2 binding: a malformed remote refuses every request (never accepted, never blamed on the child)") {
@@ -159,7 +181,8 @@ TEST_SUITE("auth") {
           "https://h.example:8443/r.git/git-receive-pack");
     CHECK(canonical_url(parse_request_url("http://127.0.0.1:80/r").value()) == "http://127.0.0.1/r");
     CHECK(origin(parse_request_url("https://[::1]:8443/r").value().base) == "https://[::1]:8443");
-    CHECK(parse_request_url("https://u:p@h.example/r").value().userinfo);
+    CHECK(parse_request_url("https://u:p@h.example/r").value().userinfo.value() == "u:p");
+    CHECK_FALSE(parse_request_url("https://h.example/r").value().userinfo.has_value());
     CHECK_FALSE(parse_request_url("https://h.example/r#frag"));
     CHECK_FALSE(parse_request_url("https://h.example/r?a b"));
   }

@@ -42,44 +42,6 @@ std::size_t count(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// A throwaway git configuration whose only setting is a credential helper:
-// a shell script that logs every call (action and input) to a file and
-// answers "get" according to its mode.
-struct HelperSetup {
-  test::TempDir dir;
-  std::string log = dir.path() + "/helper.log";
-  std::string pid_file = dir.path() + "/helper.pid";
-  std::string fifo = dir.path() + "/never";
-  std::vector<std::string> env;
-
-  // mode: "answer" (username/password), "silent" (nothing), "wedge" (blocks
-  // reading a FIFO nobody writes), "colon" (a user name with ':').
-  explicit HelperSetup(const std::string& mode = "answer") {
-    const std::string script = dir.path() + "/helper.sh";
-    spit(script,
-         "#!/bin/sh\n"
-         "input=$(cat)\n"
-         "printf 'action=%s\\n%s\\n--\\n' \"$1\" \"$input\" >> '" + log + "'\n"
-         "[ \"$1\" = get ] || exit 0\n"
-         "case '" + mode + "' in\n"
-         "  answer) printf 'username=alice\\npassword=s3cret pass=word\\n' ;;\n"
-         "  colon) printf 'username=al:ice\\npassword=x\\n' ;;\n"
-         "  wedge) echo $$ > '" + pid_file + "'; read x < '" + fifo + "' ;;\n"
-         "esac\n");
-    ::chmod(script.c_str(), 0700);
-    if (mode == "wedge") REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    spit(dir.path() + "/gitconfig", "[credential]\n\thelper = " + script + "\n");
-    env = {"PATH=/usr/bin:/bin", "HOME=" + dir.path(), "GIT_CONFIG_NOSYSTEM=1",
-           "GIT_CONFIG_GLOBAL=" + dir.path() + "/gitconfig", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"};
-  }
-
-  CredentialMinterOptions options() const {
-    CredentialMinterOptions o;
-    o.env = env;
-    return o;
-  }
-};
-
 }  // namespace
 
 TEST_SUITE("auth") {
@@ -268,6 +230,7 @@ TEST_SUITE("auth") {
     auto credential = minter_factory("credential", options);
     REQUIRE(credential);
     auto cm = (*credential)(context(20'000)).value();
-    CHECK(cm->mint(get_leg(context(20'000))).value() == "Authorization: Basic " + base64_encode("alice:s3cret pass=word"));
+    CHECK(cm->mint(get_leg(context(20'000))).value() ==
+          "Authorization: Basic " + base64_encode("alice:s3cret pass=word"));
   }
 }

@@ -191,8 +191,9 @@ TEST_SUITE("auth") {
   }
 
   TEST_CASE("gate: a minter's header that could smuggle a second line is refused") {
-    for (const std::string& header : std::vector<std::string>{"Authorization: Bearer a\r\nX-Evil: 1", "Authorization: Bearer a\n",
-                                     "X-Other: Bearer a", std::string("Authorization: a\0b", 18)}) {
+    for (const std::string& header :
+         std::vector<std::string>{"Authorization: Bearer a\r\nX-Evil: 1", "Authorization: Bearer a\n",
+                                  "X-Other: Bearer a", std::string("Authorization: a\0b", 18)}) {
       MintGate gate(std::make_shared<FixedMinter>(header), context(), always(true));
       const MintAnswer a = gate.answer(mint_get());
       CHECK_FALSE(a.header);
@@ -211,7 +212,9 @@ TEST_SUITE("auth") {
     CHECK(a.header->rfind("Authorization: Bearer ey", 0) == 0);
   }
 
-  TEST_CASE("supervisor: a child asking for a foreign destination is a protocol fault; an authority refusal at mint revokes") {
+  TEST_CASE(
+      "supervisor: a child asking for a foreign destination is a protocol fault; an authority refusal at mint "
+      "revokes") {
     auto standin = [](const std::string& remote) {
       supervisor::SupervisorOptions o;
       o.child_program = COURIER_STANDIN;
@@ -235,8 +238,7 @@ TEST_SUITE("auth") {
       const auto start = mono_now_ns();
       supervisor::Supervisor sup(o);
       const Outcome out = sup.run();
-      CHECK_MESSAGE(out.kind == OutcomeKind::protocol_fault, outcome_name(out.kind), " ",
-                    out.reason);
+      CHECK_MESSAGE(out.kind == OutcomeKind::protocol_fault, outcome_name(out.kind), " ", out.reason);
       CHECK_MESSAGE(out.reason.find("foreign destination") != std::string::npos, out.reason);
       CHECK(out.child.reaped);
       CHECK(minter->calls == 0);

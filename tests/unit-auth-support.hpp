@@ -2,10 +2,15 @@
 // temporary directories, mint contexts and requests, token parts.
 #pragma once
 
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "auth/credential_minter.hpp"
 #include "auth/crypto.hpp"
 #include "auth/ed25519_minter.hpp"
 #include "auth/minter.hpp"
@@ -30,7 +35,8 @@ inline courier::auth::MintContext context(sys::MonoNs budget_ms = 60'000, const 
   return c;
 }
 
-inline courier::auth::LegRequest get_leg(const courier::auth::MintContext& c, const std::string& url = kAdvertisementUrl) {
+inline courier::auth::LegRequest get_leg(const courier::auth::MintContext& c,
+                                         const std::string& url = kAdvertisementUrl) {
   return courier::auth::LegRequest{c, std::string(protocol::kLegAdvertisement), "GET", url, std::nullopt};
 }
 
@@ -85,10 +91,59 @@ inline TokenParts split_token(const std::string& token) {
 // minter would never produce).
 inline std::string sign_token(const courier::auth::Ed25519Key& key, const nlohmann::json& header,
                               const nlohmann::json& claims) {
-  const std::string input = courier::auth::base64url_encode(header.dump()) + "." +
-                            courier::auth::base64url_encode(claims.dump());
+  const std::string input =
+      courier::auth::base64url_encode(header.dump()) + "." + courier::auth::base64url_encode(claims.dump());
   return input + "." + courier::auth::base64url_encode(key.sign(input).value());
 }
+
+inline void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// A throwaway git configuration whose only setting is a credential helper:
+// a shell script that logs every call (action and input) to a file and
+// answers "get" according to its mode.
+struct HelperSetup {
+  test::TempDir dir;
+  std::string log = dir.path() + "/helper.log";
+  std::string pid_file = dir.path() + "/helper.pid";
+  std::string fifo = dir.path() + "/never";
+  std::vector<std::string> env;
+
+  // mode: "answer" (username/password), "silent" (nothing), "wedge" (blocks
+  // reading a FIFO nobody writes), "colon" (a user name with ':').
+  explicit HelperSetup(const std::string& mode = "answer") {
+    const std::string script = dir.path() + "/helper.sh";
+    write_file(script,
+               "#!/bin/sh\n"
+               "input=$(cat)\n"
+               "printf 'action=%s\\n%s\\n--\\n' \"$1\" \"$input\" >> '" +
+                   log +
+                   "'\n"
+                   "[ \"$1\" = get ] || exit 0\n"
+                   "case '" +
+                   mode +
+                   "' in\n"
+                   "  answer) printf 'username=alice\\npassword=s3cret pass=word\\n' ;;\n"
+                   "  colon) printf 'username=al:ice\\npassword=x\\n' ;;\n"
+                   "  wedge) echo $$ > '" +
+                   pid_file + "'; read x < '" + fifo +
+                   "' ;;\n"
+                   "esac\n");
+    ::chmod(script.c_str(), 0700);
+    if (mode == "wedge") REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    write_file(dir.path() + "/gitconfig", "[credential]\n\thelper = " + script + "\n");
+    env = {"PATH=/usr/bin:/bin",    "HOME=" + dir.path(),
+           "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + dir.path() + "/gitconfig",
+           "GIT_TERMINAL_PROMPT=0", "LC_ALL=C"};
+  }
+
+  courier::auth::CredentialMinterOptions options() const {
+    courier::auth::CredentialMinterOptions o;
+    o.env = env;
+    return o;
+  }
+};
 
 inline std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();

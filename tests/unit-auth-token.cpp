@@ -41,14 +41,14 @@ void spit(const std::string& path, const std::string& text) { std::ofstream(path
 // A PEM private key of another type, written with OpenSSL directly.
 std::string pem_of(const char* type, const char* param = nullptr, bool encrypted = false) {
   EVP_PKEY* pkey = std::string(type) == "RSA" ? EVP_RSA_gen(2048)
-                  : param                     ? EVP_PKEY_Q_keygen(nullptr, nullptr, type, param)
+                   : param                    ? EVP_PKEY_Q_keygen(nullptr, nullptr, type, param)
                                               : EVP_PKEY_Q_keygen(nullptr, nullptr, type);
   REQUIRE(pkey != nullptr);
   BIO* mem = BIO_new(BIO_s_mem());
   char pass[] = "secret";
   REQUIRE(PEM_write_bio_PrivateKey(mem, pkey, encrypted ? EVP_aes_256_cbc() : nullptr,
-                                   encrypted ? reinterpret_cast<unsigned char*>(pass) : nullptr,
-                                   encrypted ? 6 : 0, nullptr, nullptr) == 1);
+                                   encrypted ? reinterpret_cast<unsigned char*>(pass) : nullptr, encrypted ? 6 : 0,
+                                   nullptr, nullptr) == 1);
   char* data = nullptr;
   const long n = BIO_get_mem_data(mem, &data);
   std::string out(data, static_cast<std::size_t>(n));
@@ -100,7 +100,8 @@ VerifyRequest get_request(std::int64_t now = unix_now(), const std::string& url 
   return VerifyRequest{"GET", url, std::nullopt, now};
 }
 
-VerifyRequest post_request(const std::string& body, std::int64_t now = unix_now(), const std::string& url = kReceivePackUrl) {
+VerifyRequest post_request(const std::string& body, std::int64_t now = unix_now(),
+                           const std::string& url = kReceivePackUrl) {
   return VerifyRequest{"POST", url, body_hex(body), now};
 }
 
@@ -215,7 +216,8 @@ TEST_SUITE("auth") {
     }
   }
 
-  TEST_CASE("A2: a GET token carries exactly its leg, ref, object and a lifetime within ttl and deadline; it verifies") {
+  TEST_CASE(
+      "A2: a GET token carries exactly its leg, ref, object and a lifetime within ttl and deadline; it verifies") {
     TestKey k;
     Ed25519Minter minter(k.key);
     auto c = context();
@@ -224,7 +226,8 @@ TEST_SUITE("auth") {
     REQUIRE_MESSAGE(header, header.error().message);
     const std::string token = token_of(*header);
     const TokenParts parts = split_token(token);
-    CHECK(parts.header == nlohmann::json{{"alg", "EdDSA"}, {"typ", "git-courier+jwt"}, {"kid", k.generated.thumbprint}});
+    CHECK(parts.header ==
+          nlohmann::json{{"alg", "EdDSA"}, {"typ", "git-courier+jwt"}, {"kid", k.generated.thumbprint}});
     const auto& cl = parts.claims;
     CHECK(cl.at("iss") == "git-courier");
     CHECK(cl.at("aud") == "https://127.0.0.1:8443");
@@ -262,7 +265,8 @@ TEST_SUITE("auth") {
     auto mismatch = verify_token(token, post_request(body + "x"), trust(k), cache);
     REQUIRE_FALSE(mismatch);
     CHECK(mismatch.error().code == VerifyErrc::body_hash_mismatch);
-    auto unhashed = verify_token(token, VerifyRequest{"POST", kReceivePackUrl, std::nullopt, unix_now()}, trust(k), cache);
+    auto unhashed =
+        verify_token(token, VerifyRequest{"POST", kReceivePackUrl, std::nullopt, unix_now()}, trust(k), cache);
     REQUIRE_FALSE(unhashed);
     CHECK(unhashed.error().code == VerifyErrc::body_hash_required);
     // Refused attempts did not burn the token id.
@@ -317,7 +321,8 @@ TEST_SUITE("auth") {
 
     auto c = context();
     for (int i = 0; i < 20; ++i) {
-      const std::string header = (i % 2 ? minter.mint(get_leg(c)) : minter.mint(post_leg(c, "body " + std::to_string(i)))).value();
+      const std::string header =
+          (i % 2 ? minter.mint(get_leg(c)) : minter.mint(post_leg(c, "body " + std::to_string(i)))).value();
       const TokenParts parts = split_token(token_of(header));
       const std::string decoded = parts.header.dump() + parts.claims.dump() + parts.signature;
       for (const auto& f : forms) {
@@ -331,8 +336,7 @@ TEST_SUITE("auth") {
     TestKey k;
     Ed25519Minter minter(k.key);
     const std::string x = base64url_encode(k.key->public_raw());
-    const std::string expected =
-        base64url_encode(sha256(R"({"crv":"Ed25519","kty":"OKP","x":")" + x + R"("})"));
+    const std::string expected = base64url_encode(sha256(R"({"crv":"Ed25519","kty":"OKP","x":")" + x + R"("})"));
     CHECK(k.key->thumbprint() == expected);
     std::set<std::string> jtis;
     auto c = context();
@@ -415,15 +419,17 @@ TEST_SUITE("auth") {
       expect(post_token, get_request(unix_now(), kReceivePackUrl), VerifyErrc::wrong_method, keys);
     }
     SUBCASE("wrong htu: another service, another repository, another port") {
-      expect(get_token, get_request(unix_now(), kRemote + "/info/refs?service=git-upload-pack"), VerifyErrc::wrong_url, keys);
+      expect(get_token, get_request(unix_now(), kRemote + "/info/refs?service=git-upload-pack"), VerifyErrc::wrong_url,
+             keys);
       expect(get_token, get_request(unix_now(), "https://127.0.0.1:8443/team/s.git/info/refs?service=git-receive-pack"),
              VerifyErrc::wrong_url, keys);
       expect(get_token, get_request(unix_now(), "https://127.0.0.1:9443/team/r.git/info/refs?service=git-receive-pack"),
              VerifyErrc::wrong_url, keys);
       // The same URL spelled differently is the same URL.
       MemoryReplayCache cache;
-      CHECK(verify_token(get_token, get_request(unix_now(), "HTTPS://127.0.0.1:8443/team/r.git/info/refs?service=git-receive-pack"),
-                         keys, cache));
+      CHECK(verify_token(
+          get_token, get_request(unix_now(), "HTTPS://127.0.0.1:8443/team/r.git/info/refs?service=git-receive-pack"),
+          keys, cache));
     }
     SUBCASE("wrong aud") {
       nlohmann::json cl = good.claims;
@@ -480,7 +486,7 @@ TEST_SUITE("auth") {
     }
     SUBCASE("malformed serialisations") {
       for (const std::string& t : {std::string(""), std::string("a.b"), std::string("a.b.c.d"), std::string("!!.x.y"),
-                                  get_token + "=", std::string(kMaxTokenBytes + 1, 'a')}) {
+                                   get_token + "=", std::string(kMaxTokenBytes + 1, 'a')}) {
         expect(t, get_request(), VerifyErrc::malformed, keys);
       }
     }
@@ -517,7 +523,8 @@ TEST_SUITE("auth") {
     const std::string pem = slurp(k.path);
     spit(dir.path() + "/pub.pem", public_pem_of(pem));
     spit(dir.path() + "/pub.txt", k.generated.public_key + "\n");
-    for (const std::string& source : {dir.path() + "/pub.pem", k.path, dir.path() + "/pub.txt", k.generated.public_key}) {
+    for (const std::string& source :
+         {dir.path() + "/pub.pem", k.path, dir.path() + "/pub.txt", k.generated.public_key}) {
       CAPTURE(source);
       auto pk = load_public_key(source);
       REQUIRE_MESSAGE(pk, pk.error().message);
@@ -525,6 +532,9 @@ TEST_SUITE("auth") {
       CHECK(pk->kid == k.generated.thumbprint);
     }
     CHECK_FALSE(load_public_key(dir.path() + "/absent.pem"));
+    auto relative = load_public_key("absent.pub");
+    REQUIRE_FALSE(relative);
+    CHECK(relative.error().message.find("no such file") != std::string::npos);
     spit(dir.path() + "/ec.pem", public_pem_of(pem_of("EC", "P-256")));
     auto ec = load_public_key(dir.path() + "/ec.pem");
     REQUIRE_FALSE(ec);

@@ -111,6 +111,7 @@ std::size_t on_read(char* buf, std::size_t size, std::size_t n, void* p) {
     out = static_cast<std::size_t>(r);
   }
   t->sent += out;
+  if (t->opt->on_upload) t->opt->on_upload(t->sent, t->opt->body_len);
   return out;
 }
 

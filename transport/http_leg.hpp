@@ -38,6 +38,8 @@ struct LegOptions {
   std::uint64_t body_len = 0;
   // Called before every upload chunk; false aborts the upload.
   std::function<bool()> may_send;
+  // Told how much of the request body libcurl has taken (sent, total).
+  std::function<void(std::uint64_t, std::uint64_t)> on_upload;
   // Receives the 200 response body as it arrives; an error aborts the leg.
   std::function<Result<void>(std::string_view)> on_body;
   // The response body may not exceed this many bytes.

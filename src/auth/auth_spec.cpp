@@ -13,7 +13,8 @@ Result<AuthSpec> parse_auth_spec(std::string_view text) {
   AuthSpec spec;
   auto with_file = [&](std::string_view prefix, AuthSpec::Kind kind) -> Result<AuthSpec> {
     const std::string file(text.substr(prefix.size()));
-    if (file.empty()) return fail(Errc::invalid_argument, "auth '" + std::string(text) + "' needs a file after the ':'");
+    if (file.empty())
+      return fail(Errc::invalid_argument, "auth '" + std::string(text) + "' needs a file after the ':'");
     std::error_code ec;
     const auto absolute = std::filesystem::absolute(file, ec);
     spec.kind = kind;

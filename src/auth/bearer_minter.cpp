@@ -11,7 +11,9 @@
 namespace courier::auth {
 
 Result<std::string> read_bearer_token(const std::string& path) {
-  auto bad = [&](const std::string& why) { return fail(Errc::invalid_argument, "bearer token file " + path + ": " + why); };
+  auto bad = [&](const std::string& why) {
+    return fail(Errc::invalid_argument, "bearer token file " + path + ": " + why);
+  };
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(status)) return bad("no such file");

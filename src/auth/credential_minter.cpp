@@ -42,7 +42,9 @@ std::string percent_decode(std::string_view s) {
 
 // git credential's format is line-based: a value with a newline or NUL
 // would be a second field.
-bool credential_safe(std::string_view v) { return v.find_first_of(std::string_view("\n\0", 2)) == std::string_view::npos; }
+bool credential_safe(std::string_view v) {
+  return v.find_first_of(std::string_view("\n\0", 2)) == std::string_view::npos;
+}
 
 std::string last_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
@@ -87,10 +89,7 @@ Result<CredentialQuery> credential_query(std::string_view remote) {
   if (url->base.port != 0 && url->base.port != default_port) q.host += ":" + std::to_string(url->base.port);
   q.path = percent_decode(std::string_view(url->base.path).substr(1));
   if (url->userinfo) {
-    const auto sep = remote.find("://");
-    const std::string_view rest = remote.substr(sep + 3);
-    const std::string_view authority = rest.substr(0, rest.find('/'));
-    const std::string_view userinfo = authority.substr(0, authority.rfind('@'));
+    const std::string_view userinfo = *url->userinfo;
     q.username = percent_decode(userinfo.substr(0, userinfo.find(':')));
   }
   if (!credential_safe(q.host) || !credential_safe(q.path) || (q.username && !credential_safe(*q.username))) {
@@ -262,8 +261,10 @@ Result<void> CredentialMinter::fill(sys::MonoNs until) {
   std::istringstream lines(run->out);
   std::string line;
   while (std::getline(lines, line)) {
-    if (line.rfind("username=", 0) == 0) user = line.substr(9);
-    else if (line.rfind("password=", 0) == 0) pass = line.substr(9);
+    if (line.rfind("username=", 0) == 0)
+      user = line.substr(9);
+    else if (line.rfind("password=", 0) == 0)
+      pass = line.substr(9);
     wipe(line);
   }
   wipe(run->out);

@@ -65,8 +65,8 @@ Result<std::string> find_git(const std::vector<std::string>& env);
 inline constexpr sys::MonoNs kCredentialSettleBound = 10'000 * sys::kNsPerMs;
 
 struct CredentialMinterOptions {
-  std::string git_program;                      // empty: git on the helper's PATH
-  std::optional<std::vector<std::string>> env;  // whole environment; empty: credential_environment()
+  std::string git_program;                            // empty: git on the helper's PATH
+  std::optional<std::vector<std::string>> env;        // whole environment; empty: credential_environment()
   sys::MonoNs settle_bound = kCredentialSettleBound;  // approve/reject: this long from the call
 };
 

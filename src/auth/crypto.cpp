@@ -43,8 +43,8 @@ std::string base64_encode(std::string_view bytes) {
   std::array<unsigned char, kSlice / 3 * 4 + 1> buf{};
   for (std::size_t at = 0; at < bytes.size(); at += kSlice) {
     const std::size_t n = std::min(kSlice, bytes.size() - at);
-    const int written = EVP_EncodeBlock(buf.data(), reinterpret_cast<const unsigned char*>(bytes.data() + at),
-                                        static_cast<int>(n));
+    const int written =
+        EVP_EncodeBlock(buf.data(), reinterpret_cast<const unsigned char*>(bytes.data() + at), static_cast<int>(n));
     out.append(reinterpret_cast<const char*>(buf.data()), static_cast<std::size_t>(written));
   }
   return out;
@@ -54,8 +54,10 @@ std::string base64url_encode(std::string_view bytes) {
   std::string out = base64_encode(bytes);
   while (!out.empty() && out.back() == '=') out.pop_back();
   for (auto& c : out) {
-    if (c == '+') c = '-';
-    else if (c == '/') c = '_';
+    if (c == '+')
+      c = '-';
+    else if (c == '/')
+      c = '_';
   }
   return out;
 }

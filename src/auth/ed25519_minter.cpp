@@ -7,8 +7,8 @@
 #include <stdlib.h>  // mkdtemp
 
 #include <algorithm>
-#include <cerrno>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -241,7 +241,8 @@ Result<std::string> Ed25519Minter::token(const LegRequest& request) const {
   auto jti = random_bytes(kJtiBytes);
   if (!jti) return tl::unexpected(jti.error());
 
-  nlohmann::json header = {{"alg", std::string(kTokenAlg)}, {"typ", std::string(kTokenType)}, {"kid", key_->thumbprint()}};
+  nlohmann::json header = {
+      {"alg", std::string(kTokenAlg)}, {"typ", std::string(kTokenType)}, {"kid", key_->thumbprint()}};
   nlohmann::json claims = {
       {"iss", ctx.issuer},
       {"aud", origin(url->base)},

@@ -21,11 +21,11 @@ int default_port(const std::string& scheme) {
   return 0;
 }
 
-// The repository's base path: the remote's path without one trailing "/"
+// The repository's base path: the remote's path without its trailing "/"s
 // ("" for the root), so that base + "/info/refs" is the leg's path.
 std::string repo_base(const std::string& path) {
   std::string base = path;
-  if (!base.empty() && base.back() == '/') base.pop_back();
+  while (!base.empty() && base.back() == '/') base.pop_back();
   return base;
 }
 
@@ -79,7 +79,9 @@ Result<RequestUrl> parse_request_url(std::string_view url) {
   if (const auto sep = base.find("://"); sep != std::string_view::npos) {
     const std::string_view rest = base.substr(sep + 3);
     const std::string_view authority = rest.substr(0, rest.find('/'));
-    out.userinfo = authority.find('@') != std::string_view::npos;
+    if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
+      out.userinfo = std::string(authority.substr(0, at));
+    }
   }
   auto parsed = seat::parse_url(base);
   if (!parsed) return tl::unexpected(parsed.error());
@@ -104,8 +106,9 @@ Result<std::string> leg_url(std::string_view remote, std::string_view leg) {
   if (!parsed) return tl::unexpected(parsed.error());
   if (parsed->query) return fail(Errc::invalid_argument, "a remote URL has no query");
   std::string base(remote);
-  if (!base.empty() && base.back() == '/') base.pop_back();
-  if (leg == protocol::kLegAdvertisement) return base + std::string(kAdvertisementSuffix) + "?" + std::string(kAdvertisementQuery);
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  if (leg == protocol::kLegAdvertisement)
+    return base + std::string(kAdvertisementSuffix) + "?" + std::string(kAdvertisementQuery);
   if (leg == protocol::kLegReceivePack) return base + std::string(kReceivePackSuffix);
   return fail(Errc::invalid_argument, "unknown leg '" + std::string(leg) + "'");
 }
@@ -122,9 +125,8 @@ Binding check_leg_binding(std::string_view remote, const protocol::Mint& request
   if (!want || want->query) return refused("the delivery's remote URL is malformed");
   auto got = parse_request_url(request.url);
   if (!got) return foreign("is not a URL this delivery can use (" + got.error().message + ")");
-  if (got->userinfo) return foreign("carries user information");
-  if (got->base.scheme != want->base.scheme || got->base.host != want->base.host ||
-      got->base.port != want->base.port) {
+  if (got->userinfo != want->userinfo) return foreign("carries other user information than the remote");
+  if (got->base.scheme != want->base.scheme || got->base.host != want->base.host || got->base.port != want->base.port) {
     return foreign("names " + describe(got->base) + ", not the delivery's " + describe(want->base));
   }
   const std::string base = repo_base(want->base.path);
@@ -234,10 +236,11 @@ supervisor::MintAnswer MintGate::answer(const protocol::Mint& request) {
 }
 
 std::function<supervisor::MintAnswer(const protocol::Mint&)> make_mint_callback(std::shared_ptr<Minter> minter,
-                                                                              MintContext context,
-                                                                              AuthorityFn authority,
-                                                                              MintGateOptions options) {
-  auto gate = std::make_shared<MintGate>(std::move(minter), std::move(context), std::move(authority), std::move(options));
+                                                                                MintContext context,
+                                                                                AuthorityFn authority,
+                                                                                MintGateOptions options) {
+  auto gate =
+      std::make_shared<MintGate>(std::move(minter), std::move(context), std::move(authority), std::move(options));
   return [gate](const protocol::Mint& request) { return gate->answer(request); };
 }
 

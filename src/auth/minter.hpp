@@ -35,11 +35,11 @@ inline constexpr std::chrono::seconds kDefaultTokenTtl{60};
 
 // What a delivery's minter knows about the delivery.
 struct MintContext {
-  std::string remote;                         // the delivery's remote URL
-  std::string ref;                            // the target ref
-  std::string oid;                            // the gated object id
-  sys::MonoNs deadline = 0;                   // absolute CLOCK_MONOTONIC deadline (D1)
-  std::string issuer{kDefaultIssuer};         // the node id: the token's `iss`
+  std::string remote;                           // the delivery's remote URL
+  std::string ref;                              // the target ref
+  std::string oid;                              // the gated object id
+  sys::MonoNs deadline = 0;                     // absolute CLOCK_MONOTONIC deadline (D1)
+  std::string issuer{kDefaultIssuer};           // the node id: the token's `iss`
   std::chrono::seconds ttl = kDefaultTokenTtl;  // token lifetime, capped by the deadline
 };
 
@@ -75,9 +75,9 @@ class Minter {
 // A request URL taken apart: scheme, host and port as the lane parser reads
 // them, the path as given, the query if any.
 struct RequestUrl {
-  seat::ParsedUrl base;              // query stripped; path "/" when empty
-  std::optional<std::string> query;  // after '?'
-  bool userinfo = false;             // "user@" in the authority
+  seat::ParsedUrl base;                 // query stripped; path "/" when empty
+  std::optional<std::string> query;     // after '?'
+  std::optional<std::string> userinfo;  // "user[:password]" before an '@' in the authority
 };
 
 // Errors: invalid_argument (unparseable, a fragment).
@@ -89,32 +89,33 @@ std::string origin(const seat::ParsedUrl& url);
 // verifier compares.
 std::string canonical_url(const RequestUrl& url);
 
-// The exact URL of a leg of `remote`. Rule (the one git uses): the leg's
-// suffix is appended after exactly one "/", so a remote that ends in "/"
-// gets no second one: https://h/r.git and https://h/r.git/ both give
-// https://h/r.git/info/refs?service=git-receive-pack; https://h/r.git//
-// keeps its doubled slash. Errors: invalid_argument (a malformed remote,
-// an unknown leg).
+// The exact URL of a leg of `remote`. Rule: the remote's trailing "/"s are
+// dropped, then "/info/refs?service=git-receive-pack" or "/git-receive-pack"
+// is appended, so https://h/r.git, https://h/r.git/ and https://h/r.git//
+// all give https://h/r.git/info/refs?service=git-receive-pack (the child
+// builds its URLs the same way). Errors: invalid_argument (a malformed
+// remote, an unknown leg).
 Result<std::string> leg_url(std::string_view remote, std::string_view leg);
 
 enum class BindingVerdict {
   ok,       // exactly one of this delivery's two legs
   refused,  // this delivery's repository, but not a leg we mint for (wrong leg, method, service, path)
-  foreign,  // another destination: scheme, host, port, userinfo, or outside the repository path
+  foreign,  // another destination: scheme, host, port, user information, or outside the repository path
 };
 
 struct Binding {
   BindingVerdict verdict = BindingVerdict::refused;
-  std::string reason;       // when not ok
-  std::string canonical;    // when ok: the URL in canonical form
+  std::string reason;     // when not ok
+  std::string canonical;  // when ok: the URL in canonical form
 };
 
 // Pure. Accepts only
 //   leg "advertisement", GET,  URL = leg_url(remote, "advertisement"), no body hash
 //   leg "receive-pack",  POST, URL = leg_url(remote, "receive-pack"), body_sha256 = 64 lower-case hex
 // comparing parsed URLs: scheme and host case-insensitively, the port with
-// its default filled in, path and query exactly (case-sensitive, no
-// normalisation of dot segments or percent-escapes).
+// its default filled in, user information exactly as the remote has it
+// (normally none), path and query exactly (case-sensitive, no
+// normalisation of percent-escapes; a "." or ".." segment is foreign).
 Binding check_leg_binding(std::string_view remote, const protocol::Mint& request);
 
 // ---- the gate --------------------------------------------------------------
@@ -160,8 +161,8 @@ class MintGate {
 // The callable SupervisorOptions::mint (and DeliveryRequest::mint) expects,
 // backed by one MintGate for one delivery.
 std::function<supervisor::MintAnswer(const protocol::Mint&)> make_mint_callback(std::shared_ptr<Minter> minter,
-                                                                              MintContext context,
-                                                                              AuthorityFn authority,
-                                                                              MintGateOptions options = {});
+                                                                                MintContext context,
+                                                                                AuthorityFn authority,
+                                                                                MintGateOptions options = {});
 
 }  // namespace courier::auth

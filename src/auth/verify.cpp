@@ -88,7 +88,8 @@ VerifyResult<std::int64_t> time_claim(const nlohmann::json& claims, const char* 
     return refuse(VerifyErrc::malformed, std::string("claim '") + name + "' is out of range");
   }
   const auto v = it->get<std::int64_t>();
-  if (v < 0 || v > INT64_MAX / 2) return refuse(VerifyErrc::malformed, std::string("claim '") + name + "' is out of range");
+  if (v < 0 || v > INT64_MAX / 2)
+    return refuse(VerifyErrc::malformed, std::string("claim '") + name + "' is out of range");
   return v;
 }
 
@@ -102,10 +103,13 @@ bool is_b64url_text(std::string_view s) {
 
 const char* verify_errc_name(VerifyErrc code) {
   switch (code) {
-#define X(n) case VerifyErrc::n: return #n;
-    X(malformed) X(unsupported_alg) X(wrong_type) X(unknown_key) X(bad_signature) X(missing_claim) X(expired)
-    X(issued_in_future) X(lifetime_too_long) X(wrong_issuer) X(wrong_method) X(wrong_url) X(wrong_audience)
-    X(body_hash_required) X(body_hash_mismatch) X(replayed) X(replay_cache_error) X(bad_request)
+#define X(n)          \
+  case VerifyErrc::n: \
+    return #n;
+    X(malformed)
+    X(unsupported_alg) X(wrong_type) X(unknown_key) X(bad_signature) X(missing_claim) X(expired) X(issued_in_future)
+        X(lifetime_too_long) X(wrong_issuer) X(wrong_method) X(wrong_url) X(wrong_audience) X(body_hash_required)
+            X(body_hash_mismatch) X(replayed) X(replay_cache_error) X(bad_request)
 #undef X
   }
   return "unknown";
@@ -131,7 +135,7 @@ Result<PublicKey> load_public_key(const std::string& file_or_b64url) {
     std::ostringstream s;
     s << in.rdbuf();
     text = trim(s.str());
-  } else if (file_or_b64url.find('/') != std::string::npos) {
+  } else if (!is_b64url_text(file_or_b64url)) {
     return fail(Errc::invalid_argument, "public key file " + file_or_b64url + ": no such file");
   } else {
     text = trim(file_or_b64url);
@@ -150,7 +154,8 @@ Result<PublicKey> load_public_key(const std::string& file_or_b64url) {
     if (!pkey) return fail(Errc::invalid_argument, what + ": " + openssl_error("not a PEM public key").message);
     if (EVP_PKEY_get_id(pkey.get()) != EVP_PKEY_ED25519) {
       const char* name = EVP_PKEY_get0_type_name(pkey.get());
-      return fail(Errc::invalid_argument, what + ": a " + std::string(name ? name : "non-Ed25519") + " key, not Ed25519");
+      return fail(Errc::invalid_argument,
+                  what + ": a " + std::string(name ? name : "non-Ed25519") + " key, not Ed25519");
     }
     std::array<unsigned char, kEd25519KeyBytes> raw{};
     std::size_t len = raw.size();
@@ -239,13 +244,13 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
   if (kid == header->end() || !kid->is_string()) return refuse(VerifyErrc::unknown_key, "the header names no kid");
   const auto key = std::find_if(trusted.begin(), trusted.end(),
                                 [&](const PublicKey& k) { return k.kid == kid->get<std::string>(); });
-  if (key == trusted.end()) return refuse(VerifyErrc::unknown_key, "kid " + kid->get<std::string>() + " is not trusted");
+  if (key == trusted.end())
+    return refuse(VerifyErrc::unknown_key, "kid " + kid->get<std::string>() + " is not trusted");
 
   // ---- signature over "header.claims" as sent
   auto signature = base64url_decode(sig_part);
   if (!signature) return refuse(VerifyErrc::malformed, "token signature: " + signature.error().message);
-  if (signature->size() != 64 ||
-      !verify_signature(key->raw, token.substr(0, dot2), *signature)) {
+  if (signature->size() != 64 || !verify_signature(key->raw, token.substr(0, dot2), *signature)) {
     return refuse(VerifyErrc::bad_signature, "the signature does not verify under kid " + key->kid);
   }
 
@@ -254,9 +259,9 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
   if (!claims) return tl::unexpected(claims.error());
   TokenClaims c;
   c.kid = key->kid;
-  for (auto [name, field] : {std::pair{"iss", &c.iss}, std::pair{"aud", &c.aud}, std::pair{"htm", &c.htm},
-                             std::pair{"htu", &c.htu}, std::pair{"jti", &c.jti}, std::pair{"ref", &c.ref},
-                             std::pair{"oid", &c.oid}}) {
+  for (auto [name, field] :
+       {std::pair{"iss", &c.iss}, std::pair{"aud", &c.aud}, std::pair{"htm", &c.htm}, std::pair{"htu", &c.htu},
+        std::pair{"jti", &c.jti}, std::pair{"ref", &c.ref}, std::pair{"oid", &c.oid}}) {
     auto v = string_claim(*claims, name);
     if (!v) return tl::unexpected(v.error());
     *field = std::move(*v);
@@ -272,7 +277,8 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
     if (!ph) return tl::unexpected(ph.error());
     c.ph = std::move(*ph);
   }
-  if (!is_b64url_text(c.jti) || c.jti.size() > 64) return refuse(VerifyErrc::malformed, "jti must be 1-64 base64url characters");
+  if (!is_b64url_text(c.jti) || c.jti.size() > 64)
+    return refuse(VerifyErrc::malformed, "jti must be 1-64 base64url characters");
 
   // ---- time
   if (c.exp < c.iat) return refuse(VerifyErrc::malformed, "exp is before iat");

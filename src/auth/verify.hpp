@@ -42,24 +42,24 @@ Result<PublicKey> public_key_from_raw(std::string_view raw);
 Result<PublicKey> load_public_key(const std::string& file_or_b64url);
 
 enum class VerifyErrc {
-  malformed,          // not a compact JWS, bad base64url or JSON, wrong claim types
-  unsupported_alg,    // alg is not EdDSA (alg "none" included)
-  wrong_type,         // typ is not git-courier+jwt
-  unknown_key,        // kid names no trusted key
-  bad_signature,      // the signature does not verify
-  missing_claim,      // a required claim is absent
-  expired,            // now > exp + leeway
-  issued_in_future,   // iat > now + leeway
-  lifetime_too_long,  // exp - iat over the verifier's maximum
-  wrong_issuer,       // iss is not the expected issuer
-  wrong_method,       // htm != the request's method
-  wrong_url,          // htu != the request's URL (canonical form)
-  wrong_audience,     // aud != the request's origin
-  body_hash_required, // a POST token without ph, or a POST the server did not hash
-  body_hash_mismatch, // ph != SHA-256 of the body
-  replayed,           // jti seen before within its lifetime
-  replay_cache_error, // the replay cache could not record the jti (fail closed)
-  bad_request,        // the request described to the verifier is itself unusable
+  malformed,           // not a compact JWS, bad base64url or JSON, wrong claim types
+  unsupported_alg,     // alg is not EdDSA (alg "none" included)
+  wrong_type,          // typ is not git-courier+jwt
+  unknown_key,         // kid names no trusted key
+  bad_signature,       // the signature does not verify
+  missing_claim,       // a required claim is absent
+  expired,             // now > exp + leeway
+  issued_in_future,    // iat > now + leeway
+  lifetime_too_long,   // exp - iat over the verifier's maximum
+  wrong_issuer,        // iss is not the expected issuer
+  wrong_method,        // htm != the request's method
+  wrong_url,           // htu != the request's URL (canonical form)
+  wrong_audience,      // aud != the request's origin
+  body_hash_required,  // a POST token without ph, or a POST the server did not hash
+  body_hash_mismatch,  // ph != SHA-256 of the body
+  replayed,            // jti seen before within its lifetime
+  replay_cache_error,  // the replay cache could not record the jti (fail closed)
+  bad_request,         // the request described to the verifier is itself unusable
 };
 
 const char* verify_errc_name(VerifyErrc code);
@@ -81,9 +81,9 @@ struct VerifyRequest {
 };
 
 struct VerifyOptions {
-  std::int64_t leeway_s = 2;                // clock skew allowed on exp and iat; clamped to [0, kMaxLeewaySeconds]
-  std::optional<std::string> issuer;        // when set, iss must equal it
-  std::int64_t max_lifetime_s = 600;        // exp - iat at most this
+  std::int64_t leeway_s = 2;          // clock skew allowed on exp and iat; clamped to [0, kMaxLeewaySeconds]
+  std::optional<std::string> issuer;  // when set, iss must equal it
+  std::int64_t max_lifetime_s = 600;  // exp - iat at most this
 };
 
 struct TokenClaims {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/args.hpp"
+#include "cli/push.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
 #include "protocol/session.hpp"
@@ -133,8 +134,7 @@ int run(int argc, char** argv) {
       std::fputs(kPushUsage, stdout);
       return kExitOk;
     }
-    std::fprintf(stderr, "git-courier: push: this build has no push engine yet\n");
-    return kExitFailed;
+    return run_push(*parsed);
   }
   if (cmd == "keygen") {
     auto parsed = parse_keygen_args(rest);

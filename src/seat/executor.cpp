@@ -262,6 +262,7 @@ struct Executor::Impl {
   }
 
   void run_turn(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    const sys::MonoNs seat_at = sys::mono_now_ns();
     DeliveryEvent granted;
     granted.kind = DeliveryEvent::Kind::seat_granted;
     granted.delivery = d->id;
@@ -346,6 +347,8 @@ struct Executor::Impl {
       d->state = DeliveryState::running;
     }
     Outcome o = sup->run();
+    o.timings.submitted = d->submitted;
+    o.timings.seat = seat_at;
     if (o.dispatched) spawned.fetch_add(1);
     {
       std::lock_guard<std::mutex> lock(mu);

@@ -58,6 +58,7 @@ struct ChildFacts {
 
 struct Timings {
   sys::MonoNs submitted = 0;
+  sys::MonoNs seat = 0;         // the seat was granted (0: never)
   sys::MonoNs spawned = 0;      // clone3 returned (0: never)
   sys::MonoNs hello = 0;        // hello received
   sys::MonoNs kill = 0;         // first SIGKILL to the domain (0: none)
@@ -77,6 +78,10 @@ struct Outcome {
   std::optional<std::string> old_oid;
   std::optional<std::uint64_t> objects;
   std::optional<std::uint64_t> bytes_sent;
+  // Phase durations the child measured (milliseconds).
+  std::optional<std::uint64_t> advertise_ms;
+  std::optional<std::uint64_t> pack_ms;
+  std::optional<std::uint64_t> upload_ms;
   std::uint64_t stderr_relayed = 0;
   std::uint64_t stderr_dropped = 0;
   // What the child said about itself in hello (argv, env names, fds).

@@ -739,11 +739,14 @@ Outcome Supervisor::run() {
     // A failure the child reports at or after the deadline is the deadline's
     // doing (its own timeouts race our kill): that is reported as such below.
     L.out.kind = kind_from_status(L.result->status);
-    L.out.reason = L.result->reason.value_or(L.result->status);
+    L.out.reason = L.result->reason.value_or("");
     if (L.result->detail) L.out.reason += ": " + *L.result->detail;
     L.out.old_oid = L.result->old_oid;
     L.out.objects = L.result->objects;
     L.out.bytes_sent = L.result->bytes_sent;
+    L.out.advertise_ms = L.result->advertise_ms;
+    L.out.pack_ms = L.result->pack_ms;
+    L.out.upload_ms = L.result->upload_ms;
   } else if (cause == StopCause::deadline) {
     L.out.kind = OutcomeKind::deadline_killed;
     L.out.reason = "killed at the deadline; stop confirmed";

@@ -1,0 +1,30 @@
+// auth_setup.hpp — the CLI's --auth choice turned into what a delivery
+// needs: a mint callback run in this process (the key never reaches the
+// child), and what to do once the outcome is known (credential approve or
+// reject).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "courier.hpp"
+
+namespace courier::cli {
+
+class AuthSetup {
+ public:
+  // Errors: invalid_argument (unknown mode, unreadable or wrong key file).
+  static Result<std::unique_ptr<AuthSetup>> from_spec(const std::string& spec, const std::string& remote);
+
+  // The mint callback for DeliveryRequest::mint (null for --auth none).
+  std::function<MintAnswer(const protocol::Mint&)> mint() const { return mint_; }
+  // After the outcome: tells a credential helper whether it worked.
+  void after(const Outcome& o);
+
+ private:
+  std::function<MintAnswer(const protocol::Mint&)> mint_;
+  std::function<void(bool accepted)> settle_;
+};
+
+}  // namespace courier::cli

@@ -1,0 +1,109 @@
+// output.cpp — exit codes, the human line and the --json report.
+#include "cli/output.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "cli/args.hpp"
+
+namespace courier::cli {
+
+int exit_code_for(OutcomeKind kind) {
+  switch (kind) {
+    case OutcomeKind::delivered:
+    case OutcomeKind::up_to_date: return kExitOk;
+    case OutcomeKind::rejected: return kExitRejected;
+    case OutcomeKind::failed:
+    case OutcomeKind::auth_failed:
+    case OutcomeKind::transport_failed:
+    case OutcomeKind::spawn_failed: return kExitFailed;
+    case OutcomeKind::deadline_killed: return kExitDeadline;
+    case OutcomeKind::revoked:
+    case OutcomeKind::cancelled_no_dispatch: return kExitRevoked;
+    case OutcomeKind::protocol_fault: return kExitProtocol;
+    case OutcomeKind::lane_poisoned:
+    case OutcomeKind::unreaped:
+    case OutcomeKind::wait_failed:
+    case OutcomeKind::cleanup_unbounded:
+    case OutcomeKind::cleanup_unobserved:
+    case OutcomeKind::domain_populated: return kExitUnconfirmed;
+  }
+  return kExitFailed;
+}
+
+namespace {
+
+std::int64_t ms(sys::MonoNs from, sys::MonoNs to) {
+  if (from == 0 || to == 0 || to < from) return 0;
+  return (to - from) / sys::kNsPerMs;
+}
+
+std::string short_id(const std::string& oid) { return oid.substr(0, 12); }
+
+}  // namespace
+
+std::string human_line(const Outcome& o, const DeliveryFacts& f) {
+  const std::string where = f.ref + " at " + f.remote;
+  switch (o.kind) {
+    case OutcomeKind::delivered:
+      return "delivered " + short_id(f.oid) + " to " + where + " (was " + short_id(o.old_oid.value_or("?")) + ", " +
+             std::to_string(o.objects.value_or(0)) + " objects)";
+    case OutcomeKind::up_to_date: return "up to date: " + where + " is already " + short_id(f.oid);
+    case OutcomeKind::rejected: return "rejected by the remote: " + where + ": " + o.reason;
+    case OutcomeKind::cancelled_no_dispatch:
+      return "cancelled before anything was sent (no child was started): " + o.reason;
+    case OutcomeKind::revoked:
+      return "revoked: the child was killed and its stop confirmed. Cancelling is not rollback: anything the "
+             "remote had already received may have been applied; check " + where;
+    case OutcomeKind::deadline_killed: {
+      std::string s = "deadline reached: " + o.reason;
+      if (auto over = o.deadline_overrun()) s += " (kill " + std::to_string(*over / 1000) + " us after the deadline)";
+      return s;
+    }
+    case OutcomeKind::unreaped:
+    case OutcomeKind::wait_failed:
+    case OutcomeKind::cleanup_unbounded:
+    case OutcomeKind::cleanup_unobserved:
+    case OutcomeKind::domain_populated:
+      return std::string("UNCONFIRMED (") + outcome_name(o.kind) + "): " + o.reason +
+             ". The lane lock stays held while anything of the child may live. Check for processes of process "
+             "group " + std::to_string(o.child.pid) +
+             " (ps -o pid,pgid,args -g " + std::to_string(o.child.pid) + ") and kill them; see docs/operations.md";
+    default: return std::string(outcome_name(o.kind)) + ": " + o.reason;
+  }
+}
+
+std::string json_report(const Outcome& o, const DeliveryFacts& f) {
+  using nlohmann::json;
+  json j;
+  j["outcome"] = outcome_name(o.kind);
+  j["seat"] = o.seat() == SeatDisposition::release ? "released" : "retained";
+  j["remote"] = f.remote;
+  j["ref"] = f.ref;
+  j["oid"] = f.oid;
+  j["old_oid"] = o.old_oid ? json(*o.old_oid) : json(nullptr);
+  j["reason"] = o.reason;
+  j["objects"] = o.objects.value_or(0);
+  j["bytes_sent"] = o.bytes_sent.value_or(0);
+  const auto& t = o.timings;
+  const sys::MonoNs end = t.confirmed != 0 ? t.confirmed : sys::mono_now_ns();
+  j["timings_ms"] = {
+      {"total", ms(t.submitted, end)},
+      {"pending", ms(t.submitted, t.seat != 0 ? t.seat : end)},
+      {"spawn", ms(t.spawned != 0 ? t.seat : 0, t.hello)},
+      {"advertise", o.advertise_ms.value_or(0)},
+      {"pack", o.pack_ms.value_or(0)},
+      {"upload", o.upload_ms.value_or(0)},
+      {"stop_confirm", ms(t.kill != 0 ? t.kill : t.exited, t.confirmed)},
+  };
+  json child;
+  child["pid"] = o.child.pid;
+  child["exit_code"] = o.child.exit_code ? json(*o.child.exit_code) : json(nullptr);
+  child["signal"] = o.child.signal ? json(*o.child.signal) : json(nullptr);
+  child["reaped"] = o.child.reaped;
+  child["eof"] = o.child.stdout_eof && o.child.stderr_eof;
+  j["child"] = o.dispatched ? child : json(nullptr);
+  if (auto over = o.deadline_overrun()) j["deadline_overrun_ms"] = static_cast<double>(*over) / 1e6;
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace courier::cli

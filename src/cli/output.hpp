@@ -1,0 +1,22 @@
+// output.hpp — how a finished delivery is told: the exit code, one human
+// line, and the --json object (the contract scripts rely on).
+#pragma once
+
+#include <string>
+
+#include "supervisor/outcome.hpp"
+
+namespace courier::cli {
+
+struct DeliveryFacts {
+  std::string remote;
+  std::string ref;
+  std::string oid;
+};
+
+int exit_code_for(OutcomeKind kind);
+std::string human_line(const Outcome& o, const DeliveryFacts& facts);
+// One JSON object, no trailing newline.
+std::string json_report(const Outcome& o, const DeliveryFacts& facts);
+
+}  // namespace courier::cli

@@ -1,0 +1,183 @@
+// push.cpp — `git-courier push`.
+#include "cli/push.hpp"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+
+#include "child/pack.hpp"
+#include "cli/auth_setup.hpp"
+#include "cli/output.hpp"
+#include "courier.hpp"
+#include "seat/lane.hpp"
+#include "sys/process.hpp"
+#include "sys/signals.hpp"
+#include "transport/http_leg.hpp"
+#include "transport/oid.hpp"
+#include "transport/refname.hpp"
+
+namespace courier::cli {
+
+namespace {
+
+int usage(const std::string& message) {
+  std::fprintf(stderr, "git-courier: push: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+// Everything checked here is checked before any child exists: bad input
+// costs nothing and changes nothing.
+struct Validated {
+  std::string repo;
+  std::string oid;
+  std::string lane;
+};
+
+Result<Validated> validate(const PushArgs& a) {
+  Validated v;
+  std::error_code ec;
+  if (!std::filesystem::exists(a.repo, ec)) return fail(Errc::invalid_argument, "no repository at " + a.repo);
+  v.repo = std::filesystem::absolute(a.repo, ec).string();
+  auto lane = seat::lane_key(a.remote);
+  if (!lane) return tl::unexpected(lane.error());
+  v.lane = *lane;
+  if (auto scheme = transport::check_remote_scheme(a.remote, a.allow_http_loopback); !scheme) {
+    return fail(Errc::invalid_argument, scheme.error().message);
+  }
+  if (!transport::is_valid_push_refname(a.ref)) {
+    return fail(Errc::invalid_argument, "'" + a.ref + "' is not a full ref name to update (e.g. refs/heads/main)");
+  }
+  if (a.ca_file && !std::filesystem::is_regular_file(*a.ca_file, ec)) {
+    return fail(Errc::invalid_argument, "--ca-file " + *a.ca_file + " is not a readable file");
+  }
+  if (a.oid) {
+    if (!transport::is_valid_oid(*a.oid)) return fail(Errc::invalid_argument, "--oid must be a full 40-hex object id");
+    if (auto ok = child::check_gated_object(v.repo, *a.oid); !ok) return tl::unexpected(ok.error());
+    v.oid = *a.oid;
+  } else {
+    auto id = child::resolve_revision(v.repo, *a.rev);
+    if (!id) return tl::unexpected(id.error());
+    if (auto ok = child::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
+    v.oid = *id;
+  }
+  return v;
+}
+
+// Progress for people, on stderr, only on a terminal.
+class ProgressView {
+ public:
+  explicit ProgressView(bool enabled) : enabled_(enabled) {}
+  void on(const DeliveryEvent& e) {
+    if (!enabled_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    using K = DeliveryEvent::Kind;
+    if (e.kind == K::pending) {
+      std::fprintf(stderr, "waiting for lane %s (held by %s%s)\n", lane_.c_str(),
+                   e.holder_pid ? ("pid " + std::to_string(e.holder_pid)).c_str() : "",
+                   e.holder_pid ? "" : (e.holder.empty() ? "another delivery" : e.holder.c_str()));
+    } else if (e.kind == K::progress) {
+      if (e.phase == "remote") {
+        std::fprintf(stderr, "remote: %s\n", e.phase.c_str());
+      } else if (e.phase == "upload") {
+        const double secs = static_cast<double>(sys::mono_now_ns() - started_) / 1e9;
+        const double rate = secs > 0 ? static_cast<double>(e.done) / secs / 1024.0 : 0.0;
+        std::fprintf(stderr, "\rWriting: %llu/%llu bytes, %.1f KiB/s%s", static_cast<unsigned long long>(e.done),
+                     static_cast<unsigned long long>(e.total), rate, e.done >= e.total ? "\n" : "");
+      } else if (e.phase == "pack") {
+        std::fprintf(stderr, "\rCounting objects: %llu/%llu%s", static_cast<unsigned long long>(e.done),
+                     static_cast<unsigned long long>(e.total), e.done >= e.total && e.total ? "\n" : "");
+      } else if (e.phase == "advertise" && e.done == 0) {
+        std::fprintf(stderr, "Asking the remote for its refs\n");
+      }
+    } else if (e.kind == K::dispatched) {
+      started_ = sys::mono_now_ns();
+    }
+  }
+  void set_lane(std::string lane) { lane_ = std::move(lane); }
+
+ private:
+  bool enabled_;
+  std::mutex mu_;
+  std::string lane_;
+  sys::MonoNs started_ = sys::mono_now_ns();
+};
+
+}  // namespace
+
+int run_push(const PushArgs& a) {
+  auto v = validate(a);
+  if (!v) return usage(v.error().message);
+  auto auth = AuthSetup::from_spec(a.auth, a.remote);
+  if (!auth) return usage(auth.error().message);
+
+  // SIGINT/SIGTERM become a revocation; blocked before any thread starts so
+  // that only the watcher ever sees them.
+  std::atomic<int> signals{0};
+  std::mutex handle_mu;
+  DeliveryHandle* live = nullptr;
+  auto watcher = sys::SignalWatcher::start([&](int signo) {
+    const int n = ++signals;
+    std::lock_guard<std::mutex> lock(handle_mu);
+    if (n == 1) {
+      std::fprintf(stderr, "git-courier: %s: revoking the delivery and confirming the child's stop "
+                           "(cancelling is not rollback)\n", signo == SIGINT ? "interrupted" : "terminated");
+      if (live) live->revoke(signo == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+    } else {
+      std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
+    }
+  });
+  if (!watcher) return usage("cannot watch signals: " + watcher.error().message);
+
+  ExecutorOptions eo;
+  if (a.lane_dir) eo.lane_dir = *a.lane_dir;
+  eo.workers = 1;
+  eo.on_log = [&a](std::string_view line) {
+    if (!a.quiet && sys::is_tty(2)) std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
+  };
+  eo.on_child_stderr = [&a](std::string_view text) {
+    if (!a.quiet) std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
+  };
+  ProgressView view(!a.quiet && !a.json && sys::is_tty(2));
+  view.set_lane(v->lane);
+
+  DeliveryRequest req;
+  req.repo = v->repo;
+  req.remote = a.remote;
+  req.ref = a.ref;
+  req.oid = v->oid;
+  req.budget = a.deadline;
+  req.ca_file = a.ca_file;
+  req.allow_http_loopback = a.allow_http_loopback;
+  req.mint = (*auth)->mint();
+  req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };
+
+  Outcome o;
+  {
+    Executor executor(eo);
+    DeliveryHandle handle = executor.submit(req);
+    {
+      std::lock_guard<std::mutex> lock(handle_mu);
+      live = &handle;
+      if (signals.load() > 0) handle.revoke("interrupted before the delivery started");
+    }
+    o = handle.wait();
+    std::lock_guard<std::mutex> lock(handle_mu);
+    live = nullptr;
+  }
+  (*auth)->after(o);
+  watcher->reset();
+
+  const DeliveryFacts facts{a.remote, a.ref, v->oid};
+  const int code = exit_code_for(o.kind);
+  if (a.json) std::printf("%s\n", json_report(o, facts).c_str());
+  if (!a.quiet || code != kExitOk) {
+    if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", human_line(o, facts).c_str());
+  }
+  return code;
+}
+
+}  // namespace courier::cli

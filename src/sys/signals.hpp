@@ -1,0 +1,32 @@
+// signals.hpp — SIGINT/SIGTERM as events, not handlers: the signals are
+// blocked in every thread (call before starting any) and read from a
+// signalfd by a watcher thread, which hands each one to a callback. No code
+// runs in signal context at all.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include "result.hpp"
+#include "sys/events.hpp"
+#include "sys/fd.hpp"
+
+namespace courier::sys {
+
+class SignalWatcher {
+ public:
+  // Blocks SIGINT and SIGTERM in the calling thread (and so in threads it
+  // starts later) and starts watching. Errors: os_error.
+  static Result<std::unique_ptr<SignalWatcher>> start(std::function<void(int signo)> on_signal);
+  ~SignalWatcher();  // stops the thread; the signals stay blocked
+
+ private:
+  SignalWatcher() = default;
+  ScopedFd sigfd_;
+  std::unique_ptr<EventFd> stop_;
+  std::function<void(int)> on_signal_;
+  std::thread thread_;
+};
+
+}  // namespace courier::sys

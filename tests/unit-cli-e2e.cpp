@@ -1,0 +1,248 @@
+// unit-cli-e2e.cpp — the shipped CLI driven as a user would: against nginx +
+// fcgiwrap + git http-backend over TLS, and against the fixture server where
+// a request must be held. Exit codes, --json, Ctrl-C, two CLIs on one lane,
+// and bad input that must cost nothing.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/args.hpp"
+#include "cli/output.hpp"
+#include "fixture_server.hpp"
+#include "nginx_server.hpp"
+#include "support.hpp"
+#include "sys/process.hpp"
+
+using namespace courier;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> cli_env() {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C"};
+  if (const char* tmp = std::getenv("TMPDIR")) env.push_back(std::string("TMPDIR=") + tmp);
+  return env;
+}
+
+struct Cli {
+  test::TempDir dir;
+  std::string source;
+  std::string tip;
+  std::string lanes;
+
+  explicit Cli(int commits = 3) {
+    source = dir.path() + "/source";
+    tip = test::make_source_repo(source, commits);
+    lanes = dir.path() + "/lanes";
+  }
+
+  std::vector<std::string> push_args(const std::string& remote, const std::string& ca, const std::string& rev = "HEAD",
+                                     std::vector<std::string> extra = {}) const {
+    std::vector<std::string> a = {COURIER_BINARY, "push", "--repo", source, "--remote", remote, "--ref",
+                                  "refs/heads/main", "--rev", rev, "--ca-file", ca, "--lane-dir", lanes};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+
+  test::RunResult push(const std::string& remote, const std::string& ca, const std::string& rev = "HEAD",
+                       std::vector<std::string> extra = {}) const {
+    return test::run(push_args(remote, ca, rev, std::move(extra)), {}, test::Stdin::bytes, cli_env());
+  }
+
+  std::string rev(const std::string& spec) const { return test::git_ok({"rev-parse", spec}, source); }
+};
+
+std::string ref_of(const std::string& git_dir) {
+  auto r = test::git({"--git-dir", git_dir, "rev-parse", "--verify", "-q", "refs/heads/main"});
+  return r.ok() ? r.out.substr(0, 40) : std::string();
+}
+
+json parse_json(const std::string& out) {
+  json j = json::parse(out, nullptr, false);
+  REQUIRE_MESSAGE(!j.is_discarded(), "stdout is not one JSON object: ", out);
+  return j;
+}
+
+}  // namespace
+
+TEST_SUITE("e2e") {
+  TEST_CASE("the CLI delivers, updates, reports up to date and rejected against nginx over TLS, with its exit codes") {
+    test::NginxServer nginx;
+    if (!nginx.available()) {
+      MESSAGE("skipped: " << nginx.unavailable_reason());
+      return;
+    }
+    Cli c(4);
+    nginx.create_bare_repo("e2e");
+    const std::string remote = nginx.url("e2e");
+    auto first = c.push(remote, nginx.ca_file(), "HEAD~2");
+    CHECK_MESSAGE(first.exit_code == cli::kExitOk, first.err);
+    CHECK(ref_of(nginx.repo_path("e2e")) == c.rev("HEAD~2"));
+    auto update = c.push(remote, nginx.ca_file(), "HEAD", {"--json"});
+    CHECK_MESSAGE(update.exit_code == cli::kExitOk, update.err);
+    json j = parse_json(update.out);
+    CHECK(j["outcome"] == "delivered");
+    CHECK(j["old_oid"] == c.rev("HEAD~2"));
+    CHECK(j["objects"] == 6);
+    CHECK(test::git({"--git-dir", nginx.repo_path("e2e"), "fsck", "--strict"}).ok());
+    auto again = c.push(remote, nginx.ca_file(), "HEAD", {"--json"});
+    CHECK(again.exit_code == cli::kExitOk);
+    CHECK(parse_json(again.out)["outcome"] == "up_to_date");
+    test::git_ok({"--git-dir", nginx.repo_path("e2e"), "config", "receive.denyNonFastForwards", "true"});
+    auto rewind = c.push(remote, nginx.ca_file(), "HEAD~1", {"--json"});
+    CHECK(rewind.exit_code == cli::kExitRejected);
+    json r = parse_json(rewind.out);
+    CHECK(r["outcome"] == "rejected");
+    CHECK(r["reason"].get<std::string>().find("non-fast-forward") != std::string::npos);
+    CHECK(ref_of(nginx.repo_path("e2e")) == c.tip);
+  }
+
+  TEST_CASE("--json prints exactly one object with the documented schema") {
+    test::NginxServer nginx;
+    if (!nginx.available()) {
+      MESSAGE("skipped: " << nginx.unavailable_reason());
+      return;
+    }
+    Cli c(2);
+    nginx.create_bare_repo("schema");
+    auto r = c.push(nginx.url("schema"), nginx.ca_file(), "HEAD", {"--json", "--quiet"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+    json j = parse_json(r.out);
+    for (const char* key : {"outcome", "seat", "remote", "ref", "oid", "old_oid", "reason", "objects", "bytes_sent",
+                            "timings_ms", "child"}) {
+      CHECK_MESSAGE(j.contains(key), "missing key ", key);
+    }
+    for (const char* key : {"total", "pending", "spawn", "advertise", "pack", "upload", "stop_confirm"}) {
+      CHECK_MESSAGE(j["timings_ms"].contains(key), "missing timings_ms.", key);
+      CHECK(j["timings_ms"][key].is_number_integer());
+    }
+    for (const char* key : {"pid", "exit_code", "signal", "reaped", "eof"}) CHECK(j["child"].contains(key));
+    CHECK(j["seat"] == "released");
+    CHECK(j["child"]["reaped"] == true);
+    CHECK(j["child"]["eof"] == true);
+    CHECK(j["oid"] == c.tip);
+    CHECK(r.err.empty());  // --quiet: nothing but errors
+  }
+
+  TEST_CASE("a --deadline shorter than a held request ends with exit 4, the child gone and the ref unchanged") {
+    test::FixtureServer server;
+    Cli c(2);
+    server.create_bare_repo("held");
+    server.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    auto r = c.push(server.url("held"), server.ca_file(), "HEAD", {"--deadline", "1500ms", "--json"});
+    CHECK(r.exit_code == cli::kExitDeadline);
+    json j = parse_json(r.out);
+    CHECK(j["outcome"] == "deadline_killed");
+    CHECK(j["seat"] == "released");
+    CHECK(j.contains("deadline_overrun_ms"));
+    CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(j["child"]["pid"].get<std::int64_t>())));
+    server.reset_faults();
+    server.release();
+    CHECK(ref_of(server.repo_path("held")).empty());
+  }
+
+  TEST_CASE("Ctrl-C during a held POST revokes: exit 5, the child gone, the ref unchanged, no claim of rollback") {
+    test::FixtureServer server;
+    Cli c(2);
+    server.create_bare_repo("sigint");
+    server.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    server.respond(test::RequestMatch::next("POST", "git-receive-pack"), 500);
+    test::LineProcess cli(c.push_args(server.url("sigint"), server.ca_file(), "HEAD", {"--json"}));
+    REQUIRE(server.wait_for_held(20'000).has_value());
+    ::kill(cli.pid(), SIGINT);
+    ::kill(cli.pid(), SIGINT);  // a second Ctrl-C does not skip the confirmation
+    const std::string out = cli.wait_line("{", 20'000);
+    const int code = cli.wait_exit();
+    CHECK(code == cli::kExitRevoked);
+    json j = parse_json(out);
+    CHECK(j["outcome"] == "revoked");
+    CHECK(j["child"]["reaped"] == true);
+    CHECK(j["child"]["eof"] == true);
+    CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(j["child"]["pid"].get<std::int64_t>())));
+    server.release();
+    CHECK(ref_of(server.repo_path("sigint")).empty());
+  }
+
+  TEST_CASE("two CLIs on one lane: the second waits, then delivers; the server never sees two receive-packs at once") {
+    test::FixtureServer server;
+    Cli c(3);
+    server.create_bare_repo("shared");
+    server.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    test::LineProcess one(c.push_args(server.url("shared"), server.ca_file(), "HEAD~1", {"--json"}));
+    auto held = server.wait_for_held(20'000);
+    REQUIRE(held.has_value());
+    test::LineProcess two(c.push_args(server.url("shared"), server.ca_file(), "HEAD", {"--json"}));
+    // The second has no request at the server while the first holds the lane.
+    // It is waiting for the lane lock: its advertisement GET cannot have come.
+    const long gets_before = server.count().count("GET /shared.git/info/refs");
+    server.release(held->request);
+    const std::string out1 = one.wait_line("{", 20'000);
+    const std::string out2 = two.wait_line("{", 20'000);
+    CHECK(one.wait_exit() == 0);
+    CHECK(two.wait_exit() == 0);
+    CHECK(parse_json(out1)["outcome"] == "delivered");
+    CHECK(parse_json(out2)["outcome"] == "delivered");
+    CHECK(gets_before == 1);
+    CHECK(server.count().peak_receive_pack == 1);
+    CHECK(ref_of(server.repo_path("shared")) == c.tip);
+  }
+
+  TEST_CASE("bad input: exit 2, a clear message, no child, no request, nothing written") {
+    test::FixtureServer server;
+    Cli c(2);
+    server.create_bare_repo("bad");
+    const std::string remote = server.url("bad");
+    const std::string ca = server.ca_file();
+    struct Case {
+      std::vector<std::string> args;
+      const char* needle;
+    };
+    const std::string repo = c.source;
+    auto base = [&](std::vector<std::string> a) {
+      std::vector<std::string> out = {COURIER_BINARY, "push", "--lane-dir", c.lanes};
+      out.insert(out.end(), a.begin(), a.end());
+      return out;
+    };
+    const std::vector<Case> cases = {
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--bogus"}), "unknown option"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--deadline", "soon"}), "--deadline"},
+        {base({"--repo", c.dir.path() + "/missing", "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD"}), "no repository"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "no-such-branch"}), "unknown revision"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--oid", std::string(40, 'e')}), "not in the repository"},
+        {base({"--repo", repo, "--remote", "not a url", "--ref", "refs/heads/main", "--rev", "HEAD"}), "malformed remote URL"},
+        {base({"--repo", repo, "--remote", "ftp://127.0.0.1/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}), "only https"},
+        {base({"--repo", repo, "--remote", "http://192.0.2.1/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}), "only https"},
+        {base({"--repo", repo, "--remote", "http://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}), "--allow-http-loopback"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "main", "--rev", "HEAD"}), "full ref name"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--ca-file", "/nonexistent"}), "--ca-file"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--auth", "password"}), "--auth"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main"}), "exactly one of --oid and --rev"},
+    };
+    for (const auto& k : cases) {
+      CAPTURE(k.needle);
+      auto r = test::run(k.args, {}, test::Stdin::bytes, cli_env());
+      CHECK(r.exit_code == cli::kExitUsage);
+      CHECK_MESSAGE(r.err.find(k.needle) != std::string::npos, r.err);
+      CHECK(r.out.empty());
+    }
+    CHECK(server.count().total == 0);
+    CHECK_FALSE(std::filesystem::exists(c.lanes));
+    CHECK(ref_of(server.repo_path("bad")).empty());
+  }
+
+  TEST_CASE("exit codes follow the outcome table") {
+    using K = OutcomeKind;
+    const std::vector<std::pair<K, int>> table = {
+        {K::delivered, 0}, {K::up_to_date, 0}, {K::rejected, 1}, {K::transport_failed, 3}, {K::auth_failed, 3},
+        {K::spawn_failed, 3}, {K::failed, 3}, {K::deadline_killed, 4}, {K::revoked, 5},
+        {K::cancelled_no_dispatch, 5}, {K::protocol_fault, 6}, {K::unreaped, 7}, {K::wait_failed, 7},
+        {K::cleanup_unbounded, 7}, {K::cleanup_unobserved, 7}, {K::domain_populated, 7}};
+    for (auto [kind, code] : table) {
+      CAPTURE(outcome_name(kind));
+      CHECK(cli::exit_code_for(kind) == code);
+    }
+  }
+}
