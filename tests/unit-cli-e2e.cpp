@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
@@ -231,6 +232,43 @@ TEST_SUITE("e2e") {
     CHECK(server.count().total == 0);
     CHECK_FALSE(std::filesystem::exists(c.lanes));
     CHECK(ref_of(server.repo_path("bad")).empty());
+  }
+
+  TEST_CASE("A1 A2: keygen, then --auth key:FILE: every leg carries its own verified token; a wrong key gets 401") {
+    Cli c(2);
+    const std::string key = c.dir.path() + "/node.pem";
+    auto kg = test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, cli_env());
+    REQUIRE_MESSAGE(kg.exit_code == 0, kg.err);
+    CHECK(kg.out.find("kid (JWK thumbprint): ") != std::string::npos);
+    auto again = test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, cli_env());
+    CHECK(again.exit_code == cli::kExitUsage);  // never overwrites a key
+    test::FixtureOptions fo;
+    fo.verify_key = key;
+    fo.replay_dir = c.dir.path() + "/replay";
+    test::FixtureServer server(fo);
+    server.create_bare_repo("signed");
+    auto ok = c.push(server.url("signed"), server.ca_file(), "HEAD", {"--auth", "key:" + key, "--json"});
+    CHECK_MESSAGE(ok.exit_code == 0, ok.err);
+    CHECK(parse_json(ok.out)["outcome"] == "delivered");
+    auto journal = server.journal();
+    REQUIRE(journal.size() == 2);
+    std::set<std::string> tokens;
+    for (const auto& e : journal) {
+      auto h = e.header("Authorization");
+      REQUIRE(h.has_value());
+      CHECK(h->rfind("Bearer ", 0) == 0);
+      tokens.insert(*h);
+      CHECK(e.status == 200);
+    }
+    CHECK(tokens.size() == 2);  // one token per leg
+    const std::string other = c.dir.path() + "/other.pem";
+    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", other}, {}, test::Stdin::bytes, cli_env()).exit_code == 0);
+    test::git_ok({"-C", c.source, "commit", "-q", "--allow-empty", "-m", "more"});
+    auto denied = c.push(server.url("signed"), server.ca_file(), "HEAD", {"--auth", "key:" + other, "--json"});
+    CHECK(denied.exit_code == cli::kExitFailed);
+    CHECK(parse_json(denied.out)["outcome"] == "auth_failed");
+    auto missing = c.push(server.url("signed"), server.ca_file(), "HEAD", {"--auth", "key:" + c.dir.path() + "/none.pem"});
+    CHECK(missing.exit_code == cli::kExitUsage);
   }
 
   TEST_CASE("exit codes follow the outcome table") {

@@ -83,6 +83,18 @@ TEST_SUITE("protocol") {
     CHECK_MESSAGE(largest < 4096, "largest allocation while refusing: ", largest);
   }
 
+  TEST_CASE("P1: the blocking reader refuses a length of kMaxFrame + 1 from the header, before any body") {
+    auto p = sys::make_pipe();
+    REQUIRE(p);
+    const std::string bytes = header(static_cast<std::uint32_t>(kMaxFrame + 1)) + "{}";
+    REQUIRE(::write(p->write_end.get(), bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+    p->write_end.reset();
+    auto r = read_frame(p->read_end.get());
+    REQUIRE_FALSE(r.has_value());
+    CHECK_MESSAGE(r.error().code == Errc::frame_too_large,
+                  "read_frame took a length of kMaxFrame + 1 as a frame to read: ", r.error().message);
+  }
+
   TEST_CASE("P1: the reader accepts a frame of exactly kMaxFrame bytes") {
     FrameDecoder d;
     const std::string f = header(static_cast<std::uint32_t>(kMaxFrame)) + std::string(kMaxFrame, ' ');

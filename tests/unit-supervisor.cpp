@@ -11,7 +11,9 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "supervisor/host_calls.hpp"
@@ -221,6 +223,63 @@ TEST_SUITE("supervisor") {
     check_gone_and_reaped(o.child.pid);
   }
 
+  TEST_CASE("S2: a child that closes both pipes at once is at EOF on both, and still not confirmed until it is reaped") {
+    auto opt = standin("close-pipes-then-wedge", 400, CgroupMode::off);
+    const auto deadline = opt.deadline;
+    Supervisor sup(opt);
+    Outcome o = sup.run();
+    const auto pid = static_cast<pid_t>(o.child.pid);
+    CHECK_MESSAGE(o.timings.confirmed >= deadline,
+                  "the stop was confirmed before the deadline kill and the reap: end-of-file alone released it (",
+                  outcome_name(o.kind), ": ", o.reason, ")");
+    CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, "closed-pipes outcome: ", outcome_name(o.kind), " ", o.reason);
+    check_confirmed(o);
+    if (!o.child.reaped && pid > 0) {
+      // A supervisor that let go of a live child: do not leave it behind.
+      ::kill(pid, SIGKILL);
+      siginfo_t info{};
+      ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | __WALL);
+    } else {
+      check_gone_and_reaped(o.child.pid);
+    }
+  }
+
+  TEST_CASE("S3 D4: end-of-file missing after the reap ends supervision within EOF_BOUND, not when the holder lets go") {
+    auto opt = standin("escapee", 30'000, CgroupMode::off);
+    opt.eof_bound = 300 * kNsPerMs;
+    auto err = std::make_shared<std::pair<std::mutex, std::string>>();
+    opt.on_stderr = [err](std::string_view s) {
+      std::lock_guard<std::mutex> lock(err->first);
+      err->second.append(s);
+    };
+    Supervisor sup(opt);
+    Outcome o;
+    test::Latch finished;
+    const auto start = mono_now_ns();
+    std::thread t([&, finished] {
+      o = sup.run();
+      finished.open();
+    });
+    // The holder never lets go by itself: only the bound can end this.
+    const bool ended = finished.wait(5'000);
+    const double took_ms = sys::ns_to_ms(mono_now_ns() - start);
+    CHECK_MESSAGE(ended, "the supervisor was still waiting for end-of-file ", took_ms,
+                  " ms in, with EOF_BOUND at 300 ms: the bound was not kept");
+    std::vector<pid_t> hs;
+    {
+      std::lock_guard<std::mutex> lock(err->first);
+      hs = holders(err->second);
+    }
+    // Clean up what the product, correctly, could not (and let a supervisor
+    // that would wait forever see its EOF).
+    for (pid_t h : hs) ::kill(h, SIGKILL);
+    t.join();
+    REQUIRE(hs.size() == 1);
+    CHECK_MESSAGE(o.kind == OutcomeKind::cleanup_unbounded, "outcome: ", outcome_name(o.kind), " ", o.reason);
+    CHECK(o.seat() == SeatDisposition::retain);
+    if (ended) test::report("EOF bound", "reap to unconfirmed outcome (bound 300 ms)", took_ms, "ms");
+  }
+
   TEST_CASE("P2: a child that never reads its stdin while the parent has frames to write is killed at the deadline") {
     auto opt = standin("never-read", 1'500);
     const auto deadline = opt.deadline;
@@ -340,6 +399,64 @@ TEST_SUITE("supervisor") {
     check_confirmed(o);
     CHECK(mono_now_ns() - start < 5'000 * kNsPerMs);
     CHECK(HostCalls::wait_idle(5'000));
+  }
+
+  TEST_CASE("A3: a token minted while authority was withdrawn is dropped in the parent and never reaches the child") {
+    auto opt = standin("mint-report-check", 30'000);
+    opt.job.authenticated = true;
+    std::atomic<bool> withdrawn{false};
+    std::atomic<int> mints{0};
+    opt.mint = [&](const protocol::Mint&) {
+      ++mints;
+      withdrawn = true;  // the turn ends while the minter is at work
+      return MintAnswer{std::string("Authorization: Bearer a3-token-minted-after-revocation"), ""};
+    };
+    opt.authority = [&](const std::string&) {
+      return withdrawn.load() ? AuthorityAnswer{false, "the turn ended while minting"} : AuthorityAnswer{true, ""};
+    };
+    auto err = std::make_shared<std::pair<std::mutex, std::string>>();
+    opt.on_stderr = [err](std::string_view s) {
+      std::lock_guard<std::mutex> lock(err->first);
+      err->second.append(s);
+    };
+    const auto start = mono_now_ns();
+    Supervisor sup(opt);
+    Outcome o = sup.run();
+    std::string said;
+    {
+      std::lock_guard<std::mutex> lock(err->first);
+      said = err->second;
+    }
+    CHECK(mints.load() == 1);
+    CHECK_MESSAGE(said.find("a3-token") == std::string::npos,
+                  "the token minted for a revoked delivery reached the child: ", said);
+    CHECK_MESSAGE(o.kind == OutcomeKind::revoked, outcome_name(o.kind), " ", o.reason);
+    check_confirmed(o);
+    CHECK(mono_now_ns() - start < 5'000 * kNsPerMs);
+    CHECK(HostCalls::wait_idle(5'000));
+  }
+
+  TEST_CASE("A1: the child's environment holds only the names the design allows: no GIT_ variable, no secret") {
+    ::setenv("GIT_DIR", "/should/not/pass", 1);
+    ::setenv("GIT_SSH_COMMAND", "false", 1);
+    ::setenv("COURIER_TEST_SECRET", "hunter2", 1);
+    SupervisorOptions opt = standin("deliver", 10'000);
+    Supervisor sup(opt);
+    Outcome o = sup.run();
+    ::unsetenv("GIT_DIR");
+    ::unsetenv("GIT_SSH_COMMAND");
+    ::unsetenv("COURIER_TEST_SECRET");
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    // The design's list, written out here rather than read from the product.
+    const std::set<std::string> design = {"PATH", "HOME", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR", "LANG", "TZ"};
+    for (auto name : kChildEnvAllowlist) {
+      CHECK_MESSAGE(design.count(std::string(name)) == 1, "the allowlist names a variable the design does not allow: ",
+                    std::string(name));
+    }
+    REQUIRE_FALSE(o.child_env_keys.empty());
+    for (const auto& key : o.child_env_keys) {
+      CHECK_MESSAGE(design.count(key) == 1, "the child received a variable outside the design's allowlist: ", key);
+    }
   }
 
   TEST_CASE("S5: revocation before run() spawns nothing: cancelled_no_dispatch") {

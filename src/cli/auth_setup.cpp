@@ -1,12 +1,29 @@
-// auth_setup.cpp — --auth for the CLI.
+// auth_setup.cpp — --auth for the CLI: one minter for the one delivery, run
+// by this process behind the MintGate (A2, A3).
 #include "cli/auth_setup.hpp"
+
+#include "auth/auth_spec.hpp"
+#include "auth/minter.hpp"
 
 namespace courier::cli {
 
-Result<std::unique_ptr<AuthSetup>> AuthSetup::from_spec(const std::string& spec, const std::string& /*remote*/) {
+Result<std::unique_ptr<AuthSetup>> AuthSetup::from_spec(const std::string& spec, const DeliveryRequest& request,
+                                                        sys::MonoNs deadline) {
   auto setup = std::make_unique<AuthSetup>();
-  if (spec == "none") return setup;
-  return fail(Errc::invalid_argument, "--auth " + spec + " is not supported by this build");
+  auto factory = auth::minter_factory(spec);
+  if (!factory) return fail(Errc::invalid_argument, "--auth: " + factory.error().message);
+  auth::MintContext context;
+  context.remote = request.remote;
+  context.ref = request.ref;
+  context.oid = request.oid;
+  context.deadline = deadline;  // no later than the turn's, which is fixed just after
+  auto minter = (*factory)(context);
+  if (!minter) return fail(Errc::invalid_argument, "--auth: " + minter.error().message);
+  if (!*minter) return setup;  // none
+  std::shared_ptr<auth::Minter> m = *minter;
+  setup->mint_ = auth::make_mint_callback(m, context, nullptr);
+  setup->settle_ = [m](bool accepted) { (void)m->settle(accepted); };
+  return setup;
 }
 
 void AuthSetup::after(const Outcome& o) {

@@ -14,8 +14,10 @@ namespace courier::cli {
 
 class AuthSetup {
  public:
+  // `deadline` must be no later than the turn's (take it before submit()).
   // Errors: invalid_argument (unknown mode, unreadable or wrong key file).
-  static Result<std::unique_ptr<AuthSetup>> from_spec(const std::string& spec, const std::string& remote);
+  static Result<std::unique_ptr<AuthSetup>> from_spec(const std::string& spec, const DeliveryRequest& request,
+                                                      sys::MonoNs deadline);
 
   // The mint callback for DeliveryRequest::mint (null for --auth none).
   std::function<MintAnswer(const protocol::Mint&)> mint() const { return mint_; }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "auth/ed25519_minter.hpp"
 #include "cli/args.hpp"
 #include "cli/push.hpp"
 #include "protocol/frame.hpp"
@@ -146,8 +147,14 @@ int run(int argc, char** argv) {
       std::fputs("usage: git-courier keygen --out FILE\n", stdout);
       return kExitOk;
     }
-    std::fprintf(stderr, "git-courier: keygen: this build has no key support yet\n");
-    return kExitFailed;
+    auto key = auth::keygen(parsed->out);
+    if (!key) {
+      std::fprintf(stderr, "git-courier: keygen: %s\n", key.error().message.c_str());
+      return kExitUsage;
+    }
+    std::printf("wrote %s\npublic key (Ed25519, base64url): %s\nkid (JWK thumbprint): %s\n", parsed->out.c_str(),
+                key->public_key.c_str(), key->thumbprint.c_str());
+    return kExitOk;
   }
   usage_error("unknown command '" + cmd + "'", kUsage);
   return kExitUsage;

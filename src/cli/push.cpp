@@ -111,8 +111,6 @@ class ProgressView {
 int run_push(const PushArgs& a) {
   auto v = validate(a);
   if (!v) return usage(v.error().message);
-  auto auth = AuthSetup::from_spec(a.auth, a.remote);
-  if (!auth) return usage(auth.error().message);
 
   // SIGINT/SIGTERM become a revocation; blocked before any thread starts so
   // that only the watcher ever sees them.
@@ -152,6 +150,10 @@ int run_push(const PushArgs& a) {
   req.budget = a.deadline;
   req.ca_file = a.ca_file;
   req.allow_http_loopback = a.allow_http_loopback;
+  // The turn's deadline is fixed at submit(); the tokens' is taken just
+  // before it, so it can only be earlier.
+  auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_now_ns() + a.deadline.count() * sys::kNsPerMs);
+  if (!auth) return usage(auth.error().message);
   req.mint = (*auth)->mint();
   req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };
 

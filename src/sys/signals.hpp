@@ -16,8 +16,10 @@ namespace courier::sys {
 
 class SignalWatcher {
  public:
-  // Blocks SIGINT and SIGTERM in the calling thread (and so in threads it
-  // starts later) and starts watching. Errors: os_error.
+  // Sets SIGINT and SIGTERM to their default disposition (undoing a
+  // shell's SIG_IGN for background jobs), blocks them in the calling thread
+  // (and so in threads it starts later) and starts watching. For programs
+  // that own their signals (the CLI), not for library hosts. Errors: os_error.
   static Result<std::unique_ptr<SignalWatcher>> start(std::function<void(int signo)> on_signal);
   ~SignalWatcher();  // stops the thread; the signals stay blocked
 

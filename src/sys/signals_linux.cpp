@@ -15,6 +15,13 @@ Result<std::unique_ptr<SignalWatcher>> SignalWatcher::start(std::function<void(i
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  // A shell starts background jobs with SIGINT ignored, and an ignored
+  // signal is discarded even while blocked: take both back to the default
+  // so that an explicit `kill -INT` still reaches the signalfd.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(SIGINT, &dfl, nullptr);
+  ::sigaction(SIGTERM, &dfl, nullptr);
   if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0) return tl::unexpected(os_error("pthread_sigmask", errno));
   std::unique_ptr<SignalWatcher> w(new SignalWatcher());
   w->sigfd_.reset(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
