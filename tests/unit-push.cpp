@@ -10,6 +10,7 @@
 
 #include "courier.hpp"
 #include "fixture_server.hpp"
+#include "nginx_server.hpp"
 #include "support.hpp"
 #include "sys/process.hpp"
 
@@ -286,5 +287,42 @@ TEST_SUITE("push") {
     test::report("second behind held POST", "pending samples", pending, "samples");
     CHECK(s.server.count().peak_receive_pack == 1);
     CHECK(s.remote_ref("r") == s.tip);
+  }
+
+  TEST_CASE("a generated repository of more than 20,000 objects is delivered end to end through nginx") {
+    test::NginxServer nginx;
+    if (!nginx.available()) {
+      MESSAGE("skipped: " << nginx.unavailable_reason());
+      return;
+    }
+    test::TempDir dir;
+    auto repo = test::generate_repo(dir.path() + "/big", {"--objects", "21000"});
+    REQUIRE(repo.objects >= 20'000);
+    nginx.create_bare_repo("big");
+    ExecutorOptions eo;
+    eo.lane_dir = dir.path() + "/lanes";
+    eo.child_program = COURIER_BINARY;
+    eo.on_child_stderr = [](std::string_view) {};
+    eo.on_log = [](std::string_view) {};
+    Executor ex(eo);
+    DeliveryRequest r;
+    r.repo = repo.dir;
+    r.remote = nginx.url("big");
+    r.ref = "refs/heads/main";
+    r.oid = repo.head;
+    r.budget = std::chrono::milliseconds(300'000);
+    r.ca_file = nginx.ca_file();
+    const auto start = mono_now_ns();
+    Outcome o = ex.submit(r).wait();
+    const double took = sys::ns_to_ms(mono_now_ns() - start);
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    test::report("large push", "objects", static_cast<double>(o.objects.value_or(0)), "objects");
+    test::report("large push", "submit to delivered", took, "ms");
+    test::report("large push", "pack", static_cast<double>(o.pack_ms.value_or(0)), "ms");
+    test::report("large push", "upload", static_cast<double>(o.upload_ms.value_or(0)), "ms");
+    CHECK(o.objects.value_or(0) == static_cast<std::uint64_t>(repo.objects));
+    auto back = test::git({"--git-dir", nginx.repo_path("big"), "rev-parse", "refs/heads/main"});
+    CHECK(back.out.substr(0, 40) == repo.head);
+    CHECK(test::git({"--git-dir", nginx.repo_path("big"), "fsck", "--connectivity-only"}).ok());
   }
 }

@@ -451,7 +451,7 @@ struct Supervisor::Loop {
   }
 
   bool confirmed() const {
-    return out.child.stdout_eof && out.child.stderr_eof && (!cgroup || out.child.cgroup_empty);
+    return out.child.reaped && out.child.stdout_eof && out.child.stderr_eof && (!cgroup || out.child.cgroup_empty);
   }
 
   // After the stop: anyone left in the child's process group who is not a
