@@ -78,3 +78,11 @@ TEST_SUITE("supervisor") {
 TEST_SUITE("seat") {
   TEST_CASE("leak check: the seat suite leaves no child, no process and no descriptor behind") { leak_check(); }
 }
+
+TEST_SUITE("push") {
+  TEST_CASE("leak check: the push suite leaves no child, no process and no descriptor behind") { leak_check(); }
+}
+
+TEST_SUITE("e2e") {
+  TEST_CASE("leak check: the end-to-end suite leaves no child, no process and no descriptor behind") { leak_check(); }
+}

@@ -476,8 +476,8 @@ void DeliveryHandle::revoke(const std::string& reason) {
       s_->revoke_reason = reason;
     }
   }
-  s_->claim.store(kCancelled);
-  if (true) {
+  int expected = kQueued;
+  if (s_->claim.compare_exchange_strong(expected, kCancelled)) {
     // Cancellation won: nothing was, or ever will be, spawned for it.
     s_->finish(s_->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + reason));
     if (auto exec = s_->exec.lock()) {
