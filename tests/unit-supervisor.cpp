@@ -230,9 +230,10 @@ TEST_SUITE("supervisor") {
     Outcome o = sup.run();
     const auto pid = static_cast<pid_t>(o.child.pid);
     CHECK_MESSAGE(o.timings.confirmed >= deadline,
-                  "the stop was confirmed before the deadline kill and the reap: end-of-file alone released it (",
-                  outcome_name(o.kind), ": ", o.reason, ")");
-    CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, "closed-pipes outcome: ", outcome_name(o.kind), " ", o.reason);
+                  "supervision ended before the deadline kill and the reap: end-of-file alone was taken as the stop (",
+                  std::string(outcome_name(o.kind)), ": ", o.reason, ")");
+    CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, "closed-pipes outcome: ", std::string(outcome_name(o.kind)),
+                  " ", o.reason);
     check_confirmed(o);
     if (!o.child.reaped && pid > 0) {
       // A supervisor that let go of a live child: do not leave it behind.
@@ -275,7 +276,8 @@ TEST_SUITE("supervisor") {
     for (pid_t h : hs) ::kill(h, SIGKILL);
     t.join();
     REQUIRE(hs.size() == 1);
-    CHECK_MESSAGE(o.kind == OutcomeKind::cleanup_unbounded, "outcome: ", outcome_name(o.kind), " ", o.reason);
+    CHECK_MESSAGE(o.kind == OutcomeKind::cleanup_unbounded, "outcome: ", std::string(outcome_name(o.kind)), " ",
+                  o.reason);
     CHECK(o.seat() == SeatDisposition::retain);
     if (ended) test::report("EOF bound", "reap to unconfirmed outcome (bound 300 ms)", took_ms, "ms");
   }
@@ -430,7 +432,7 @@ TEST_SUITE("supervisor") {
     CHECK(mints.load() == 1);
     CHECK_MESSAGE(said.find("a3-token") == std::string::npos,
                   "the token minted for a revoked delivery reached the child: ", said);
-    CHECK_MESSAGE(o.kind == OutcomeKind::revoked, outcome_name(o.kind), " ", o.reason);
+    CHECK_MESSAGE(o.kind == OutcomeKind::revoked, std::string(outcome_name(o.kind)), " ", o.reason);
     check_confirmed(o);
     CHECK(mono_now_ns() - start < 5'000 * kNsPerMs);
     CHECK(HostCalls::wait_idle(5'000));

@@ -185,6 +185,7 @@ struct Supervisor::Loop {
       protocol_fault(std::string("cannot encode '") + protocol::type_name(m) + "': " + body.error().message);
       return;
     }
+    if (opt.on_frame) opt.on_frame(true, *body);
     auto frame = protocol::encode_frame(*body);
     if (!frame) {
       protocol_fault(std::string("cannot frame '") + protocol::type_name(m) + "': " + frame.error().message);
@@ -270,6 +271,7 @@ struct Supervisor::Loop {
         return;
       }
       if (!*frame) break;
+      if (opt.on_frame) opt.on_frame(false, **frame);
       if (fault) continue;  // stopping for a fault: drain, do not interpret
       auto msg = protocol::decode_child(**frame);
       if (!msg) {

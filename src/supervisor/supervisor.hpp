@@ -84,6 +84,10 @@ struct SupervisorOptions {
   std::function<void(std::string_view)> on_stderr;  // default: relayed to our stderr
   std::function<void(std::string_view)> on_event;   // one-line supervisor log (spawned, killed, ...)
   std::function<void(std::int64_t pid)> on_spawned; // the child exists (before the job is sent)
+  // A tap on the conversation: every frame body queued for the child
+  // (to_child = true) and every frame body read from it. For audits and
+  // tests; runs on the drive loop.
+  std::function<void(bool to_child, std::string_view body)> on_frame;
 };
 
 class Supervisor {
