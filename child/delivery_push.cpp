@@ -10,6 +10,8 @@
 #include "protocol/messages.hpp"
 #include "sys/io.hpp"
 #include "sys/process.hpp"
+#include "sys/spawn.hpp"
+#include "sys/unix_socket.hpp"
 
 namespace courier::child {
 
@@ -55,7 +57,19 @@ int run_delivery_push(int argc, char** argv) {
   hello.fds = sys::open_fds();
   if (!send(hello)) return kChildProtocolFailure;
 
-  auto frame = protocol::read_frame(kIn);
+  // Over a socket (a warm child) the job may carry the lane lock with it:
+  // it arrives as a passed descriptor and takes the fixed number kInheritedFd.
+  sys::ScopedFd passed;
+  auto frame = sys::is_socket(kIn) ? protocol::read_frame_from([&passed](char* buf, std::size_t len) {
+    return sys::recv_with_fd(kIn, buf, len, passed);
+  })
+                                   : protocol::read_frame(kIn);
+  if (passed) {
+    if (auto moved = sys::move_fd(std::move(passed), sys::kInheritedFd); !moved) {
+      say("cannot take the lane lock: " + moved.error().message);
+      return kChildProtocolFailure;
+    }
+  }
   if (!frame || !*frame) {
     say(std::string("no job: ") + (frame ? "stdin ended before a job frame arrived" : frame.error().message) +
         ". This command only runs under `git-courier push`; it never pushes without a job.");

@@ -84,6 +84,12 @@ struct ExecutorOptions {
   CgroupMode cgroup = CgroupMode::automatic;
   // Tests only: a stand-in child program (absolute path to an existing file).
   std::string child_program;
+  // Keep one child spawned ahead of need: it has said hello and waits, in
+  // its own process group (or cgroup), holding no lane. A delivery that gets
+  // its seat hands it the job and, by descriptor passing, the lane lock; a
+  // new warm child is then spawned. It is killed and confirmed like any
+  // other child when the executor shuts down.
+  bool warm_child = false;
   // Tests only: shorter confirmation bounds.
   sys::MonoNs reap_bound = supervisor::kReapBound;
   sys::MonoNs eof_bound = supervisor::kEofBound;
@@ -142,6 +148,11 @@ class Executor {
   // request on a poisoned lane, or with a malformed remote, finishes at once
   // (lane_poisoned / spawn_failed with the reason).
   DeliveryHandle submit(DeliveryRequest request);
+
+  // The warm child waiting for a job, if any (0: none ready).
+  std::int64_t warm_child_pid() const;
+  // Waits until a warm child has said hello (or the timeout); its pid or 0.
+  std::int64_t wait_warm_child(std::chrono::milliseconds timeout) const;
 
   // How many children this executor spawned (tests count them, S5).
   std::uint64_t spawned() const;

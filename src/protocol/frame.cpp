@@ -126,10 +126,14 @@ Result<void> FrameDecoder::finish() const {
 }
 
 Result<std::optional<std::string>> read_frame(int fd) {
+  return read_frame_from([fd](char* buf, std::size_t len) { return sys::read_some(fd, buf, len); });
+}
+
+Result<std::optional<std::string>> read_frame_from(const std::function<Result<std::size_t>(char*, std::size_t)>& read) {
   char header[kFrameHeader];
   std::size_t got = 0;
   while (got < kFrameHeader) {
-    auto r = sys::read_some(fd, header + got, kFrameHeader - got);
+    auto r = read(header + got, kFrameHeader - got);
     if (!r) return tl::unexpected(r.error());
     if (*r == 0) {
       if (got == 0) return std::optional<std::string>{};
@@ -148,7 +152,7 @@ Result<std::optional<std::string>> read_frame(int fd) {
   std::string body(n, '\0');
   std::size_t have = 0;
   while (have < n) {
-    auto r = sys::read_some(fd, body.data() + have, n - have);
+    auto r = read(body.data() + have, n - have);
     if (!r) return tl::unexpected(r.error());
     if (*r == 0) {
       return fail(Errc::frame_truncated_body, "end of file inside a frame body (" +

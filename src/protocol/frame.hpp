@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,8 @@ class FrameDecoder {
 // read_frame: ok(nullopt) on clean EOF at a frame boundary.
 // Errors: as FrameDecoder, plus os_error.
 Result<std::optional<std::string>> read_frame(int fd);
+// The same over any blocking byte source: `read` returns bytes read (0: EOF).
+Result<std::optional<std::string>> read_frame_from(const std::function<Result<std::size_t>(char*, std::size_t)>& read);
 // write_frame: encodes and writes it whole. Errors: as encode_frame, os_error.
 Result<void> write_frame(int fd, std::string_view body);
 

@@ -35,6 +35,13 @@ class ParentSession {
   // finished: the supervisor treats any error as a protocol fault.
   Result<void> accept(const ChildMessage& m);
 
+  // A warm child says hello before it has a job: its gated object and
+  // whether it may mint are bound when the job is assigned.
+  void bind(std::string gated_oid, bool authenticated) {
+    config_.gated_oid = std::move(gated_oid);
+    config_.authenticated = authenticated;
+  }
+
   State state() const { return state_; }
   int mints() const { return mints_; }
 

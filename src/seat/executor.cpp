@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
+#include <future>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -125,8 +126,24 @@ struct Lane {
   std::uint64_t poisoned_by = 0;      // unconfirmed delivery that retains the seat forever
 };
 
+// A child spawned ahead of need, supervised by a thread of its own (the
+// spawning thread, which must outlive the child).
+struct WarmSlot {
+  std::shared_ptr<Supervisor> sup;
+  std::thread thread;
+  std::promise<Outcome> done;
+  std::future<Outcome> outcome = done.get_future();
+
+  // Kills and confirms a warm child nobody will use, and joins its thread.
+  void retire(const std::string& why) {
+    sup->revoke(why);
+    if (thread.joinable()) thread.join();
+  }
+};
+
 struct Executor::Impl {
   ExecutorOptions opt;
+  std::shared_ptr<WarmSlot> warm;  // under mu
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::shared_ptr<DeliveryHandle::Shared>> queue;
@@ -261,6 +278,45 @@ struct Executor::Impl {
     cv.notify_all();
   }
 
+  // Spawns the next warm child (in the background) if warm children are on.
+  void start_warm() {
+    if (!opt.warm_child) return;
+    SupervisorOptions wo;
+    wo.warm = true;
+    wo.child_program = opt.child_program;
+    wo.cgroup = opt.cgroup;
+    wo.reap_bound = opt.reap_bound;
+    wo.eof_bound = opt.eof_bound;
+    wo.on_stderr = opt.on_child_stderr;
+    wo.on_event = [this](std::string_view line) { log(std::string(line)); };
+    // Its hello makes it ready: wake anyone waiting for a warm child.
+    wo.on_ready = [this] {
+      std::lock_guard<std::mutex> lock(mu);
+      cv.notify_all();
+    };
+    auto slot = std::make_shared<WarmSlot>();
+    slot->sup = std::make_shared<Supervisor>(std::move(wo));
+    slot->thread = std::thread([s = slot.get()] { s->done.set_value(s->sup->run()); });
+    std::shared_ptr<WarmSlot> old;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (stopping) {
+        old = std::move(slot);
+      } else {
+        old = std::move(warm);
+        warm = std::move(slot);
+      }
+    }
+    if (old) old->retire("the executor is shutting down");
+  }
+
+  // A ready warm child, taken out of its slot (or null).
+  std::shared_ptr<WarmSlot> take_warm() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!warm || !warm->sup->ready()) return nullptr;
+    return std::move(warm);
+  }
+
   void run_turn(const std::shared_ptr<DeliveryHandle::Shared>& d) {
     const sys::MonoNs seat_at = sys::mono_now_ns();
     DeliveryEvent granted;
@@ -319,13 +375,22 @@ struct Executor::Impl {
       e.child_pid = pid;
       s->emit(e);
     };
-    auto sup = std::make_shared<Supervisor>(std::move(so));
+    std::shared_ptr<WarmSlot> warm_slot = take_warm();
+    auto sup = warm_slot ? warm_slot->sup : std::make_shared<Supervisor>(so);
     {
+      // A warm child becomes this delivery's only once assigned: a
+      // revocation before that must not cost the spare child its life.
       std::lock_guard<std::mutex> lock(d->mu);
-      d->sup = sup;
+      d->sup = warm_slot ? nullptr : sup;
     }
     int expected = kQueued;
     if (!d->claim.compare_exchange_strong(expected, kClaimed)) {
+      if (warm_slot) {
+        // Not this delivery's after all: the warm child stays warm.
+        std::lock_guard<std::mutex> lock(mu);
+        if (!warm && !stopping) warm = std::move(warm_slot);
+      }
+      if (warm_slot) warm_slot->retire("not needed");
       // Cancellation won the race: no child was or will be spawned, the
       // work provably never started, so the seat goes straight back.
       Outcome o;
@@ -346,7 +411,37 @@ struct Executor::Impl {
       std::lock_guard<std::mutex> lock(d->mu);
       d->state = DeliveryState::running;
     }
-    Outcome o = sup->run();
+    Outcome o;
+    bool ran = false;
+    if (warm_slot && sup->assign(so)) {
+      std::string revoked_reason;
+      {
+        std::lock_guard<std::mutex> lock(d->mu);
+        d->sup = sup;
+        if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
+      }
+      if (!revoked_reason.empty()) sup->revoke(revoked_reason);
+      o = warm_slot->outcome.get();
+      warm_slot->thread.join();
+      // Assigned but gone before it took the job: it never had this
+      // delivery, which now gets a cold child like any other.
+      ran = o.warm;
+      start_warm();
+    } else if (warm_slot) {
+      warm_slot->retire("could not take a job");
+      start_warm();
+    }
+    if (!ran) {
+      sup = std::make_shared<Supervisor>(so);
+      std::string revoked_reason;
+      {
+        std::lock_guard<std::mutex> lock(d->mu);
+        d->sup = sup;
+        if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
+      }
+      if (!revoked_reason.empty()) sup->revoke(revoked_reason);
+      o = sup->run();
+    }
     o.timings.submitted = d->submitted;
     o.timings.seat = seat_at;
     if (o.dispatched) spawned.fetch_add(1);
@@ -535,6 +630,7 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   impl_->scheduler_wake = std::move(*wake);
   impl_->expiry_timer = std::move(*timer);
   for (std::size_t i = 0; i < impl_->opt.workers; ++i) impl_->workers.emplace_back([this] { impl_->worker(); });
+  impl_->start_warm();
   impl_->scheduler = std::thread([this] { impl_->schedule(); });
 }
 
@@ -553,6 +649,12 @@ Executor::~Executor() {
   }
   impl_->wake_scheduler();
   for (auto& w : impl_->workers) w.join();
+  std::shared_ptr<WarmSlot> warm;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    warm = std::move(impl_->warm);
+  }
+  if (warm) warm->retire("the executor is shutting down");
   impl_->wake_scheduler();
   impl_->scheduler.join();
   std::lock_guard<std::mutex> lock(g_retained_mu);
@@ -593,6 +695,17 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
 }
 
 std::uint64_t Executor::spawned() const { return impl_->spawned.load(); }
+
+std::int64_t Executor::wait_warm_child(std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->cv.wait_for(lock, timeout, [&] { return impl_->warm && impl_->warm->sup->ready(); });
+  return impl_->warm && impl_->warm->sup->ready() ? impl_->warm->sup->child_pid() : 0;
+}
+
+std::int64_t Executor::warm_child_pid() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->warm && impl_->warm->sup->ready() ? impl_->warm->sup->child_pid() : 0;
+}
 const std::string& Executor::lane_dir() const { return impl_->opt.lane_dir; }
 
 }  // namespace courier

@@ -61,6 +61,9 @@ struct Timings {
   sys::MonoNs seat = 0;         // the seat was granted (0: never)
   sys::MonoNs spawned = 0;      // clone3 returned (0: never)
   sys::MonoNs hello = 0;        // hello received
+  sys::MonoNs assigned = 0;     // the job was given to this child (warm: after hello)
+  sys::MonoNs job_sent = 0;     // the job frame was fully written (0: never)
+  sys::MonoNs job_accepted = 0; // the child's first frame after reading its job
   sys::MonoNs kill = 0;         // first SIGKILL to the domain (0: none)
   sys::MonoNs exited = 0;       // leader exit observed
   sys::MonoNs reaped = 0;
@@ -72,6 +75,7 @@ struct Outcome {
   OutcomeKind kind = OutcomeKind::spawn_failed;
   std::string reason;            // one line for people
   bool dispatched = false;       // a child was spawned for this delivery
+  bool warm = false;             // the child was spawned ahead of need and then given this job
   ChildFacts child;
   Timings timings;
   sys::MonoNs deadline = 0;

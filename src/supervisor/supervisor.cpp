@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 
 #include "child/delivery_push.hpp"
@@ -20,6 +21,7 @@
 #include "sys/io.hpp"
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
+#include "sys/unix_socket.hpp"
 
 namespace courier::supervisor {
 
@@ -76,7 +78,8 @@ std::vector<std::string> child_environment() {
 // Everything one run of the drive loop owns.
 struct Supervisor::Loop {
   Supervisor& sup;
-  const SupervisorOptions& opt;
+  std::reference_wrapper<const SupervisorOptions> optr;
+  const SupervisorOptions& opt() const { return optr.get(); }
   Outcome out;
 
   std::shared_ptr<sys::EventFd> wake;
@@ -97,7 +100,14 @@ struct Supervisor::Loop {
 
   protocol::FrameDecoder decoder;
   std::optional<protocol::ParentSession> session;
-  std::deque<std::string> outbound;
+  struct Outgoing {
+    std::string bytes;
+    int pass_fd = -1;    // a descriptor to pass with the first byte (the lane lock)
+    bool is_job = false;
+  };
+  std::deque<Outgoing> outbound;
+  bool socket_channel = false;
+  sys::MonoNs job_queued = 0;
   std::size_t outbound_offset = 0;
   std::size_t outbound_bytes = 0;
   bool stdout_paused = false;
@@ -110,10 +120,10 @@ struct Supervisor::Loop {
   std::string unconfirmed_reason;
   bool done = false;
 
-  Loop(Supervisor& s, const SupervisorOptions& o) : sup(s), opt(o) {}
+  Loop(Supervisor& s, const SupervisorOptions& o) : sup(s), optr(o) {}
 
   void event(const std::string& line) {
-    if (opt.on_event) opt.on_event(line);
+    if (opt().on_event) opt().on_event(line);
   }
 
   // ---- stopping -------------------------------------------------------
@@ -141,9 +151,9 @@ struct Supervisor::Loop {
   void update_bound() {
     sys::MonoNs at = 0;
     if (domain->reaped()) {
-      at = out.timings.reaped + opt.eof_bound;
+      at = out.timings.reaped + opt().eof_bound;
     } else if (domain->first_kill_ns() != 0) {
-      at = domain->first_kill_ns() + opt.reap_bound;
+      at = domain->first_kill_ns() + opt().reap_bound;
     } else if (result_ns != 0) {
       at = result_ns + kResultExitGrace;
     }
@@ -162,7 +172,7 @@ struct Supervisor::Loop {
         set_unconfirmed(OutcomeKind::cleanup_unbounded,
                         "end-of-file not seen on the child's " +
                             std::string(!out.child.stdout_eof ? "stdout" : "stderr") + " within EOF_BOUND (" +
-                            std::to_string(opt.eof_bound / sys::kNsPerMs) +
+                            std::to_string(opt().eof_bound / sys::kNsPerMs) +
                             " ms) after the reap: a process outside the kill domain holds it");
       } else if (cgroup && !out.child.cgroup_empty) {
         set_unconfirmed(OutcomeKind::domain_populated, "the child's cgroup " + cgroup->path() +
@@ -171,7 +181,7 @@ struct Supervisor::Loop {
     } else if (domain->first_kill_ns() != 0) {
       set_unconfirmed(OutcomeKind::unreaped, "the child " + std::to_string(child.pid) +
                                                  " did not exit within REAP_BOUND (" +
-                                                 std::to_string(opt.reap_bound / sys::kNsPerMs) +
+                                                 std::to_string(opt().reap_bound / sys::kNsPerMs) +
                                                  " ms) after SIGKILL");
     } else if (result_ns != 0) {
       stop(StopCause::after_result, "it sent its result but did not exit");
@@ -179,27 +189,32 @@ struct Supervisor::Loop {
   }
 
   // ---- writing --------------------------------------------------------
-  void queue(const protocol::ParentMessage& m) {
+  void queue(const protocol::ParentMessage& m, int pass_fd = -1) {
     auto body = protocol::encode(m);
     if (!body) {
       protocol_fault(std::string("cannot encode '") + protocol::type_name(m) + "': " + body.error().message);
       return;
     }
-    if (opt.on_frame) opt.on_frame(true, *body);
+    if (opt().on_frame) opt().on_frame(true, *body);
     auto frame = protocol::encode_frame(*body);
     if (!frame) {
       protocol_fault(std::string("cannot frame '") + protocol::type_name(m) + "': " + frame.error().message);
       return;
     }
     outbound_bytes += frame->size();
-    outbound.push_back(std::move(*frame));
+    const bool is_job = std::holds_alternative<protocol::Job>(m);
+    if (is_job) job_queued = sys::mono_now_ns();
+    outbound.push_back(Outgoing{std::move(*frame), pass_fd, is_job});
     flush();
   }
 
   void flush() {
     while (!outbound.empty() && to_child) {
-      const std::string& f = outbound.front();
-      auto n = sys::write_nonblocking(to_child.get(), f.data() + outbound_offset, f.size() - outbound_offset);
+      Outgoing& entry = outbound.front();
+      const std::string& f = entry.bytes;
+      auto n = (entry.pass_fd >= 0 && outbound_offset == 0)
+                   ? sys::send_with_fd(to_child.get(), f.data(), f.size(), entry.pass_fd)
+                   : sys::write_nonblocking(to_child.get(), f.data() + outbound_offset, f.size() - outbound_offset);
       if (!n) {
         // EPIPE: the child closed its stdin (or died). Nothing more can be
         // said to it; that alone is not a fault.
@@ -214,6 +229,7 @@ struct Supervisor::Loop {
       if (*n == 0) break;
       outbound_offset += *n;
       if (outbound_offset == f.size()) {
+        if (entry.is_job) out.timings.job_sent = sys::mono_now_ns();
         outbound_bytes -= f.size();
         outbound.pop_front();
         outbound_offset = 0;
@@ -271,7 +287,7 @@ struct Supervisor::Loop {
         return;
       }
       if (!*frame) break;
-      if (opt.on_frame) opt.on_frame(false, **frame);
+      if (opt().on_frame) opt().on_frame(false, **frame);
       if (fault) continue;  // stopping for a fault: drain, do not interpret
       auto msg = protocol::decode_child(**frame);
       if (!msg) {
@@ -287,7 +303,12 @@ struct Supervisor::Loop {
   }
 
   void handle(const protocol::ChildMessage& msg) {
+    if (job_queued != 0 && out.timings.job_accepted == 0 && !std::holds_alternative<protocol::Hello>(msg)) {
+      out.timings.job_accepted = sys::mono_now_ns();
+    }
     if (const auto* h = std::get_if<protocol::Hello>(&msg)) {
+      sup.ready_ = true;
+      if (opt().on_ready) opt().on_ready();
       out.timings.hello = sys::mono_now_ns();
       out.child_argv = h->argv;
       out.child_env_keys = h->env_keys;
@@ -298,7 +319,7 @@ struct Supervisor::Loop {
     } else if (const auto* c = std::get_if<protocol::Check>(&msg)) {
       on_check(*c);
     } else if (const auto* p = std::get_if<protocol::Progress>(&msg)) {
-      if (opt.on_progress) opt.on_progress(*p);  // host code on the loop: the killer does not depend on it
+      if (opt().on_progress) opt().on_progress(*p);  // host code on the loop: the killer does not depend on it
     } else if (const auto* res = std::get_if<protocol::ResultMsg>(&msg)) {
       result = *res;
       result_ns = sys::mono_now_ns();
@@ -312,13 +333,13 @@ struct Supervisor::Loop {
 
   void on_mint(const protocol::Mint& m) {
     if (domain->first_kill_ns() != 0) return;
-    if (!opt.mint) {
+    if (!opt().mint) {
       queue(protocol::Minted{m.leg, std::nullopt, "this delivery has no minter"});
       return;
     }
     ensure_host();
-    auto mint = opt.mint;
-    auto authority = opt.authority;
+    auto mint = opt().mint;
+    auto authority = opt().authority;
     host->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m](HostAnswer& a) {
       MintAnswer minted = mint(m);
       a.header = std::move(minted.header);
@@ -343,12 +364,12 @@ struct Supervisor::Loop {
 
   void on_check(const protocol::Check& c) {
     if (domain->first_kill_ns() != 0) return;
-    if (!opt.authority) {
+    if (!opt().authority) {
       queue(protocol::Authority{c.phase, true, std::nullopt});
       return;
     }
     ensure_host();
-    auto authority = opt.authority;
+    auto authority = opt().authority;
     host->submit(HostRequest::Kind::check, c.phase, [authority, phase = c.phase](HostAnswer& a) {
       AuthorityAnswer ans = authority(phase);
       a.ok = ans.ok;
@@ -388,6 +409,43 @@ struct Supervisor::Loop {
     apply_backpressure();
   }
 
+  // Warm mode: the job arrived (on the wake eventfd). From here the child is
+  // this delivery's: its deadline, its killer, its callbacks, its lane lock.
+  void take_assignment() {
+    std::optional<SupervisorOptions> next;
+    {
+      std::lock_guard<std::mutex> lock(sup.mu_);
+      if (!sup.pending_) return;
+      next = std::move(sup.pending_);
+      sup.pending_.reset();
+    }
+    {
+      std::lock_guard<std::mutex> lock(sup.mu_);
+      sup.assigned_ = std::make_unique<SupervisorOptions>(std::move(*next));
+    }
+    optr = *sup.assigned_;
+    out.warm = true;
+    out.deadline = opt().deadline;
+    out.timings.assigned = sys::mono_now_ns();
+    auto started = DeadlineKiller::start(domain, opt().deadline, wake);
+    if (!started) {
+      domain->kill(StopCause::deadline);
+      event("cannot start the deadline killer: " + started.error().message);
+    } else {
+      killer = std::move(*started);
+    }
+    (void)deadline_timer.arm_at(opt().deadline);
+    session->bind(opt().job.oid, opt().job.authenticated);
+    if (opt().on_spawned) opt().on_spawned(child.pid);
+    protocol::Job job = opt().job;
+    job.parent_pid = sys::self_pid();
+    job.deadline_mono_ns = opt().deadline;
+    job.scratch_dir = scratch;
+    queue(job, opt().inherit_fd);
+  }
+
+  bool assigned_taken() const { return out.warm; }
+
   bool sup_revoked() {
     std::lock_guard<std::mutex> lock(sup.mu_);
     return sup.revoked_;
@@ -411,8 +469,8 @@ struct Supervisor::Loop {
     const std::size_t relay = std::min(room, r->bytes);
     if (relay > 0) {
       const std::string_view text(buf, relay);
-      if (opt.on_stderr) {
-        opt.on_stderr(text);
+      if (opt().on_stderr) {
+        opt().on_stderr(text);
       } else {
         std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
       }
@@ -465,7 +523,7 @@ struct Supervisor::Loop {
       if (st == 0 || st == 'Z' || st == 'X') continue;
       auto fd = sys::pidfd_open(p);
       if (!fd) continue;  // gone already
-      auto ready = sys::wait_readable_until({fd->get()}, out.timings.reaped + opt.eof_bound);
+      auto ready = sys::wait_readable_until({fd->get()}, out.timings.reaped + opt().eof_bound);
       if (!ready || ready->empty()) out.child.census.push_back(p);
     }
     if (!out.child.census.empty()) {
@@ -484,6 +542,18 @@ Supervisor::~Supervisor() {
                  static_cast<long long>(child_pid_.load()));
     std::abort();
   }
+}
+
+bool Supervisor::assign(SupervisorOptions delivery) {
+  std::shared_ptr<void> wake;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!opt_.warm || revoked_ || finished_ || pending_ || assigned_ || !wake_ || !domain_) return false;
+    pending_ = std::move(delivery);
+    wake = wake_;
+  }
+  static_cast<sys::EventFd*>(wake.get())->signal();
+  return true;
 }
 
 void Supervisor::revoke(std::string reason) {
@@ -547,7 +617,10 @@ Outcome Supervisor::run() {
   auto in = sys::make_pipe();
   auto outp = sys::make_pipe();
   auto errp = sys::make_pipe();
-  if (!wake || !epoll || !deadline_timer || !bound_timer || !in || !outp || !errp) {
+  // A warm child talks over one Unix socket (stdin and stdout both), so that
+  // its lane lock can be passed to it later with the job.
+  auto sock = opt_.warm ? sys::make_socketpair() : Result<std::pair<sys::ScopedFd, sys::ScopedFd>>();
+  if (!wake || !epoll || !deadline_timer || !bound_timer || !in || !outp || !errp || !sock) {
     return fail_spawn("cannot create the supervisor's descriptors");
   }
   L.wake = std::make_shared<sys::EventFd>(std::move(*wake));
@@ -592,7 +665,7 @@ Outcome Supervisor::run() {
     }
     wake_ = L.wake;
   }
-  if (sys::mono_now_ns() >= opt_.deadline) {
+  if (!opt_.warm && sys::mono_now_ns() >= opt_.deadline) {
     L.out.kind = OutcomeKind::deadline_killed;
     L.out.reason = "the deadline passed before a child was spawned";
     return L.out;
@@ -602,10 +675,10 @@ Outcome Supervisor::run() {
   spec.exec_path = *program;
   spec.argv = {argv0, child::kSubcommand};
   spec.env = child_environment();
-  spec.stdin_fd = in->read_end.get();
-  spec.stdout_fd = outp->write_end.get();
+  spec.stdin_fd = opt_.warm ? sock->second.get() : in->read_end.get();
+  spec.stdout_fd = opt_.warm ? sock->second.get() : outp->write_end.get();
   spec.stderr_fd = errp->write_end.get();
-  spec.inherit_fd = opt_.inherit_fd;
+  spec.inherit_fd = opt_.warm ? -1 : opt_.inherit_fd;  // a warm child gets its lock with the job
   spec.cgroup_dir_fd = L.cgroup ? L.cgroup->dir_fd() : -1;
   auto spawned = sys::spawn(spec);
   if (!spawned) return fail_spawn(spawned.error().message);
@@ -622,6 +695,14 @@ Outcome Supervisor::run() {
   L.to_child = std::move(in->write_end);
   L.from_child = std::move(outp->read_end);
   L.child_err = std::move(errp->read_end);
+  if (opt_.warm) {
+    sock->second.reset();
+    auto reader = sys::dup_at_least(sock->first.get(), 3);
+    if (!reader) return fail_spawn(reader.error().message);
+    L.from_child = std::move(*reader);
+    L.to_child = std::move(sock->first);
+    L.socket_channel = true;
+  }
 
   L.domain = std::make_shared<KillDomain>(L.child.pid, L.child.pidfd.get(), L.cgroup ? &*L.cgroup : nullptr);
   bool revoked_now = false;
@@ -630,10 +711,11 @@ Outcome Supervisor::run() {
     domain_ = L.domain;
     revoked_now = revoked_;
   }
-  if (opt_.on_spawned) opt_.on_spawned(L.child.pid);
-  L.event("spawned child " + std::to_string(L.child.pid) + (L.cgroup ? " in cgroup " + L.cgroup->path() : " (process group only)"));
+  if (opt_.on_spawned && !opt_.warm) opt_.on_spawned(L.child.pid);
+  L.event(std::string(opt_.warm ? "spawned warm child " : "spawned child ") + std::to_string(L.child.pid) + (L.cgroup ? " in cgroup " + L.cgroup->path() : " (process group only)"));
 
-  auto killer = DeadlineKiller::start(L.domain, opt_.deadline, L.wake);
+  auto killer = opt_.warm ? Result<std::unique_ptr<DeadlineKiller>>(nullptr)
+                          : DeadlineKiller::start(L.domain, opt_.deadline, L.wake);
   if (!killer) {
     // Without an independent killer the deadline could not be kept: stop now.
     L.domain->kill(StopCause::deadline);
@@ -644,7 +726,7 @@ Outcome Supervisor::run() {
   if (revoked_now) L.domain->kill(StopCause::revoked);
 
   bool setup_ok = sys::set_nonblocking(L.to_child.get()) && sys::set_nonblocking(L.from_child.get()) &&
-                  sys::set_nonblocking(L.child_err.get()) && L.deadline_timer.arm_at(opt_.deadline) &&
+                  sys::set_nonblocking(L.child_err.get()) && (opt_.warm || L.deadline_timer.arm_at(opt_.deadline)) &&
                   L.epoll.add(L.wake->fd(), EPOLLIN, kTagWake) &&
                   L.epoll.add(L.deadline_timer.fd(), EPOLLIN, kTagDeadline) &&
                   L.epoll.add(L.bound_timer.fd(), EPOLLIN, kTagBound) &&
@@ -667,7 +749,7 @@ Outcome Supervisor::run() {
   job.parent_pid = sys::self_pid();
   job.deadline_mono_ns = opt_.deadline;
   job.scratch_dir = L.scratch;
-  if (setup_ok) L.queue(job);
+  if (setup_ok && !opt_.warm) L.queue(job);
   L.update_bound();
   if (L.cgroup) L.on_cgroup();
 
@@ -695,6 +777,7 @@ Outcome Supervisor::run() {
           L.out.timings.revoke = revoke_ns_;
         }
         if (revoked) L.stop(StopCause::revoked, "revoked: " + why);
+        if (!revoked && opt_.warm && !L.assigned_taken()) L.take_assignment();
         L.on_host_answers();
         L.resume_stdout();
         L.update_bound();
@@ -718,6 +801,13 @@ Outcome Supervisor::run() {
   }
 
   L.killer.reset();  // joins: the killer is done before we decide
+  {
+    // An assignment that arrives from now on is refused; one that arrived
+    // but was never taken means this child never had the job.
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_ = true;
+    pending_.reset();
+  }
   L.out.timings.kill = L.domain->first_kill_ns();
   const StopCause cause = L.domain->first_cause();
   if (L.unconfirmed) {

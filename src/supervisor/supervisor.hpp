@@ -72,6 +72,14 @@ struct SupervisorOptions {
   // A descriptor the child inherits at sys::kInheritedFd (the lane lock, S6).
   int inherit_fd = -1;
   CgroupMode cgroup = CgroupMode::automatic;
+  // Warm: spawn now, on a Unix socketpair (stdin and stdout), with no job and
+  // no deadline; the child says hello and waits. assign() later gives it a
+  // delivery's options (job, deadline, callbacks) and passes the lane lock
+  // (inherit_fd) with the job frame by SCM_RIGHTS. Until then it holds no
+  // lane, and revoke() kills and confirms it like any other child.
+  bool warm = false;
+  // Warm mode: called on the drive loop once the child has said hello.
+  std::function<void()> on_ready;
   // Bounds; tests may shorten them. Defaults are the named constants.
   sys::MonoNs reap_bound = kReapBound;
   sys::MonoNs eof_bound = kEofBound;
@@ -108,6 +116,15 @@ class Supervisor {
   // domain is killed at once from the revoking thread and the loop confirms.
   void revoke(std::string reason);
 
+  // Warm mode: hands this child a delivery. `delivery` is a full set of
+  // options for a cold delivery; its job, deadline, inherit_fd (sent by
+  // SCM_RIGHTS) and callbacks take effect now. False when the child is not
+  // warm, already assigned, revoked, or already gone: use a cold child.
+  bool assign(SupervisorOptions delivery);
+
+  // Warm mode: true once the child has said hello (ready for a job).
+  bool ready() const { return ready_.load(); }
+
   // The child's pid once spawned (0 before). For observers and tests.
   std::int64_t child_pid() const { return child_pid_.load(); }
 
@@ -122,7 +139,11 @@ class Supervisor {
   std::shared_ptr<void> wake_;          // sys::EventFd, type-erased to keep sys out of this header
   std::atomic<std::int64_t> child_pid_{0};
   std::atomic<bool> running_{false};
+  std::atomic<bool> ready_{false};
   bool ran_ = false;
+  bool finished_ = false;                              // under mu_: the loop has ended
+  std::optional<SupervisorOptions> pending_;           // under mu_: assignment not yet taken
+  std::unique_ptr<SupervisorOptions> assigned_;        // the loop's, once taken
 };
 
 // Resolves the program to spawn: the override (absolute, existing) or
