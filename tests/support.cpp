@@ -257,3 +257,41 @@ LineProcess::~LineProcess() {
 }
 
 }  // namespace courier::test
+
+#include <filesystem>
+#include <sstream>
+
+namespace courier::test {
+
+std::vector<ProcInfo> processes() {
+  std::vector<ProcInfo> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    ProcInfo p;
+    p.pid = std::stoi(name);
+    rest >> p.state >> p.ppid;
+    std::error_code link_ec;
+    p.exe = std::filesystem::read_symlink(e.path() / "exe", link_ec).string();
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<int> children_of_self() {
+  std::vector<int> out;
+  const int self = static_cast<int>(::getpid());
+  for (const auto& p : processes()) {
+    if (p.ppid == self) out.push_back(p.pid);
+  }
+  return out;
+}
+
+}  // namespace courier::test

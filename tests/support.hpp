@@ -94,3 +94,24 @@ class LineProcess {
 };
 
 }  // namespace courier::test
+
+namespace courier::test {
+
+// One line of /proc/<pid>/stat (and the exe link), for leak checks.
+struct ProcInfo {
+  int pid = 0;
+  int ppid = 0;
+  char state = 0;
+  std::string exe;
+};
+std::vector<ProcInfo> processes();
+// Pids whose parent is this process (live or zombie).
+std::vector<int> children_of_self();
+
+// The end-of-suite leak check (doctest assertions; defined in
+// unit-zz-leak-check.cpp): no child, no process of this build, no host-call
+// worker and no descriptor beyond those the program started with (and the
+// lane locks retained on purpose).
+void leak_check();
+
+}  // namespace courier::test

@@ -57,26 +57,6 @@ bool has_fault(const test::JournalEntry& e, const std::string& fault) {
   return std::find(e.faults.begin(), e.faults.end(), fault) != e.faults.end();
 }
 
-// Children of this process, from /proc/*/stat.
-std::vector<pid_t> children_of_self() {
-  std::vector<pid_t> out;
-  const pid_t self = sys::self_pid();
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state = 0;
-    long ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == self) out.push_back(static_cast<pid_t>(std::stol(name)));
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -320,7 +300,7 @@ TEST_SUITE("fixture") {
       CHECK_MESSAGE(result.ok(), result.err);
     }
     CHECK(sys::open_fds() == fds_before);
-    CHECK(children_of_self().empty());
+    CHECK(test::children_of_self().empty());
     CHECK_FALSE(sys::has_unreaped_child());
   }
 }

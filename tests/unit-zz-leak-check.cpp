@@ -19,37 +19,7 @@
 
 using namespace courier;
 
-namespace {
-
-struct ProcInfo {
-  pid_t pid;
-  pid_t ppid;
-  char state;
-  std::string exe;
-};
-
-std::vector<ProcInfo> processes() {
-  std::vector<ProcInfo> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(e.path() / "stat");
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    ProcInfo p{};
-    p.pid = static_cast<pid_t>(std::stol(name));
-    long ppid = 0;
-    rest >> p.state >> ppid;
-    p.ppid = static_cast<pid_t>(ppid);
-    std::error_code ec;
-    p.exe = std::filesystem::read_symlink(e.path() / "exe", ec).string();
-    out.push_back(p);
-  }
-  return out;
-}
+namespace courier::test {
 
 void leak_check() {
   // Host-callback workers parked by tests must have been released and gone.
@@ -58,7 +28,7 @@ void leak_check() {
   const std::string standin = std::filesystem::canonical(COURIER_STANDIN).string();
   const std::string courier = std::filesystem::canonical(COURIER_BINARY).string();
   const std::string tests = std::filesystem::read_symlink("/proc/self/exe").string();
-  for (const auto& p : processes()) {
+  for (const auto& p : test::processes()) {
     CHECK_MESSAGE(p.ppid != self, "a child of the test process is left (pid ", p.pid, ", state ", p.state, ")");
     const bool ours = p.exe == standin || p.exe == courier || (p.exe == tests && p.pid != self);
     CHECK_MESSAGE(!(ours && p.state != 'Z'), "a process of this build is still running: pid ", p.pid, " ", p.exe);
@@ -69,20 +39,24 @@ void leak_check() {
   CHECK(fds == test::initial_fds());
 }
 
-}  // namespace
+}  // namespace courier::test
 
 TEST_SUITE("supervisor") {
-  TEST_CASE("leak check: the supervisor suite leaves no child, no process and no descriptor behind") { leak_check(); }
+  TEST_CASE("leak check: the supervisor suite leaves no child, no process and no descriptor behind") { test::leak_check(); }
 }
 
 TEST_SUITE("seat") {
-  TEST_CASE("leak check: the seat suite leaves no child, no process and no descriptor behind") { leak_check(); }
+  TEST_CASE("leak check: the seat suite leaves no child, no process and no descriptor behind") { test::leak_check(); }
 }
 
 TEST_SUITE("push") {
-  TEST_CASE("leak check: the push suite leaves no child, no process and no descriptor behind") { leak_check(); }
+  TEST_CASE("leak check: the push suite leaves no child, no process and no descriptor behind") { test::leak_check(); }
 }
 
 TEST_SUITE("e2e") {
-  TEST_CASE("leak check: the end-to-end suite leaves no child, no process and no descriptor behind") { leak_check(); }
+  TEST_CASE("leak check: the end-to-end suite leaves no child, no process and no descriptor behind") { test::leak_check(); }
+}
+
+TEST_SUITE("auth") {
+  TEST_CASE("leak check: the auth suite leaves no child, no worker and no descriptor behind") { test::leak_check(); }
 }

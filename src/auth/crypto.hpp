@@ -9,7 +9,24 @@
 
 #include "result.hpp"
 
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+
+#include <memory>
+
 namespace courier::auth {
+
+// Owners for OpenSSL objects, shared by every file that holds one.
+struct PkeyFree {
+  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
+};
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct MdCtxFree {
+  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
+};
+
 
 // RFC 4648 §5, without padding (as JWS wants it).
 std::string base64url_encode(std::string_view bytes);

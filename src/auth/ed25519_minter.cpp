@@ -24,15 +24,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct PkeyFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct MdCtxFree {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
 
 // Encrypted keys are refused, never prompted for: a service has no terminal.
 int refuse_passphrase(char*, int, int, void*) { return -1; }

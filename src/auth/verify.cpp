@@ -25,15 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct PkeyFree {
-  void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
-};
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct MdCtxFree {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
 
 tl::unexpected<VerifyError> refuse(VerifyErrc code, std::string message) {
   return tl::unexpected(VerifyError{code, std::move(message)});
