@@ -156,6 +156,43 @@ TEST_SUITE("seat") {
     CHECK(dispatched.load() > 0);
   }
 
+  TEST_CASE("S5: a revocation at the instant the seat is granted, before the claim, wins: nothing is spawned") {
+    test::TempDir dir;
+    const std::string journal = dir.path() + "/spawns";
+    Executor executor(executor_options(dir.path() + "/lanes", 2));
+    int cancelled = 0;
+    for (int i = 0; i < 20; ++i) {
+      // The revocation is made from inside the seat_granted event: the worker
+      // has taken the delivery and holds its seat but has not claimed it yet.
+      struct Slot {
+        std::mutex mu;
+        std::shared_ptr<DeliveryHandle> handle;
+      };
+      auto slot = std::make_shared<Slot>();
+      test::Latch stored;
+      auto r = request("deliver@" + journal, "instant" + std::to_string(i % 3), 20'000);
+      r.on_event = [slot, stored](const DeliveryEvent& e) {
+        if (e.kind != DeliveryEvent::Kind::seat_granted) return;
+        REQUIRE(stored.wait(10'000));
+        std::lock_guard<std::mutex> lock(slot->mu);
+        slot->handle->revoke("revoked at the seat");
+      };
+      auto h = std::make_shared<DeliveryHandle>(executor.submit(r));
+      {
+        std::lock_guard<std::mutex> lock(slot->mu);
+        slot->handle = h;
+      }
+      stored.open();
+      Outcome o = h->wait();
+      CHECK(o.kind == OutcomeKind::cancelled_no_dispatch);
+      CHECK_FALSE(o.dispatched);
+      if (o.kind == OutcomeKind::cancelled_no_dispatch) ++cancelled;
+    }
+    CHECK(cancelled == 20);
+    CHECK_MESSAGE(journal_lines(journal) == 0, "a cancellation spawned a child (the claim ignored it)");
+    CHECK(executor.spawned() == 0);
+  }
+
   TEST_CASE("S5: with every worker busy, a queued delivery revoked while queued never spawns after they free up") {
     test::TempDir dir;
     const std::string journal = dir.path() + "/spawns";

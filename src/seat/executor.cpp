@@ -413,35 +413,38 @@ struct Executor::Impl {
     }
     Outcome o;
     bool ran = false;
-    if (warm_slot && sup->assign(so)) {
-      std::string revoked_reason;
-      {
-        std::lock_guard<std::mutex> lock(d->mu);
-        d->sup = sup;
-        if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
+    if (warm_slot) {
+      if (sup->assign(so)) {
+        std::string revoked_reason;
+        {
+          std::lock_guard<std::mutex> lock(d->mu);
+          d->sup = sup;
+          if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
+        }
+        if (!revoked_reason.empty()) sup->revoke(revoked_reason);
+        o = warm_slot->outcome.get();
+        warm_slot->thread.join();
+        // Assigned but gone before it took the job: it never had this
+        // delivery, which then gets a cold child like any other.
+        ran = o.warm;
+      } else {
+        warm_slot->retire("could not take a job");
       }
-      if (!revoked_reason.empty()) sup->revoke(revoked_reason);
-      o = warm_slot->outcome.get();
-      warm_slot->thread.join();
-      // Assigned but gone before it took the job: it never had this
-      // delivery, which now gets a cold child like any other.
-      ran = o.warm;
       start_warm();
-    } else if (warm_slot) {
-      warm_slot->retire("could not take a job");
-      start_warm();
-    }
-    if (!ran) {
-      sup = std::make_shared<Supervisor>(so);
-      std::string revoked_reason;
-      {
-        std::lock_guard<std::mutex> lock(d->mu);
-        d->sup = sup;
-        if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
+      if (!ran) {
+        sup = std::make_shared<Supervisor>(so);
+        std::string revoked_reason;
+        {
+          std::lock_guard<std::mutex> lock(d->mu);
+          d->sup = sup;
+          if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
+        }
+        if (!revoked_reason.empty()) sup->revoke(revoked_reason);
       }
-      if (!revoked_reason.empty()) sup->revoke(revoked_reason);
-      o = sup->run();
     }
+    // Cold: the supervisor made before the claim, which a revocation after
+    // the claim reaches through d->sup.
+    if (!ran) o = sup->run();
     o.timings.submitted = d->submitted;
     o.timings.seat = seat_at;
     if (o.dispatched) spawned.fetch_add(1);
@@ -561,29 +564,31 @@ DeliveryHandle::~DeliveryHandle() {
 std::uint64_t DeliveryHandle::id() const { return s_ ? s_->id : 0; }
 
 void DeliveryHandle::revoke(const std::string& reason) {
-  if (!s_) return;
+  // A local owner: once finish() runs, a waiter may destroy this handle.
+  const std::shared_ptr<Shared> s = s_;
+  if (!s) return;
   std::shared_ptr<Supervisor> sup;
   {
-    std::lock_guard<std::mutex> lock(s_->mu);
-    if (s_->outcome) return;
-    if (s_->revoke_ns == 0) {
-      s_->revoke_ns = sys::mono_now_ns();
-      s_->revoke_reason = reason;
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (s->outcome) return;
+    if (s->revoke_ns == 0) {
+      s->revoke_ns = sys::mono_now_ns();
+      s->revoke_reason = reason;
     }
   }
   int expected = kQueued;
-  if (s_->claim.compare_exchange_strong(expected, kCancelled)) {
+  if (s->claim.compare_exchange_strong(expected, kCancelled)) {
     // Cancellation won: nothing was, or ever will be, spawned for it.
-    s_->finish(s_->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + reason));
-    if (auto exec = s_->exec.lock()) {
+    s->finish(s->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + reason));
+    if (auto exec = s->exec.lock()) {
       std::lock_guard<std::mutex> lock(exec->mu);
       exec->cv.notify_all();
     }
     return;
   }
   {
-    std::lock_guard<std::mutex> lock(s_->mu);
-    sup = s_->sup;
+    std::lock_guard<std::mutex> lock(s->mu);
+    sup = s->sup;
   }
   // The claim won: kill and confirm (the supervisor handles both).
   if (sup) sup->revoke(reason);
