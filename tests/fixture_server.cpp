@@ -40,13 +40,6 @@ const std::string& git_home() {
 // Fixed identity and date: the same content always makes the same commits.
 constexpr long kEpoch = 1'700'000'000;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 }  // namespace
 
 // ---- running git ----

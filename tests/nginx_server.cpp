@@ -83,13 +83,6 @@ std::string field(const std::map<std::string, std::string>& fields, const std::s
   return it->second;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // Members of process group `pgid` that still run (zombies excluded: the
 // daemons are reparented to init, which reaps them on its own schedule).
 std::vector<pid_t> running_in_group(pid_t pgid) {

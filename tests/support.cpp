@@ -295,3 +295,16 @@ std::vector<int> children_of_self() {
 }
 
 }  // namespace courier::test
+
+namespace courier::test {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+}  // namespace courier::test

@@ -115,3 +115,11 @@ std::vector<int> children_of_self();
 void leak_check();
 
 }  // namespace courier::test
+
+namespace courier::test {
+
+// Whole-file helpers for tests (binary-safe).
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& text);
+
+}  // namespace courier::test

@@ -27,14 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
-void spit(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
@@ -72,13 +65,13 @@ TEST_SUITE("auth") {
     CHECK(*second == *first);
     CHECK(minter.has_credential());
 
-    std::string log = slurp(helper.log);
+    std::string log = test::read_file(helper.log);
     CHECK(count(log, "action=get") == 1);  // cached for the delivery
     CHECK(log.find("protocol=https\nhost=127.0.0.1:8443\n") != std::string::npos);
 
     REQUIRE(minter.settle(true));
     REQUIRE(minter.settle(true));  // once only
-    log = slurp(helper.log);
+    log = test::read_file(helper.log);
     CHECK(count(log, "action=store") == 1);
     CHECK(log.find("username=alice\npassword=s3cret pass=word") != std::string::npos);
     CHECK(count(log, "action=erase") == 0);
@@ -86,13 +79,13 @@ TEST_SUITE("auth") {
     CredentialMinter refused(c, helper.options());
     REQUIRE(refused.mint(get_leg(c)));
     REQUIRE(refused.reject());
-    log = slurp(helper.log);
+    log = test::read_file(helper.log);
     CHECK(count(log, "action=erase") == 1);
 
     // Nothing filled, nothing to tell.
     CredentialMinter unused(c, helper.options());
     REQUIRE(unused.settle(false));
-    CHECK(count(slurp(helper.log), "action=erase") == 1);
+    CHECK(count(test::read_file(helper.log), "action=erase") == 1);
   }
 
   TEST_CASE("credential minter: no credential from any helper is a refusal naming git's reason, never a prompt") {
@@ -126,7 +119,7 @@ TEST_SUITE("auth") {
     // The helper (a grandchild: git started it) was in the killed group.
     // Its pidfd becomes readable when it has terminated (or opening it fails:
     // already gone).
-    const std::string pid_text = slurp(helper.pid_file);
+    const std::string pid_text = test::read_file(helper.pid_file);
     REQUIRE_FALSE(pid_text.empty());
     const auto pid = static_cast<pid_t>(std::stol(pid_text));
     auto pidfd = sys::pidfd_open(pid);
@@ -153,7 +146,7 @@ TEST_SUITE("auth") {
   TEST_CASE("bearer minter: the file's token, trimmed; empty, missing or header-breaking files are refused") {
     test::TempDir dir;
     const std::string file = dir.path() + "/token";
-    spit(file, "  abc.DEF-123_~+/=\n\n");
+    test::write_file(file, "  abc.DEF-123_~+/=\n\n");
     auto token = read_bearer_token(file);
     REQUIRE_MESSAGE(token, token.error().message);
     CHECK(*token == "abc.DEF-123_~+/=");
@@ -161,7 +154,7 @@ TEST_SUITE("auth") {
     CHECK(minter.mint(get_leg(context())).value() == "Authorization: Bearer abc.DEF-123_~+/=");
 
     auto expect_error = [&](const std::string& content, const std::string& needle) {
-      spit(file, content);
+      test::write_file(file, content);
       auto r = read_bearer_token(file);
       REQUIRE_FALSE(r);
       CHECK_MESSAGE(r.error().message.find(needle) != std::string::npos, r.error().message);
@@ -195,11 +188,11 @@ TEST_SUITE("auth") {
     auto missing = minter_factory("key:" + dir.path() + "/absent.pem");
     REQUIRE_FALSE(missing);
     CHECK(missing.error().message.find("no such file") != std::string::npos);
-    spit(dir.path() + "/not-a-key.pem", "hello");
+    test::write_file(dir.path() + "/not-a-key.pem", "hello");
     auto garbage = minter_factory("key:" + dir.path() + "/not-a-key.pem");
     REQUIRE_FALSE(garbage);
     CHECK(garbage.error().message.find("not a PEM private key") != std::string::npos);
-    spit(dir.path() + "/empty", "\n");
+    test::write_file(dir.path() + "/empty", "\n");
     auto empty = minter_factory("bearer:" + dir.path() + "/empty");
     REQUIRE_FALSE(empty);
     CHECK(empty.error().message.find("empty") != std::string::npos);
@@ -217,11 +210,11 @@ TEST_SUITE("auth") {
 
     // A bearer file is read per delivery: a rotated token is picked up.
     const std::string token_file = dir.path() + "/token";
-    spit(token_file, "first\n");
+    test::write_file(token_file, "first\n");
     auto bearer = minter_factory("bearer:" + token_file);
     REQUIRE(bearer);
     CHECK((*bearer)(context()).value()->mint(get_leg(context())).value() == "Authorization: Bearer first");
-    spit(token_file, "second\n");
+    test::write_file(token_file, "second\n");
     CHECK((*bearer)(context()).value()->mint(get_leg(context())).value() == "Authorization: Bearer second");
 
     HelperSetup helper;

@@ -18,12 +18,6 @@ using namespace courier::test::auth_support;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Http {
   int status = 0;
@@ -58,7 +52,7 @@ Http curl(const test::FixtureServer& server, const std::string& method, const st
   argv.push_back(url);
   const auto r = test::run(argv, {}, test::Stdin::bytes, {"PATH=/usr/bin:/bin", "HOME=" + dir.path()});
   REQUIRE_MESSAGE(r.exit_code == 0, "curl failed: ", r.err);
-  return Http{std::stoi(r.out), slurp(dir.path() + "/headers"), slurp(dir.path() + "/body")};
+  return Http{std::stoi(r.out), test::read_file(dir.path() + "/headers"), test::read_file(dir.path() + "/body")};
 }
 
 }  // namespace
@@ -144,7 +138,7 @@ TEST_SUITE("auth") {
     const Http ok = curl(server, "GET", adv, minter.mint(get_leg(c, adv)).value());
     CHECK_MESSAGE(ok.status == 200, ok.body);
     REQUIRE(minter.settle(true));
-    const std::string log = slurp(helper.log);
+    const std::string log = test::read_file(helper.log);
     CHECK(log.find("action=get\nprotocol=https\nhost=127.0.0.1:" + std::to_string(server.port())) != std::string::npos);
     CHECK(log.find("action=store") != std::string::npos);
 

@@ -29,14 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
-void spit(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
 // A PEM private key of another type, written with OpenSSL directly.
 std::string pem_of(const char* type, const char* param = nullptr, bool encrypted = false) {
@@ -135,17 +128,17 @@ TEST_SUITE("auth") {
     struct stat st {};
     REQUIRE(::stat(path.c_str(), &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
-    CHECK(slurp(path).rfind("-----BEGIN PRIVATE KEY-----", 0) == 0);
+    CHECK(test::read_file(path).rfind("-----BEGIN PRIVATE KEY-----", 0) == 0);
     // Nothing left behind next to it.
     std::size_t entries = 0;
     for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.path())) ++entries;
     CHECK(entries == 1);
 
-    const std::string before = slurp(path);
+    const std::string before = test::read_file(path);
     auto again = keygen(path);
     REQUIRE_FALSE(again);
     CHECK(again.error().message.find("already exists") != std::string::npos);
-    CHECK(slurp(path) == before);
+    CHECK(test::read_file(path) == before);
 
     auto key = Ed25519Key::load(path);
     REQUIRE_MESSAGE(key, key.error().message);
@@ -171,7 +164,7 @@ TEST_SUITE("auth") {
     test::TempDir dir;
     auto load_text = [&](const std::string& name, const std::string& text) {
       const std::string p = dir.path() + "/" + name;
-      spit(p, text);
+      test::write_file(p, text);
       return Ed25519Key::load(p);
     };
     auto missing = Ed25519Key::load(dir.path() + "/absent.pem");
@@ -208,7 +201,7 @@ TEST_SUITE("auth") {
       MESSAGE("skipping the unreadable-file case: running as root, permissions do not stop reads");
     } else {
       const std::string p = dir.path() + "/locked.pem";
-      spit(p, pem_of("ED25519"));
+      test::write_file(p, pem_of("ED25519"));
       ::chmod(p.c_str(), 0);
       auto locked = Ed25519Key::load(p);
       REQUIRE_FALSE(locked);
@@ -305,7 +298,7 @@ TEST_SUITE("auth") {
   TEST_CASE("A1: no form of the private key appears in any minted header") {
     TestKey k;
     Ed25519Minter minter(k.key);
-    const std::string pem = slurp(k.path);
+    const std::string pem = test::read_file(k.path);
     const std::string raw = raw_private_of(pem);
     REQUIRE(raw.size() == 32);
     std::vector<std::string> forms = {raw, base64url_encode(raw), base64_encode(raw), to_hex(raw), pem};
@@ -520,9 +513,9 @@ TEST_SUITE("auth") {
   TEST_CASE("verifier keys: PEM public, PEM private, base64url file and text; bearer header parsing") {
     TestKey k;
     test::TempDir dir;
-    const std::string pem = slurp(k.path);
-    spit(dir.path() + "/pub.pem", public_pem_of(pem));
-    spit(dir.path() + "/pub.txt", k.generated.public_key + "\n");
+    const std::string pem = test::read_file(k.path);
+    test::write_file(dir.path() + "/pub.pem", public_pem_of(pem));
+    test::write_file(dir.path() + "/pub.txt", k.generated.public_key + "\n");
     for (const std::string& source :
          {dir.path() + "/pub.pem", k.path, dir.path() + "/pub.txt", k.generated.public_key}) {
       CAPTURE(source);
@@ -535,7 +528,7 @@ TEST_SUITE("auth") {
     auto relative = load_public_key("absent.pub");
     REQUIRE_FALSE(relative);
     CHECK(relative.error().message.find("no such file") != std::string::npos);
-    spit(dir.path() + "/ec.pem", public_pem_of(pem_of("EC", "P-256")));
+    test::write_file(dir.path() + "/ec.pem", public_pem_of(pem_of("EC", "P-256")));
     auto ec = load_public_key(dir.path() + "/ec.pem");
     REQUIRE_FALSE(ec);
     CHECK(ec.error().message.find("Ed25519") != std::string::npos);

@@ -35,10 +35,6 @@ SupervisorOptions standin(const std::string& scenario, std::int64_t budget_ms) {
   return o;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 }  // namespace
 
@@ -104,7 +100,7 @@ TEST_SUITE("supervisor") {
     const std::string key_file = dir.path() + "/node.pem";
     auto kg = auth::keygen(key_file);
     REQUIRE(kg);
-    const std::string pem = slurp(key_file);
+    const std::string pem = test::read_file(key_file);
     auto key = auth::Ed25519Key::load(key_file);
     REQUIRE(key);
     test::FixtureOptions fo;
