@@ -34,9 +34,24 @@ enum Tag : std::uint64_t { kTagWake = 1, kTagDeadline, kTagBound, kTagPidfd, kTa
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
+// Scratch directories are named after the host's pid, so that the ones a
+// host killed with SIGKILL left behind (it could not remove them) are removed
+// by the next host on the machine.
 std::string make_scratch_dir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/git-courier-scratch-XXXXXX";
+  const char* env = std::getenv("TMPDIR");
+  const std::string base = env && *env ? env : "/tmp";
+  const std::string prefix = "git-courier-scratch-";
+  static std::once_flag swept;
+  std::call_once(swept, [&] {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind(prefix, 0) != 0) continue;
+      const long pid = std::atol(name.c_str() + prefix.size());
+      if (pid > 0 && !sys::pid_exists(static_cast<pid_t>(pid))) std::filesystem::remove_all(e.path(), ec);
+    }
+  });
+  std::string tmpl = base + "/" + prefix + std::to_string(sys::self_pid()) + "-XXXXXX";
   if (!::mkdtemp(tmpl.data())) return {};
   return tmpl;
 }
