@@ -11,9 +11,10 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "fixture_server.hpp"
+#include "sys/clock.hpp"
+#include "sys/events.hpp"
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 
@@ -21,7 +22,6 @@ namespace courier::test {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // What the script returns from `start` when nginx or fcgiwrap is missing.
 constexpr int kUnavailable = 3;
@@ -174,9 +174,10 @@ bool NginxServer::stop() {
     if (running_in_group(leader).empty()) continue;
     clean = false;
     (void)sys::signal_group(leader, SIGKILL);
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (!running_in_group(leader).empty() && Clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Wait for each member's exit on its pidfd (an event, not a clock).
+    const sys::MonoNs until = sys::mono_now_ns() + 10'000 * sys::kNsPerMs;
+    for (pid_t member : running_in_group(leader)) {
+      if (auto fd = sys::pidfd_open(member)) (void)sys::wait_readable_until({fd->get()}, until);
     }
   }
   return clean;
