@@ -64,14 +64,7 @@ class Push {
     if (!auth) return failed("auth_failed", auth.error().message);
     if (auto ok = ch_.check("advertisement"); !ok) return failed("failed", ok.error().message);
     std::string body;
-    transport::LegOptions get;
-    get.method = "GET";
-    get.url = adv_url;
-    get.authorization = *auth;
-    get.ca_file = job_.ca_file;
-    get.allow_http_loopback = job_.allow_http_loopback;
-    get.deadline = job_.deadline_mono_ns;
-    get.accept = std::string(transport::kAdvertisementContentType);
+    transport::LegOptions get = leg_options("GET", adv_url, *auth, transport::kAdvertisementContentType);
     get.on_body = [&](std::string_view chunk) -> Result<void> {
       body.append(chunk);
       return {};
@@ -142,15 +135,8 @@ class Push {
     if (auto ok = ch_.check("upload"); !ok) return failed("failed", ok.error().message);
     bool authority = true;  // granted just now; any later refusal ends us by a kill
     transport::ReportReader reader(request->side_band);
-    transport::LegOptions post;
-    post.method = "POST";
-    post.url = post_url;
-    post.authorization = *post_auth;
-    post.ca_file = job_.ca_file;
-    post.allow_http_loopback = job_.allow_http_loopback;
-    post.deadline = job_.deadline_mono_ns;
+    transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
     post.content_type = std::string(transport::kReceivePackRequestType);
-    post.accept = std::string(transport::kResultContentType);
     post.body_prefix = request->body_prefix;
     post.body_fd = fd.get();
     post.body_len = body_len;
@@ -184,6 +170,20 @@ class Push {
   }
 
  private:
+  // What both legs share: the job's trust, loopback permission and deadline.
+  transport::LegOptions leg_options(const char* method, const std::string& url, const std::optional<std::string>& authorization,
+                            std::string_view accept) const {
+    transport::LegOptions o;
+    o.method = method;
+    o.url = url;
+    o.authorization = authorization;
+    o.ca_file = job_.ca_file;
+    o.allow_http_loopback = job_.allow_http_loopback;
+    o.deadline = job_.deadline_mono_ns;
+    o.accept = std::string(accept);
+    return o;
+  }
+
   protocol::ResultMsg failed(const std::string& status, const std::string& reason) {
     result_.status = status;
     result_.reason = reason;

@@ -310,6 +310,18 @@ struct Executor::Impl {
     if (old) old->retire("the executor is shutting down");
   }
 
+  // Makes `sup` the one a revocation of `d` reaches, and passes on a
+  // revocation that arrived while `d` had none.
+  static void adopt(const std::shared_ptr<DeliveryHandle::Shared>& d, const std::shared_ptr<Supervisor>& sup) {
+    std::string revoked_reason;
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      d->sup = sup;
+      if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
+    }
+    if (!revoked_reason.empty()) sup->revoke(revoked_reason);
+  }
+
   // A ready warm child, taken out of its slot (or null).
   std::shared_ptr<WarmSlot> take_warm() {
     std::lock_guard<std::mutex> lock(mu);
@@ -415,13 +427,7 @@ struct Executor::Impl {
     bool ran = false;
     if (warm_slot) {
       if (sup->assign(so)) {
-        std::string revoked_reason;
-        {
-          std::lock_guard<std::mutex> lock(d->mu);
-          d->sup = sup;
-          if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
-        }
-        if (!revoked_reason.empty()) sup->revoke(revoked_reason);
+        adopt(d, sup);
         o = warm_slot->outcome.get();
         warm_slot->thread.join();
         // Assigned but gone before it took the job: it never had this
@@ -433,13 +439,7 @@ struct Executor::Impl {
       start_warm();
       if (!ran) {
         sup = std::make_shared<Supervisor>(so);
-        std::string revoked_reason;
-        {
-          std::lock_guard<std::mutex> lock(d->mu);
-          d->sup = sup;
-          if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
-        }
-        if (!revoked_reason.empty()) sup->revoke(revoked_reason);
+        adopt(d, sup);
       }
     }
     // Cold: the supervisor made before the claim, which a revocation after
