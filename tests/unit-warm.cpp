@@ -4,11 +4,15 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <future>
+#include <memory>
 
 #include "courier.hpp"
 #include "fixture_server.hpp"
 #include "seat/lane.hpp"
+#include "sys/flock.hpp"
 #include "support.hpp"
 #include "sys/process.hpp"
 
@@ -82,7 +86,8 @@ TEST_SUITE("seat") {
 
   TEST_CASE("S5 warm: a delivery revoked before dispatch leaves the warm child unused and spawns nothing") {
     test::TempDir dir;
-    Executor ex(warm_options(dir.path() + "/lanes"));
+    const std::string lanes = dir.path() + "/lanes";
+    Executor ex(warm_options(lanes));
     const std::int64_t warm = wait_warm(ex);
     REQUIRE(warm > 0);
     DeliveryRequest r;
@@ -90,12 +95,25 @@ TEST_SUITE("seat") {
     r.remote = "https://127.0.0.1:9/none.git";
     r.ref = "refs/heads/main";
     r.oid = std::string(40, 'a');
+    // The lane is held by another holder (this test, through a lock
+    // description of its own), so the delivery is pending — a fact it
+    // announces — when it is revoked: cancellation wins before any claim.
+    auto lock = sys::LockFile::open(lanes + "/" + seat::lane_lock_name(*seat::lane_key(r.remote)));
+    REQUIRE(lock.has_value());
+    REQUIRE(lock->try_lock().value_or(false));
+    auto pending = std::make_shared<std::promise<void>>();
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    r.on_event = [pending, once](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::pending && !once->exchange(true)) pending->set_value();
+    };
     auto h = ex.submit(r);
+    REQUIRE(pending->get_future().wait_for(std::chrono::seconds(20)) == std::future_status::ready);
     h.revoke("changed my mind");
     Outcome o = h.wait();
-    if (o.kind == OutcomeKind::cancelled_no_dispatch) {
-      CHECK_FALSE(o.dispatched);
-      CHECK(sys::pid_exists(static_cast<pid_t>(warm)));
-    }
+    lock->unlock();
+    CHECK_MESSAGE(o.kind == OutcomeKind::cancelled_no_dispatch, o.reason);
+    CHECK_FALSE(o.dispatched);
+    CHECK_MESSAGE(sys::pid_exists(static_cast<pid_t>(warm)), "revoking a pending delivery cost the warm child its life");
+    CHECK(ex.warm_child_pid() == warm);
   }
 }

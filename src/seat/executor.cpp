@@ -426,6 +426,26 @@ struct Executor::Impl {
     Outcome o;
     bool ran = false;
     if (warm_slot) {
+      // A revocation that came in after the claim but before the job was
+      // handed over: the cold supervisor below ends it without a spawn, and
+      // the warm child stays warm for the next delivery.
+      bool revoked_already = false;
+      {
+        std::lock_guard<std::mutex> lock(d->mu);
+        revoked_already = d->revoke_ns != 0;
+      }
+      if (revoked_already) {
+        std::shared_ptr<WarmSlot> spare = std::move(warm_slot);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (!warm && !stopping) warm = std::move(spare);
+        }
+        if (spare) spare->retire("the executor is shutting down");
+        sup = std::make_shared<Supervisor>(so);
+        adopt(d, sup);
+      }
+    }
+    if (warm_slot) {
       if (sup->assign(so)) {
         adopt(d, sup);
         o = warm_slot->outcome.get();
