@@ -525,6 +525,16 @@ struct Supervisor::Loop {
     out.child.cgroup_empty = !*populated;
   }
 
+  // cgroup.events notifications are rate-limited by the kernel (one per
+  // ~10 ms per file), but "populated" itself is updated as each member
+  // exits. Once the leader is reaped and both pipes are at EOF, read it now
+  // rather than wait for a notification that may lag the fact it reports.
+  void settle_cgroup() {
+    if (cgroup && !out.child.cgroup_empty && out.child.reaped && out.child.stdout_eof && out.child.stderr_eof) {
+      on_cgroup();
+    }
+  }
+
   bool confirmed() const {
     return out.child.reaped && out.child.stdout_eof && out.child.stderr_eof && (!cgroup || out.child.cgroup_empty);
   }
@@ -533,6 +543,9 @@ struct Supervisor::Loop {
   // zombie? SIGKILL was sent to the group at the leader's exit; wait, on
   // their pidfds, until EOF_BOUND for each to go.
   void census() {
+    // The common case, an empty group, costs one system call; only a group
+    // with members left (zombies count) is worth a scan of /proc.
+    if (!sys::group_has_members(child.pid)) return;
     for (pid_t p : sys::pids_in_group(child.pid)) {
       const char st = sys::proc_state(p);
       if (st == 0 || st == 'Z' || st == 'X') continue;
@@ -769,6 +782,7 @@ Outcome Supervisor::run() {
   if (L.cgroup) L.on_cgroup();
 
   while (!L.done) {
+    L.settle_cgroup();
     if (L.confirmed()) {
       L.census();
       break;

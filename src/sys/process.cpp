@@ -31,6 +31,8 @@ bool is_tty(int fd) { return ::isatty(fd) == 1; }
 
 bool pid_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
+bool group_has_members(pid_t pgid) { return pgid > 0 && (::kill(-pgid, 0) == 0 || errno == EPERM); }
+
 namespace {
 
 // Fields after the parenthesised command name in /proc/<pid>/stat.
