@@ -136,6 +136,25 @@ Result<std::string> resolve_revision(const std::string& repo_path, const std::st
   return std::string(hex);
 }
 
+Result<GitPackPlan> plan_git_pack(const PackSpec& spec) {
+  auto repo = open_repo(spec.repo);
+  if (!repo) return tl::unexpected(repo.error());
+  auto obj = gated_object(repo->get(), spec.oid);
+  if (!obj) return tl::unexpected(obj.error());
+  GitPackPlan plan;
+  plan.git_dir = git_repository_path(repo->get());
+  plan.revs = spec.oid + "\n";
+  git_odb* odb = nullptr;
+  if (git_repository_odb(&odb, repo->get()) != 0) return tl::unexpected(git_failure("git_repository_odb"));
+  for (const auto& hex : spec.hide) {
+    git_oid id;
+    if (git_oid_fromstr(&id, hex.c_str()) != 0 || !git_odb_exists(odb, &id)) continue;
+    plan.revs += "^" + hex + "\n";
+  }
+  git_odb_free(odb);
+  return plan;
+}
+
 Result<PackResult> build_pack(const PackSpec& spec) {
   auto repo = open_repo(spec.repo);
   if (!repo) return tl::unexpected(repo.error());

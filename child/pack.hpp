@@ -1,6 +1,7 @@
 // pack.hpp — the local half of a push, in the child: open the repository
 // read-only in spirit (C3: nothing is ever written into it), check the gated
-// object, and build the pack the remote needs with libgit2's packbuilder.
+// object, and build the pack the remote needs: with libgit2's packbuilder
+// (pack.cpp) or with `git pack-objects` (pack_git.cpp).
 #pragma once
 
 #include <cstdint>
@@ -44,5 +45,24 @@ Result<std::string> resolve_revision(const std::string& repo, const std::string&
 // Errors: as check_gated_object, leg_timeout (deadline while adding
 // objects), os_error (libgit2 failures, sink failures).
 Result<PackResult> build_pack(const PackSpec& spec);
+
+// What `git pack-objects --revs` needs, read with libgit2: the repository's
+// git directory, and its revision lines (the gated id, then ^id for every
+// hidden id this repository has; ids it lacks cannot be named to git).
+struct GitPackPlan {
+  std::string git_dir;
+  std::string revs;
+};
+// Errors: as check_gated_object, os_error (libgit2 failures).
+Result<GitPackPlan> plan_git_pack(const PackSpec& spec);
+
+// The git pack engine (pack_git.cpp): `git pack-objects` started by the
+// child in the child's own process group, so the parent's SIGKILL to the
+// kill domain at the deadline ends it with the child. Errors: as
+// plan_git_pack, spawn_failed (git could not be started), leg_timeout
+// (deadline while packing), os_error (git failed: its exit and stderr;
+// sink failures; a pack stream without a valid header).
+Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& git_program,
+                                       const std::string& home);
 
 }  // namespace courier::child

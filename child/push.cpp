@@ -116,7 +116,7 @@ class Push {
       return sys::write_all(fd.get(), static_cast<const char*>(data), n);
     };
     spec.progress = [&](std::uint64_t done, std::uint64_t total) { progress("pack", done, total, true); };
-    auto pack = build_pack(spec);
+    auto pack = job_.pack_git ? build_pack_with_git(spec, *job_.pack_git, job_.scratch_dir) : build_pack(spec);
     if (!pack) return failed(pack.error().code == Errc::invalid_argument ? "failed" : "transport_failed", pack.error().message);
     unsigned char sum[EVP_MAX_MD_SIZE];
     unsigned int sum_len = 0;

@@ -55,6 +55,12 @@ struct DeliveryEvent {
   std::int64_t child_pid = 0;
 };
 
+// How the child builds the pack (docs/performance.md).
+enum class PackEngine {
+  libgit2,  // libgit2's packbuilder, in the child (recomputes every delta)
+  git,      // `git pack-objects` started by the child inside its kill domain (reuses stored deltas)
+};
+
 struct DeliveryRequest {
   std::string repo;     // local repository (never written to)
   std::string remote;   // https:// smart-HTTP URL
@@ -71,6 +77,11 @@ struct DeliveryRequest {
   // "Does this delivery still own its turn?" Asked before each leg and after
   // each mint; a refusal revokes. Null: always yes.
   std::function<AuthorityAnswer(const std::string& phase)> authority;
+  PackEngine pack_engine = PackEngine::libgit2;
+  // For PackEngine::git: the git program (absolute path). Empty: `git` found
+  // on this process's PATH at submit(); none there ends the delivery
+  // `failed` before dispatch.
+  std::string git_program;
   // Observer; called on executor threads. Must not block for long.
   std::function<void(const DeliveryEvent&)> on_event;
 };

@@ -100,6 +100,27 @@ TEST_SUITE("e2e") {
     CHECK(ref_of(nginx.repo_path("e2e")) == c.tip);
   }
 
+  TEST_CASE("--pack-engine git delivers a history and then an update through nginx, read back fsck-clean") {
+    test::NginxServer nginx;
+    if (!nginx.available()) {
+      MESSAGE("skipped: " << nginx.unavailable_reason());
+      return;
+    }
+    Cli c(4);
+    nginx.create_bare_repo("engine");
+    const std::string remote = nginx.url("engine");
+    auto first = c.push(remote, nginx.ca_file(), "HEAD~2", {"--pack-engine", "git", "--json"});
+    CHECK_MESSAGE(first.exit_code == cli::kExitOk, first.err);
+    CHECK(parse_json(first.out)["objects"] == 6);  // 2 commits, their trees and blobs
+    auto update = c.push(remote, nginx.ca_file(), "HEAD", {"--pack-engine", "git", "--json"});
+    CHECK_MESSAGE(update.exit_code == cli::kExitOk, update.err);
+    json j = parse_json(update.out);
+    CHECK(j["outcome"] == "delivered");
+    CHECK(j["objects"] == 6);
+    CHECK(ref_of(nginx.repo_path("engine")) == c.tip);
+    CHECK(test::git({"--git-dir", nginx.repo_path("engine"), "fsck", "--strict"}).ok());
+  }
+
   TEST_CASE("--json prints exactly one object with the documented schema") {
     test::NginxServer nginx;
     if (!nginx.available()) {
@@ -220,6 +241,7 @@ TEST_SUITE("e2e") {
         {base({"--repo", repo, "--remote", remote, "--ref", "main", "--rev", "HEAD"}), "full ref name"},
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--ca-file", "/nonexistent"}), "--ca-file"},
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--auth", "password"}), "--auth"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--pack-engine", "jgit"}), "--pack-engine"},
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main"}), "exactly one of --oid and --rev"},
     };
     for (const auto& k : cases) {

@@ -63,6 +63,7 @@ TEST_SUITE("protocol") {
     full.ca_file = "/ca.pem";
     full.authenticated = true;
     full.allow_http_loopback = true;
+    full.pack_git = "/usr/bin/git";
     const std::vector<ParentMessage> all = {sample_job(), full, Minted{"advertisement", "Authorization: Bearer t", std::nullopt},
                                             Minted{"receive-pack", std::nullopt, "deadline passed"},
                                             Authority{"upload", true, std::nullopt},
@@ -74,6 +75,17 @@ TEST_SUITE("protocol") {
       REQUIRE_MESSAGE(back.has_value(), *body);
       CHECK(*back == m);
     }
+  }
+
+  TEST_CASE("a job whose git pack engine is not an absolute path is refused") {
+    Job j = sample_job();
+    j.pack_git = "git";
+    auto body = encode(ParentMessage{j});
+    REQUIRE(body.has_value());
+    auto back = decode_parent(*body);
+    REQUIRE_FALSE(back.has_value());
+    CHECK(back.error().code == Errc::invalid_value);
+    CHECK(back.error().message.find("'pack_git'") != std::string::npos);
   }
 
   TEST_CASE("a missing field is an error naming the field") {

@@ -86,6 +86,12 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
       }
     } else if (flag == "--ca-file") r = set_opt(out.ca_file);
     else if (flag == "--lane-dir") r = set_opt(out.lane_dir);
+    else if (flag == "--pack-engine") {
+      r = set(out.pack_engine);
+      if (r && out.pack_engine != "libgit2" && out.pack_engine != "git") {
+        return fail(Errc::invalid_argument, "--pack-engine must be libgit2 or git (got '" + out.pack_engine + "')");
+      }
+    }
     else if (flag == "--allow-http-loopback") { r = no_value(); out.allow_http_loopback = true; }
     else if (flag == "--json") { r = no_value(); out.json = true; }
     else if (flag == "--quiet" || flag == "-q") { r = no_value(); out.quiet = true; }

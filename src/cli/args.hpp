@@ -34,6 +34,7 @@ struct PushArgs {
   std::optional<std::string> ca_file;
   std::optional<std::string> lane_dir;
   bool allow_http_loopback = false;
+  std::string pack_engine = "libgit2";  // libgit2 | git
   bool json = false;
   bool quiet = false;
   bool help = false;

@@ -35,6 +35,7 @@ struct Validated {
   std::string repo;
   std::string oid;
   std::string lane;
+  std::string git_program;  // --pack-engine git: the git found on PATH
 };
 
 Result<Validated> validate(const PushArgs& a) {
@@ -53,6 +54,11 @@ Result<Validated> validate(const PushArgs& a) {
   }
   if (a.ca_file && !std::filesystem::is_regular_file(*a.ca_file, ec)) {
     return fail(Errc::invalid_argument, "--ca-file " + *a.ca_file + " is not a readable file");
+  }
+  if (a.pack_engine == "git") {
+    auto git = sys::find_on_path("git");
+    if (!git) return fail(Errc::invalid_argument, "--pack-engine git: " + git.error().message);
+    v.git_program = *git;
   }
   if (a.oid) {
     if (!transport::is_valid_oid(*a.oid)) return fail(Errc::invalid_argument, "--oid must be a full 40-hex object id");
@@ -150,6 +156,10 @@ int run_push(const PushArgs& a) {
   req.budget = a.deadline;
   req.ca_file = a.ca_file;
   req.allow_http_loopback = a.allow_http_loopback;
+  if (a.pack_engine == "git") {
+    req.pack_engine = PackEngine::git;
+    req.git_program = v->git_program;
+  }
   // The turn's deadline is fixed at submit(); the tokens' is taken just
   // before it, so it can only be earlier.
   auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_now_ns() + a.deadline.count() * sys::kNsPerMs);

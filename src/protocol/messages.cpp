@@ -228,6 +228,10 @@ Result<ParentMessage> decode_job(Fields& f) {
   COURIER_TRY_FIELD(m.ca_file, f.opt<std::string>("ca_file"));
   COURIER_TRY_FIELD(m.allow_http_loopback, f.req<bool>("allow_http_loopback"));
   COURIER_TRY_FIELD(m.scratch_dir, f.req<std::string>("scratch_dir"));
+  COURIER_TRY_FIELD(m.pack_git, f.opt<std::string>("pack_git"));
+  if (m.pack_git && (m.pack_git->empty() || m.pack_git->front() != '/')) {
+    return fail(Errc::invalid_value, "job: field 'pack_git' must be an absolute path");
+  }
   if (m.parent_pid <= 0) return fail(Errc::invalid_value, "job: field 'parent_pid' must be positive");
   if (m.deadline_mono_ns <= 0) {
     return fail(Errc::invalid_value, "job: field 'deadline_mono_ns' must be positive");
@@ -350,6 +354,7 @@ Result<std::string> encode(const ParentMessage& msg) {
                {"scratch_dir", m.scratch_dir}};
           put_opt(j, "expect_old", m.expect_old);
           put_opt(j, "ca_file", m.ca_file);
+          put_opt(j, "pack_git", m.pack_git);
         } else if constexpr (std::is_same_v<T, Minted>) {
           ambiguous = m.header.has_value() == m.refused.has_value();
           j = {{"type", "minted"}, {"leg", m.leg}};

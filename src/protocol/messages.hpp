@@ -90,6 +90,10 @@ struct Job {
   std::optional<std::string> ca_file;
   bool allow_http_loopback = false;
   std::string scratch_dir;
+  // The pack engine: absent, libgit2's packbuilder in the child; present,
+  // the absolute path of the git program whose pack-objects the child runs
+  // inside its own kill domain (reusing the repository's stored deltas).
+  std::optional<std::string> pack_git;
   bool operator==(const Job&) const = default;
 };
 

@@ -345,6 +345,7 @@ struct Executor::Impl {
     so.job.authenticated = static_cast<bool>(d->req.mint);
     so.job.ca_file = d->req.ca_file;
     so.job.allow_http_loopback = d->req.allow_http_loopback;
+    if (d->req.pack_engine == PackEngine::git) so.job.pack_git = d->req.git_program;
     so.deadline = d->deadline;
     so.child_program = opt.child_program;
     so.cgroup = opt.cgroup;
@@ -703,6 +704,23 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
     return handle;
   }
   d->lane = *key;
+  if (d->req.pack_engine == PackEngine::git) {
+    if (d->req.git_program.empty()) {
+      auto found = sys::find_on_path("git");
+      if (!found) {
+        d->claim = kRefused;
+        d->finish(d->never_dispatched(OutcomeKind::failed, "pack engine git: " + found.error().message));
+        return handle;
+      }
+      d->req.git_program = *found;
+    } else if (d->req.git_program.front() != '/') {
+      d->claim = kRefused;
+      d->finish(d->never_dispatched(OutcomeKind::failed,
+                                    "pack engine git: git_program must be an absolute path, not '" +
+                                        d->req.git_program + "'"));
+      return handle;
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     auto it = impl_->lanes.find(d->lane);

@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +32,24 @@ pid_t parent_pid() { return ::getppid(); }
 bool is_tty(int fd) { return ::isatty(fd) == 1; }
 
 bool pid_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+Result<std::string> find_on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t colon = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, colon - start);
+    start = colon + 1;
+    if (dir.empty() || dir.front() != '/') continue;  // only absolute entries
+    const std::string candidate = dir + "/" + name;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return fail(Errc::invalid_argument, "no executable '" + name + "' on PATH");
+}
 
 bool group_has_members(pid_t pgid) { return pgid > 0 && (::kill(-pgid, 0) == 0 || errno == EPERM); }
 

@@ -30,6 +30,10 @@ char proc_state(pid_t pid);
 // process: about a millisecond on a quiet machine).
 std::vector<pid_t> pids_in_group(pid_t pgid);
 
+// The first executable regular file called `name` in the directories of
+// this process's PATH, as an absolute path. Errors: invalid_argument (none).
+Result<std::string> find_on_path(const std::string& name);
+
 // kill(-pgid, 0) == 0 or EPERM: some process (possibly a zombie) is still in
 // process group pgid. One system call; false means the group is empty.
 bool group_has_members(pid_t pgid);

@@ -26,6 +26,10 @@ struct SpawnSpec {
   int stderr_fd = -1;             // becomes 2
   int inherit_fd = -1;            // becomes kInheritedFd when >= 0
   int cgroup_dir_fd = -1;         // CLONE_INTO_CGROUP when >= 0: born inside it, no window
+  // A delivery child is the leader of a new process group (its kill domain).
+  // A helper the delivery child starts (the git pack engine) stays in the
+  // caller's group instead, so that one SIGKILL to the domain ends both.
+  bool new_process_group = true;
 };
 
 struct Spawned {
@@ -34,7 +38,8 @@ struct Spawned {
 };
 
 // Starts the child and waits until it has exec'd (or failed to).
-// The child: new process group; PR_SET_PDEATHSIG(SIGKILL) tied to the calling
+// The child: new process group (unless spec.new_process_group is false);
+// PR_SET_PDEATHSIG(SIGKILL) tied to the calling
 // thread, then a check that its parent is still this process; all signal
 // dispositions default and the mask empty; every descriptor but 0/1/2 (and
 // kInheritedFd) closed at exec.

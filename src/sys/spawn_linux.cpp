@@ -37,6 +37,7 @@ struct ChildPlan {
   char* const* envp;
   int fds[4];  // sources for 0, 1, 2, kInheritedFd (-1: none)
   pid_t parent;
+  bool new_group;
   int err_fd;  // write end of the exec-error pipe (close-on-exec)
 };
 
@@ -50,7 +51,7 @@ struct ChildPlan {
   // Die with the spawning thread; then make sure it did not already die.
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) child_fail(plan, errno);
   if (::getppid() != plan.parent) ::_exit(127);
-  if (::setpgid(0, 0) != 0) child_fail(plan, errno);
+  if (plan.new_group && ::setpgid(0, 0) != 0) child_fail(plan, errno);
 
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -117,6 +118,7 @@ Result<Spawned> spawn(const SpawnSpec& spec) {
   auto argv = c_strings(spec.argv);
   auto envp = c_strings(spec.env);
   plan.exec_path = spec.exec_path.c_str();
+  plan.new_group = spec.new_process_group;
   plan.argv = argv.data();
   plan.envp = envp.data();
   plan.parent = ::getpid();

@@ -1,0 +1,189 @@
+// unit-pack-engine.cpp — the git pack engine (PackEngine::git): the child
+// runs `git pack-objects`, inside its own kill domain, and the remote is read
+// back with git afterwards; at the deadline the engine, and whatever it
+// started, dies with the child (D2, D3).
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "courier.hpp"
+#include "fixture_server.hpp"
+#include "support.hpp"
+#include "sys/process.hpp"
+
+using namespace courier;
+using sys::kNsPerMs;
+using sys::mono_now_ns;
+
+namespace {
+
+struct Setup {
+  test::TempDir dir;
+  test::FixtureServer server;
+  std::string source;
+  std::string tip;
+
+  explicit Setup(int commits) {
+    source = dir.path() + "/source";
+    tip = test::make_source_repo(source, commits);
+  }
+
+  ExecutorOptions executor_options(CgroupMode mode = CgroupMode::automatic) const {
+    ExecutorOptions o;
+    o.lane_dir = dir.path() + "/lanes";
+    o.child_program = COURIER_BINARY;
+    o.cgroup = mode;
+    o.on_child_stderr = [](std::string_view) {};
+    o.on_log = [](std::string_view) {};
+    return o;
+  }
+
+  DeliveryRequest request(const std::string& repo_name, const std::string& oid, std::int64_t budget_ms = 30'000) {
+    DeliveryRequest r;
+    r.repo = source;
+    r.remote = server.url(repo_name);
+    r.ref = "refs/heads/main";
+    r.oid = oid;
+    r.budget = std::chrono::milliseconds(budget_ms);
+    r.ca_file = server.ca_file();
+    r.pack_engine = PackEngine::git;
+    return r;
+  }
+
+  std::string remote_ref(const std::string& repo_name, const std::string& ref = "refs/heads/main") {
+    auto r = test::git({"--git-dir", server.repo_path(repo_name), "rev-parse", "--verify", "-q", ref});
+    return r.ok() ? r.out.substr(0, r.out.find('\n')) : std::string();
+  }
+};
+
+// A stand-in for git written into `dir`: it records its pid, starts a
+// process of its own in the background (which records its pid too), and
+// waits. It never writes a pack, so only a kill ends it.
+std::string wedged_git(const std::string& dir) {
+  const std::string path = dir + "/wedged-git";
+  test::write_file(path, "#!/bin/sh\n"
+                         "echo $$ > '" + dir + "/engine.tmp' && mv '" + dir + "/engine.tmp' '" + dir + "/engine.pid'\n"
+                         "sleep 600 &\n"
+                         "echo $! > '" + dir + "/descendant.tmp' && mv '" + dir + "/descendant.tmp' '" + dir +
+                         "/descendant.pid'\n"
+                         "wait\n");
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+// The fact the test waits for: a pid file the stand-in wrote (by rename,
+// so it is complete once it exists). 0 if it did not appear in time.
+pid_t wait_pid_file(const std::string& path, long timeout_ms) {
+  const auto until = mono_now_ns() + timeout_ms * kNsPerMs;
+  std::error_code ec;
+  while (!std::filesystem::exists(path, ec)) {
+    if (mono_now_ns() >= until) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return static_cast<pid_t>(std::stol(test::read_file(path)));
+}
+
+// Running, sleeping or stopped: anything but gone or a zombie.
+bool alive(pid_t pid) {
+  const char st = sys::proc_state(pid);
+  return st != 0 && st != 'Z' && st != 'X';
+}
+
+}  // namespace
+
+TEST_SUITE("push") {
+  TEST_CASE("T4 git engine: a new ref, then an update, are delivered by git pack-objects and read back fsck-clean") {
+    Setup s(5);
+    s.server.create_bare_repo("r");
+    Executor ex(s.executor_options());
+    const std::string older = test::git_ok({"rev-parse", "HEAD~2"}, s.source);
+    Outcome first = ex.submit(s.request("r", older.substr(0, 40))).wait();
+    REQUIRE_MESSAGE(first.kind == OutcomeKind::delivered, first.reason);
+    CHECK(first.objects == 9u);  // 3 commits, each with its tree and blob
+    Outcome second = ex.submit(s.request("r", s.tip)).wait();
+    REQUIRE_MESSAGE(second.kind == OutcomeKind::delivered, second.reason);
+    CHECK(second.objects == 6u);  // only what the remote lacks: 2 commits, trees, blobs
+    CHECK(second.old_oid == older.substr(0, 40));
+    CHECK(s.remote_ref("r") == s.tip);
+    CHECK(test::git({"--git-dir", s.server.repo_path("r"), "fsck", "--strict"}).ok());
+  }
+
+  TEST_CASE("T4 git engine: an annotated tag is delivered with the commit it points to") {
+    Setup s(2);
+    s.server.create_bare_repo("r");
+    test::git_ok({"tag", "-a", "-m", "release", "v1", s.tip}, s.source);
+    const std::string tag = test::git_ok({"rev-parse", "refs/tags/v1"}, s.source).substr(0, 40);
+    Executor ex(s.executor_options());
+    auto req = s.request("r", tag);
+    req.ref = "refs/tags/v1";
+    Outcome o = ex.submit(req).wait();
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK(o.objects == 7u);  // the tag, 2 commits, their trees and blobs
+    CHECK(s.remote_ref("r", "refs/tags/v1") == tag);
+    CHECK(test::git({"--git-dir", s.server.repo_path("r"), "fsck", "--strict"}).ok());
+  }
+
+  TEST_CASE("git engine: a git that fails ends the delivery failed with git's own words, and no POST is sent") {
+    Setup s(2);
+    s.server.create_bare_repo("r");
+    const std::string bad = s.dir.path() + "/failing-git";
+    test::write_file(bad, "#!/bin/sh\necho 'fatal: the pack engine refuses' >&2\nexit 128\n");
+    ::chmod(bad.c_str(), 0755);
+    Executor ex(s.executor_options());
+    auto req = s.request("r", s.tip);
+    req.git_program = bad;
+    Outcome o = ex.submit(req).wait();
+    CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
+    CHECK(o.reason.find("exited with 128") != std::string::npos);
+    CHECK(o.reason.find("the pack engine refuses") != std::string::npos);
+    CHECK(s.server.count().count("POST /r.git/git-receive-pack") == 0);
+    CHECK(s.remote_ref("r").empty());
+  }
+
+  TEST_CASE("git engine: a git_program that is not an absolute path is refused before dispatch") {
+    Setup s(1);
+    Executor ex(s.executor_options());
+    auto req = s.request("r", s.tip);
+    req.git_program = "git";
+    Outcome o = ex.submit(req).wait();
+    CHECK(o.kind == OutcomeKind::failed);
+    CHECK_FALSE(o.dispatched);
+    CHECK(o.reason.find("absolute path") != std::string::npos);
+    CHECK(ex.spawned() == 0);
+  }
+
+  TEST_CASE("D2 D3 git engine: at the deadline the pack engine and what it started die with the child, then the stop is confirmed") {
+    for (CgroupMode mode : {CgroupMode::off, CgroupMode::automatic}) {
+      const std::string name = mode == CgroupMode::off ? "process group" : "cgroup";
+      CAPTURE(name);
+      Setup s(2);
+      s.server.create_bare_repo("r");
+      Executor ex(s.executor_options(mode));
+      constexpr std::int64_t kBudgetMs = 4'000;
+      auto req = s.request("r", s.tip, kBudgetMs);
+      req.git_program = wedged_git(s.dir.path());
+      auto h = ex.submit(req);
+      const pid_t engine = wait_pid_file(s.dir.path() + "/engine.pid", kBudgetMs);
+      const pid_t descendant = wait_pid_file(s.dir.path() + "/descendant.pid", kBudgetMs);
+      REQUIRE_MESSAGE(engine > 0, "the pack engine did not start before the deadline");
+      REQUIRE(descendant > 0);
+      Outcome o = h.wait();
+      const bool engine_alive = alive(engine);
+      const bool descendant_alive = alive(descendant);
+      if (descendant_alive) (void)::kill(descendant, SIGKILL);  // leave nothing behind, whatever the verdict
+      if (engine_alive) (void)::kill(engine, SIGKILL);
+      REQUIRE_MESSAGE(o.kind == OutcomeKind::deadline_killed, o.reason);
+      CHECK(o.seat() == SeatDisposition::release);
+      CHECK_MESSAGE(!engine_alive, "the pack engine outlived the delivery (", name, ")");
+      CHECK_MESSAGE(!descendant_alive, "the pack engine's own child outlived the delivery (", name, ")");
+      test::report("git engine deadline (" + name + ")", "deadline overrun",
+                   sys::ns_to_ms(o.timings.kill - o.deadline), "ms");
+      CHECK(o.timings.kill - o.deadline < 100 * kNsPerMs);
+      CHECK(s.remote_ref("r").empty());
+    }
+  }
+}
