@@ -5,6 +5,7 @@
 #include <string>
 
 #include "child/channel.hpp"
+#include "child/pack.hpp"
 #include "child/push.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
@@ -12,6 +13,7 @@
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 #include "sys/unix_socket.hpp"
+#include "transport/http_leg.hpp"
 
 namespace courier::child {
 
@@ -56,6 +58,12 @@ int run_delivery_push(int argc, char** argv) {
   hello.env_keys = sys::environment_keys();
   hello.fds = sys::open_fds();
   if (!send(hello)) return kChildProtocolFailure;
+
+  // While the job is on its way (or, for a warm child, not yet assigned),
+  // initialise libgit2 and libcurl: their set-up then is off the delivery's
+  // path instead of before its first leg.
+  init_libgit2();
+  transport::init_transport();
 
   // Over a socket (a warm child) the job may carry the lane lock with it:
   // it arrives as a passed descriptor and takes the fixed number kInheritedFd.
