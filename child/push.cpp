@@ -117,7 +117,9 @@ class Push {
     };
     spec.progress = [&](std::uint64_t done, std::uint64_t total) { progress("pack", done, total, true); };
     auto pack = job_.pack_git ? build_pack_with_git(spec, *job_.pack_git, job_.scratch_dir) : build_pack(spec);
-    if (!pack) return failed(pack.error().code == Errc::invalid_argument ? "failed" : "transport_failed", pack.error().message);
+    // Building the pack is local work (the repository, the pack engine, the
+    // spool): its failures are `failed`, never blamed on the transport.
+    if (!pack) return failed("failed", pack.error().message);
     unsigned char sum[EVP_MAX_MD_SIZE];
     unsigned int sum_len = 0;
     EVP_DigestFinal_ex(digest.get(), sum, &sum_len);

@@ -137,7 +137,7 @@ TEST_SUITE("push") {
     auto req = s.request("r", s.tip);
     req.git_program = bad;
     Outcome o = ex.submit(req).wait();
-    CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
+    CHECK_MESSAGE(o.kind == OutcomeKind::failed, o.reason);
     CHECK(o.reason.find("exited with 128") != std::string::npos);
     CHECK(o.reason.find("the pack engine refuses") != std::string::npos);
     CHECK(s.server.count().count("POST /r.git/git-receive-pack") == 0);
