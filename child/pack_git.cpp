@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "child/git_stderr.hpp"
 #include "child/pack.hpp"
 #include "sys/events.hpp"
 #include "sys/io.hpp"
@@ -24,8 +25,6 @@ namespace courier::child {
 
 namespace {
 
-// The tail of git's stderr kept for the error message.
-constexpr std::size_t kStderrKeep = 4096;
 // "PACK", version, object count: the header every pack stream starts with.
 constexpr std::size_t kPackHeader = 12;
 
@@ -88,7 +87,7 @@ Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& 
   sys::SpawnSpec s;
   s.exec_path = git_program;
   s.argv = {"git", "--git-dir=" + plan->git_dir, "pack-objects", "--revs", "--stdout", "--thin",
-            "--delta-base-offset", "-q"};
+            "--delta-base-offset", "--progress"};
   s.env = engine_env(home);
   s.stdin_fd = in->read_end.get();
   s.stdout_fd = out->write_end.get();
@@ -118,7 +117,7 @@ Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& 
   PackResult result;
   unsigned char header[kPackHeader];
   std::size_t header_have = 0;
-  std::string stderr_tail;
+  GitStderr scan(spec.progress);
   std::vector<char> buf(64 * 1024);
   while (out->read_end.valid() || err->read_end.valid()) {
     std::vector<int> fds;
@@ -137,13 +136,11 @@ Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& 
         continue;
       }
       if (!is_out) {
-        stderr_tail.append(buf.data(), r->bytes);
-        if (stderr_tail.size() > kStderrKeep) stderr_tail.erase(0, stderr_tail.size() - kStderrKeep);
+        scan.feed(buf.data(), r->bytes);
         continue;
       }
       for (std::size_t k = 0; k < r->bytes && header_have < kPackHeader; ++k) {
         header[header_have++] = static_cast<unsigned char>(buf[k]);
-        if (header_have == kPackHeader && spec.progress) spec.progress(0, be32(header + 8));
       }
       if (auto sunk = spec.sink(buf.data(), r->bytes); !sunk) return tl::unexpected(sunk.error());
       result.bytes += r->bytes;
@@ -151,7 +148,7 @@ Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& 
   }
   auto status = git.wait();
   if (!status) return tl::unexpected(status.error());
-  while (!stderr_tail.empty() && (stderr_tail.back() == '\n' || stderr_tail.back() == '\r')) stderr_tail.pop_back();
+  const std::string stderr_tail = scan.finish();
   if (status->code != 0) {
     const std::string how = status->signal ? "was killed by signal " + std::to_string(status->signal)
                                            : "exited with " + std::to_string(status->code);

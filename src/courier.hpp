@@ -51,6 +51,7 @@ struct DeliveryEvent {
   std::string phase;
   std::uint64_t done = 0;
   std::uint64_t total = 0;
+  std::string text;  // phase "remote": one line the remote sent (printable)
   // dispatched
   std::int64_t child_pid = 0;
 };

@@ -2,11 +2,15 @@
 // binary as the child, real pipes, verified TLS, a real `git http-backend`
 // behind the fixture server, and the remote read back with git afterwards.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "courier.hpp"
 #include "fixture_server.hpp"
@@ -97,6 +101,29 @@ TEST_SUITE("push") {
     CHECK(o.old_oid == older);
     CHECK(o.objects == 6u);  // two new commits, their trees and blobs
     CHECK(s.remote_ref("r") == s.tip);
+  }
+
+  TEST_CASE("the remote's own words (a hook's output on side-band 2) reach the host as progress text") {
+    Setup s(2);
+    s.server.create_bare_repo("r");
+    const std::string hook = s.server.repo_path("r") + "/hooks/post-receive";
+    test::write_file(hook, "#!/bin/sh\necho 'hello from the hook'\n");
+    ::chmod(hook.c_str(), 0755);
+    auto texts = std::make_shared<std::vector<std::string>>();
+    auto mu = std::make_shared<std::mutex>();
+    Executor ex(s.executor_options());
+    auto req = s.request("r", s.tip);
+    req.on_event = [texts, mu](const DeliveryEvent& e) {
+      if (e.kind != DeliveryEvent::Kind::progress || e.phase != "remote") return;
+      std::lock_guard<std::mutex> lock(*mu);
+      texts->push_back(e.text);
+    };
+    Outcome o = ex.submit(req).wait();
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    std::lock_guard<std::mutex> lock(*mu);
+    bool seen = false;
+    for (const auto& t : *texts) seen = seen || t.find("hello from the hook") != std::string::npos;
+    CHECK_MESSAGE(seen, "remote lines seen: ", texts->size());
   }
 
   TEST_CASE("T2: a ref already at the gated id is up_to_date and no POST is sent") {

@@ -87,7 +87,7 @@ class ProgressView {
                    e.holder_pid ? "" : (e.holder.empty() ? "another delivery" : e.holder.c_str()));
     } else if (e.kind == K::progress) {
       if (e.phase == "remote") {
-        std::fprintf(stderr, "remote: %s\n", e.phase.c_str());
+        std::fprintf(stderr, "remote: %s\n", e.text.c_str());
       } else if (e.phase == "upload") {
         const double secs = static_cast<double>(sys::mono_now_ns() - started_) / 1e9;
         const double rate = secs > 0 ? static_cast<double>(e.done) / secs / 1024.0 : 0.0;

@@ -368,6 +368,7 @@ struct Executor::Impl {
         e.phase = p.phase;
         e.done = p.done;
         e.total = p.total;
+        e.text = p.message.value_or("");
         s->emit(e);
       }
     };
