@@ -45,14 +45,9 @@ constexpr long kEpoch = 1'700'000'000;
 // ---- running git ----
 
 std::string find_on_path(const std::string& program) {
-  std::istringstream dirs(env_or("PATH", "/usr/bin:/bin"));
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty()) continue;
-    const std::string candidate = dir + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  throw std::runtime_error(program + " not found on PATH");
+  auto found = sys::find_on_path(program);
+  if (!found) throw std::runtime_error(found.error().message);
+  return *found;
 }
 
 std::vector<std::string> git_env(const std::vector<std::string>& extra) {

@@ -3,16 +3,19 @@
 // back with git afterwards; at the deadline the engine, and whatever it
 // started, dies with the child (D2, D3).
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
-#include <filesystem>
-#include <thread>
+#include <cstdio>
+#include <utility>
 
 #include "courier.hpp"
 #include "fixture_server.hpp"
 #include "support.hpp"
+#include "sys/events.hpp"
+#include "sys/io.hpp"
 #include "sys/process.hpp"
 
 using namespace courier;
@@ -60,32 +63,50 @@ struct Setup {
   }
 };
 
-// A stand-in for git written into `dir`: it records its pid, starts a
-// process of its own in the background (which records its pid too), and
-// waits. It never writes a pack, so only a kill ends it.
-std::string wedged_git(const std::string& dir) {
+// A stand-in for git written into `dir`: it starts a process of its own in
+// the background, reports "ITS_PID DESCENDANT_PID" through the FIFO `report`,
+// and waits. It never writes a pack, so only a kill ends it.
+std::string wedged_git(const std::string& dir, const std::string& report) {
   const std::string path = dir + "/wedged-git";
   test::write_file(path, "#!/bin/sh\n"
-                         "echo $$ > '" + dir + "/engine.tmp' && mv '" + dir + "/engine.tmp' '" + dir + "/engine.pid'\n"
                          "sleep 600 &\n"
-                         "echo $! > '" + dir + "/descendant.tmp' && mv '" + dir + "/descendant.tmp' '" + dir +
-                         "/descendant.pid'\n"
+                         "echo \"$$ $!\" > '" + report + "'\n"
                          "wait\n");
   ::chmod(path.c_str(), 0755);
   return path;
 }
 
-// The fact the test waits for: a pid file the stand-in wrote (by rename,
-// so it is complete once it exists). 0 if it did not appear in time.
-pid_t wait_pid_file(const std::string& path, long timeout_ms) {
-  const auto until = mono_now_ns() + timeout_ms * kNsPerMs;
-  std::error_code ec;
-  while (!std::filesystem::exists(path, ec)) {
-    if (mono_now_ns() >= until) return 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+// The FIFO the stand-in reports through, opened for reading before it can
+// run (so its write finds a reader), and the report waited for with poll:
+// a fact, not a guess. {0, 0} if nothing came by `until`.
+class PidReport {
+ public:
+  explicit PidReport(const std::string& path) : path_(path) {
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    fd_ = sys::ScopedFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    REQUIRE(fd_.valid());
   }
-  return static_cast<pid_t>(std::stol(test::read_file(path)));
-}
+  const std::string& path() const { return path_; }
+
+  std::pair<pid_t, pid_t> wait(sys::MonoNs until) {
+    std::string text;
+    while (text.find('\n') == std::string::npos) {
+      auto ready = sys::wait_readable_until({fd_.get()}, until);
+      if (!ready || ready->empty()) return {0, 0};
+      char buf[64];
+      auto r = sys::read_nonblocking(fd_.get(), buf, sizeof buf);
+      if (!r || r->status == sys::ReadStatus::eof) break;
+      if (r->status == sys::ReadStatus::data) text.append(buf, r->bytes);
+    }
+    long engine = 0, descendant = 0;
+    if (std::sscanf(text.c_str(), "%ld %ld", &engine, &descendant) != 2) return {0, 0};
+    return {static_cast<pid_t>(engine), static_cast<pid_t>(descendant)};
+  }
+
+ private:
+  std::string path_;
+  sys::ScopedFd fd_;
+};
 
 // Running, sleeping or stopped: anything but gone or a zombie.
 bool alive(pid_t pid) {
@@ -165,10 +186,10 @@ TEST_SUITE("push") {
       Executor ex(s.executor_options(mode));
       constexpr std::int64_t kBudgetMs = 4'000;
       auto req = s.request("r", s.tip, kBudgetMs);
-      req.git_program = wedged_git(s.dir.path());
+      PidReport report(s.dir.path() + "/engine.fifo");
+      req.git_program = wedged_git(s.dir.path(), report.path());
       auto h = ex.submit(req);
-      const pid_t engine = wait_pid_file(s.dir.path() + "/engine.pid", kBudgetMs);
-      const pid_t descendant = wait_pid_file(s.dir.path() + "/descendant.pid", kBudgetMs);
+      const auto [engine, descendant] = report.wait(mono_now_ns() + kBudgetMs * kNsPerMs);
       REQUIRE_MESSAGE(engine > 0, "the pack engine did not start before the deadline");
       REQUIRE(descendant > 0);
       Outcome o = h.wait();

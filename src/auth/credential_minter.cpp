@@ -116,19 +116,7 @@ Result<std::string> find_git(const std::vector<std::string>& env) {
   for (const auto& e : env) {
     if (e.rfind("PATH=", 0) == 0) path = e.substr(5);
   }
-  std::istringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    if (dir.empty() || dir.front() != '/') continue;  // relative PATH entries are not searched
-    const std::filesystem::path candidate = std::filesystem::path(dir) / "git";
-    std::error_code ec;
-    const auto st = std::filesystem::status(candidate, ec);
-    if (!ec && std::filesystem::is_regular_file(st) &&
-        (st.permissions() & std::filesystem::perms::others_exec) != std::filesystem::perms::none) {
-      return candidate.string();
-    }
-  }
-  return fail(Errc::invalid_argument, "git not found on PATH (" + path + ")");
+  return sys::find_on_path("git", path);
 }
 
 Result<GitCredentialRun> run_git_credential(const std::string& git_program, const std::string& action,

@@ -33,9 +33,9 @@ bool is_tty(int fd) { return ::isatty(fd) == 1; }
 
 bool pid_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
-Result<std::string> find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "";
+Result<std::string> find_on_path(const std::string& name, const std::optional<std::string>& path) {
+  const char* own = std::getenv("PATH");
+  const std::string dirs = path ? *path : (own ? own : "/usr/bin:/bin");
   std::size_t start = 0;
   while (start <= dirs.size()) {
     const std::size_t colon = std::min(dirs.find(':', start), dirs.size());
@@ -48,7 +48,7 @@ Result<std::string> find_on_path(const std::string& name) {
       return candidate;
     }
   }
-  return fail(Errc::invalid_argument, "no executable '" + name + "' on PATH");
+  return fail(Errc::invalid_argument, "no executable '" + name + "' on PATH (" + dirs + ")");
 }
 
 bool group_has_members(pid_t pgid) { return pgid > 0 && (::kill(-pgid, 0) == 0 || errno == EPERM); }

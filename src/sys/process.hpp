@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,10 @@ char proc_state(pid_t pid);
 std::vector<pid_t> pids_in_group(pid_t pgid);
 
 // The first executable regular file called `name` in the directories of
-// this process's PATH, as an absolute path. Errors: invalid_argument (none).
-Result<std::string> find_on_path(const std::string& name);
+// `path` (a PATH value; absent: this process's PATH, or /usr/bin:/bin), as
+// an absolute path. Relative entries are not searched. Errors:
+// invalid_argument (none found).
+Result<std::string> find_on_path(const std::string& name, const std::optional<std::string>& path = std::nullopt);
 
 // kill(-pgid, 0) == 0 or EPERM: some process (possibly a zombie) is still in
 // process group pgid. One system call; false means the group is empty.
