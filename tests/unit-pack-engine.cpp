@@ -13,6 +13,7 @@
 
 #include "courier.hpp"
 #include "fixture_server.hpp"
+#include "push_setup.hpp"
 #include "support.hpp"
 #include "sys/events.hpp"
 #include "sys/io.hpp"
@@ -24,44 +25,15 @@ using sys::mono_now_ns;
 
 namespace {
 
-struct Setup {
-  test::TempDir dir;
-  test::FixtureServer server;
-  std::string source;
-  std::string tip;
+using Setup = test::PushSetup;
 
-  explicit Setup(int commits) {
-    source = dir.path() + "/source";
-    tip = test::make_source_repo(source, commits);
-  }
-
-  ExecutorOptions executor_options(CgroupMode mode = CgroupMode::automatic) const {
-    ExecutorOptions o;
-    o.lane_dir = dir.path() + "/lanes";
-    o.child_program = COURIER_BINARY;
-    o.cgroup = mode;
-    o.on_child_stderr = [](std::string_view) {};
-    o.on_log = [](std::string_view) {};
-    return o;
-  }
-
-  DeliveryRequest request(const std::string& repo_name, const std::string& oid, std::int64_t budget_ms = 30'000) {
-    DeliveryRequest r;
-    r.repo = source;
-    r.remote = server.url(repo_name);
-    r.ref = "refs/heads/main";
-    r.oid = oid;
-    r.budget = std::chrono::milliseconds(budget_ms);
-    r.ca_file = server.ca_file();
-    r.pack_engine = PackEngine::git;
-    return r;
-  }
-
-  std::string remote_ref(const std::string& repo_name, const std::string& ref = "refs/heads/main") {
-    auto r = test::git({"--git-dir", server.repo_path(repo_name), "rev-parse", "--verify", "-q", ref});
-    return r.ok() ? r.out.substr(0, r.out.find('\n')) : std::string();
-  }
-};
+// A delivery whose pack is built by git pack-objects.
+DeliveryRequest engine_request(Setup& s, const std::string& repo_name, const std::string& oid,
+                               std::int64_t budget_ms = 30'000) {
+  DeliveryRequest r = s.request(repo_name, oid, budget_ms);
+  r.pack_engine = PackEngine::git;
+  return r;
+}
 
 // A stand-in for git written into `dir`: it starts a process of its own in
 // the background, reports "ITS_PID DESCENDANT_PID" through the FIFO `report`,
@@ -122,10 +94,10 @@ TEST_SUITE("push") {
     s.server.create_bare_repo("r");
     Executor ex(s.executor_options());
     const std::string older = test::git_ok({"rev-parse", "HEAD~2"}, s.source);
-    Outcome first = ex.submit(s.request("r", older.substr(0, 40))).wait();
+    Outcome first = ex.submit(engine_request(s, "r", older.substr(0, 40))).wait();
     REQUIRE_MESSAGE(first.kind == OutcomeKind::delivered, first.reason);
     CHECK(first.objects == 9u);  // 3 commits, each with its tree and blob
-    Outcome second = ex.submit(s.request("r", s.tip)).wait();
+    Outcome second = ex.submit(engine_request(s, "r", s.tip)).wait();
     REQUIRE_MESSAGE(second.kind == OutcomeKind::delivered, second.reason);
     CHECK(second.objects == 6u);  // only what the remote lacks: 2 commits, trees, blobs
     CHECK(second.old_oid == older.substr(0, 40));
@@ -139,7 +111,7 @@ TEST_SUITE("push") {
     test::git_ok({"tag", "-a", "-m", "release", "v1", s.tip}, s.source);
     const std::string tag = test::git_ok({"rev-parse", "refs/tags/v1"}, s.source).substr(0, 40);
     Executor ex(s.executor_options());
-    auto req = s.request("r", tag);
+    auto req = engine_request(s, "r", tag);
     req.ref = "refs/tags/v1";
     Outcome o = ex.submit(req).wait();
     REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
@@ -155,7 +127,7 @@ TEST_SUITE("push") {
     test::write_file(bad, "#!/bin/sh\necho 'fatal: the pack engine refuses' >&2\nexit 128\n");
     ::chmod(bad.c_str(), 0755);
     Executor ex(s.executor_options());
-    auto req = s.request("r", s.tip);
+    auto req = engine_request(s, "r", s.tip);
     req.git_program = bad;
     Outcome o = ex.submit(req).wait();
     CHECK_MESSAGE(o.kind == OutcomeKind::failed, o.reason);
@@ -168,7 +140,7 @@ TEST_SUITE("push") {
   TEST_CASE("git engine: a git_program that is not an absolute path is refused before dispatch") {
     Setup s(1);
     Executor ex(s.executor_options());
-    auto req = s.request("r", s.tip);
+    auto req = engine_request(s, "r", s.tip);
     req.git_program = "git";
     Outcome o = ex.submit(req).wait();
     CHECK(o.kind == OutcomeKind::failed);
@@ -185,7 +157,7 @@ TEST_SUITE("push") {
       s.server.create_bare_repo("r");
       Executor ex(s.executor_options(mode));
       constexpr std::int64_t kBudgetMs = 4'000;
-      auto req = s.request("r", s.tip, kBudgetMs);
+      auto req = engine_request(s, "r", s.tip, kBudgetMs);
       PidReport report(s.dir.path() + "/engine.fifo");
       req.git_program = wedged_git(s.dir.path(), report.path());
       auto h = ex.submit(req);

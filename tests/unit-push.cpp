@@ -15,6 +15,7 @@
 #include "courier.hpp"
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
+#include "push_setup.hpp"
 #include "support.hpp"
 #include "sys/process.hpp"
 
@@ -24,46 +25,7 @@ using sys::mono_now_ns;
 
 namespace {
 
-struct Setup {
-  test::TempDir dir;
-  test::FixtureServer server;
-  std::string source;
-  std::string tip;
-
-  explicit Setup(int commits = 3, test::FixtureOptions fo = {}) : server(fo) {
-    source = dir.path() + "/source";
-    tip = test::make_source_repo(source, commits);
-  }
-
-  ExecutorOptions executor_options() const {
-    ExecutorOptions o;
-    o.lane_dir = dir.path() + "/lanes";
-    o.child_program = COURIER_BINARY;  // the shipped binary serves as the child
-    o.on_child_stderr = [](std::string_view) {};
-    o.on_log = [](std::string_view) {};
-    return o;
-  }
-
-  DeliveryRequest request(const std::string& repo_name, const std::string& oid, std::int64_t budget_ms = 30'000) {
-    DeliveryRequest r;
-    r.repo = source;
-    r.remote = server.url(repo_name);
-    r.ref = "refs/heads/main";
-    r.oid = oid;
-    r.budget = std::chrono::milliseconds(budget_ms);
-    r.ca_file = server.ca_file();
-    return r;
-  }
-
-  std::string remote_ref(const std::string& repo_name, const std::string& ref = "refs/heads/main") {
-    auto r = test::git({"--git-dir", server.repo_path(repo_name), "rev-parse", "--verify", "-q", ref});
-    return r.ok() ? r.out.substr(0, r.out.find('\n')) : std::string();
-  }
-
-  std::string rev(const std::string& spec) { return test::git_ok({"rev-parse", spec}, source); }
-
-  long posts(const std::string& repo_name) { return server.count().count("POST /" + repo_name + ".git/git-receive-pack"); }
-};
+using Setup = test::PushSetup;
 
 std::string source_state(const std::string& repo) {
   // Everything under .git that a push could change: refs, config, objects.
