@@ -77,30 +77,18 @@ Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& 
                                        const std::string& home) {
   auto plan = plan_git_pack(spec);
   if (!plan) return tl::unexpected(plan.error());
-  auto in = sys::make_pipe();
-  if (!in) return tl::unexpected(in.error());
-  auto out = sys::make_pipe();
-  if (!out) return tl::unexpected(out.error());
-  auto err = sys::make_pipe();
-  if (!err) return tl::unexpected(err.error());
-
   sys::SpawnSpec s;
   s.exec_path = git_program;
   s.argv = {"git", "--git-dir=" + plan->git_dir, "pack-objects", "--revs", "--stdout", "--thin",
             "--delta-base-offset", "--progress"};
   s.env = engine_env(home);
-  s.stdin_fd = in->read_end.get();
-  s.stdout_fd = out->write_end.get();
-  s.stderr_fd = err->write_end.get();
   s.new_process_group = false;
-  auto spawned = sys::spawn(s);
-  // Our copies of git's ends go now: EOF on its stdout and stderr must mean
-  // git (and anything it started) closed them.
-  in->read_end.reset();
-  out->write_end.reset();
-  err->write_end.reset();
+  auto spawned = sys::spawn_piped(std::move(s));
   if (!spawned) return fail(Errc::spawn_failed, "cannot start " + git_program + ": " + spawned.error().message);
-  EngineProcess git(std::move(*spawned));
+  EngineProcess git(std::move(spawned->process));
+  sys::ScopedFd& to_git = spawned->stdin_w;
+  sys::ScopedFd& from_git = spawned->stdout_r;
+  sys::ScopedFd& git_err = spawned->stderr_r;
 
   std::optional<Error> write_error;
   {
@@ -108,31 +96,31 @@ Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& 
     // all first cannot deadlock. A git that died early gives EPIPE, not a
     // signal; its stderr and exit status then say why.
     sys::ScopedSigpipeBlock no_sigpipe;
-    if (auto w = sys::write_all(in->write_end.get(), plan->revs.data(), plan->revs.size()); !w) write_error = w.error();
-    in->write_end.reset();
+    if (auto w = sys::write_all(to_git.get(), plan->revs.data(), plan->revs.size()); !w) write_error = w.error();
+    to_git.reset();
   }
 
-  if (auto ok = sys::set_nonblocking(out->read_end.get()); !ok) return tl::unexpected(ok.error());
-  if (auto ok = sys::set_nonblocking(err->read_end.get()); !ok) return tl::unexpected(ok.error());
+  if (auto ok = sys::set_nonblocking(from_git.get()); !ok) return tl::unexpected(ok.error());
+  if (auto ok = sys::set_nonblocking(git_err.get()); !ok) return tl::unexpected(ok.error());
   PackResult result;
   unsigned char header[kPackHeader];
   std::size_t header_have = 0;
   GitStderr scan(spec.progress);
   std::vector<char> buf(64 * 1024);
-  while (out->read_end.valid() || err->read_end.valid()) {
+  while (from_git.valid() || git_err.valid()) {
     std::vector<int> fds;
-    if (out->read_end.valid()) fds.push_back(out->read_end.get());
-    if (err->read_end.valid()) fds.push_back(err->read_end.get());
+    if (from_git.valid()) fds.push_back(from_git.get());
+    if (git_err.valid()) fds.push_back(git_err.get());
     auto ready = sys::wait_readable_until(fds, spec.deadline);
     if (!ready) return tl::unexpected(ready.error());
     if (ready->empty()) return fail(Errc::leg_timeout, "the deadline passed while git pack-objects was packing");
     for (std::size_t i : *ready) {
-      const bool is_out = fds[i] == out->read_end.get();
+      const bool is_out = fds[i] == from_git.get();
       auto r = sys::read_nonblocking(fds[i], buf.data(), buf.size());
       if (!r) return tl::unexpected(r.error());
       if (r->status == sys::ReadStatus::would_block) continue;
       if (r->status == sys::ReadStatus::eof) {
-        (is_out ? out->read_end : err->read_end).reset();
+        (is_out ? from_git : git_err).reset();
         continue;
       }
       if (!is_out) {

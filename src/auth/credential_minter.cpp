@@ -123,25 +123,13 @@ Result<GitCredentialRun> run_git_credential(const std::string& git_program, cons
                                             const std::string& input, const std::vector<std::string>& env,
                                             sys::MonoNs until) {
   if (input.size() > kMaxInput) return fail(Errc::invalid_argument, "git credential input too large");
-  auto in = sys::make_pipe();
-  if (!in) return tl::unexpected(in.error());
-  auto out = sys::make_pipe();
-  if (!out) return tl::unexpected(out.error());
-  auto err = sys::make_pipe();
-  if (!err) return tl::unexpected(err.error());
-
   sys::SpawnSpec spec;
   spec.exec_path = git_program;
   spec.argv = {"git", "credential", action};
   spec.env = env;
-  spec.stdin_fd = in->read_end.get();
-  spec.stdout_fd = out->write_end.get();
-  spec.stderr_fd = err->write_end.get();
-  auto child = sys::spawn(spec);
-  if (!child) return tl::unexpected(child.error());
-  in->read_end.reset();
-  out->write_end.reset();
-  err->write_end.reset();
+  auto piped = sys::spawn_piped(std::move(spec));
+  if (!piped) return tl::unexpected(piped.error());
+  sys::Spawned* child = &piped->process;
 
   // Kills the helper's whole process group while its leader is still
   // unreaped (so the group id cannot have been reused), then reaps.
@@ -155,12 +143,12 @@ Result<GitCredentialRun> run_git_credential(const std::string& git_program, cons
     // The input is far smaller than a pipe's buffer, so this write cannot
     // block; a helper that already exited makes it EPIPE, not a signal.
     sys::ScopedSigpipeBlock no_sigpipe;
-    if (!input.empty()) (void)sys::write_all(in->write_end.get(), input.data(), input.size());
-    in->write_end.reset();
+    if (!input.empty()) (void)sys::write_all(piped->stdin_w.get(), input.data(), input.size());
+    piped->stdin_w.reset();
   }
 
   GitCredentialRun run;
-  for (const auto* p : {&out->read_end, &err->read_end}) {
+  for (const auto* p : {&piped->stdout_r, &piped->stderr_r}) {
     if (auto nb = sys::set_nonblocking(p->get()); !nb) {
       kill_and_reap();
       return tl::unexpected(nb.error());
@@ -173,8 +161,8 @@ Result<GitCredentialRun> run_git_credential(const std::string& git_program, cons
     // started may keep the pipes open after it exited (a cache daemon), so
     // the exit, not end-of-file, ends the conversation.
     std::vector<int> fds = {child->pidfd.get()};
-    if (out_open) fds.push_back(out->read_end.get());
-    if (err_open) fds.push_back(err->read_end.get());
+    if (out_open) fds.push_back(piped->stdout_r.get());
+    if (err_open) fds.push_back(piped->stderr_r.get());
     auto ready = sys::wait_readable_until(fds, until);
     if (!ready) {
       kill_and_reap();
@@ -189,7 +177,7 @@ Result<GitCredentialRun> run_git_credential(const std::string& git_program, cons
       if (fds[i] == child->pidfd.get()) exited = true;
     }
     if (out_open) {
-      auto more = drain(out->read_end.get(), run.out);
+      auto more = drain(piped->stdout_r.get(), run.out);
       if (!more) {
         kill_and_reap();
         return tl::unexpected(more.error());
@@ -197,7 +185,7 @@ Result<GitCredentialRun> run_git_credential(const std::string& git_program, cons
       out_open = *more;
     }
     if (err_open) {
-      auto more = drain(err->read_end.get(), run.err);
+      auto more = drain(piped->stderr_r.get(), run.err);
       if (!more) {
         kill_and_reap();
         return tl::unexpected(more.error());

@@ -49,6 +49,20 @@ struct Spawned {
 // Errors: spawn_failed (with the exec errno), os_error.
 Result<Spawned> spawn(const SpawnSpec& spec);
 
+// A child whose stdin, stdout and stderr are pipes to the caller.
+struct PipedChild {
+  Spawned process;
+  ScopedFd stdin_w;   // write end of the child's stdin
+  ScopedFd stdout_r;  // read end of its stdout
+  ScopedFd stderr_r;  // read end of its stderr
+};
+
+// spawn() with three fresh pipes as 0, 1 and 2 (spec's own stdin_fd,
+// stdout_fd and stderr_fd are replaced). The child's ends are closed here, so
+// EOF on stdout_r and stderr_r means the child, and anything it started that
+// inherited them, closed them. Errors: as spawn().
+Result<PipedChild> spawn_piped(SpawnSpec spec);
+
 // Exit facts of a leader.
 struct ExitStatus {
   int code = -1;   // exit code, or -1 when killed by a signal

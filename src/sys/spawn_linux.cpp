@@ -185,6 +185,21 @@ Result<void> pidfd_signal(int pidfd, int sig) {
   return {};
 }
 
+Result<PipedChild> spawn_piped(SpawnSpec spec) {
+  auto in = make_pipe();
+  if (!in) return tl::unexpected(in.error());
+  auto out = make_pipe();
+  if (!out) return tl::unexpected(out.error());
+  auto err = make_pipe();
+  if (!err) return tl::unexpected(err.error());
+  spec.stdin_fd = in->read_end.get();
+  spec.stdout_fd = out->write_end.get();
+  spec.stderr_fd = err->write_end.get();
+  auto child = spawn(spec);
+  if (!child) return tl::unexpected(child.error());
+  return PipedChild{std::move(*child), std::move(in->write_end), std::move(out->read_end), std::move(err->read_end)};
+}
+
 Result<void> signal_group(pid_t pgid, int sig) {
   if (::killpg(pgid, sig) != 0 && errno != ESRCH) return tl::unexpected(os_error("killpg", errno));
   return {};
