@@ -148,21 +148,27 @@ Result<GitCredentialRun> run_git_credential(const std::string& git_program, cons
   }
 
   GitCredentialRun run;
-  for (const auto* p : {&piped->stdout_r, &piped->stderr_r}) {
-    if (auto nb = sys::set_nonblocking(p->get()); !nb) {
+  // The helper's two outputs, drained the same way until each ends.
+  struct Output {
+    int fd;
+    std::string* into;
+    bool open = true;
+  };
+  Output outputs[] = {{piped->stdout_r.get(), &run.out}, {piped->stderr_r.get(), &run.err}};
+  for (const auto& o : outputs) {
+    if (auto nb = sys::set_nonblocking(o.fd); !nb) {
       kill_and_reap();
       return tl::unexpected(nb.error());
     }
   }
-  bool out_open = true;
-  bool err_open = true;
   for (;;) {
     // Waits on the leader's exit (its pidfd) and on its output. Helpers it
     // started may keep the pipes open after it exited (a cache daemon), so
     // the exit, not end-of-file, ends the conversation.
     std::vector<int> fds = {child->pidfd.get()};
-    if (out_open) fds.push_back(piped->stdout_r.get());
-    if (err_open) fds.push_back(piped->stderr_r.get());
+    for (const auto& o : outputs) {
+      if (o.open) fds.push_back(o.fd);
+    }
     auto ready = sys::wait_readable_until(fds, until);
     if (!ready) {
       kill_and_reap();
@@ -176,21 +182,14 @@ Result<GitCredentialRun> run_git_credential(const std::string& git_program, cons
     for (std::size_t i : *ready) {
       if (fds[i] == child->pidfd.get()) exited = true;
     }
-    if (out_open) {
-      auto more = drain(piped->stdout_r.get(), run.out);
+    for (auto& o : outputs) {
+      if (!o.open) continue;
+      auto more = drain(o.fd, *o.into);
       if (!more) {
         kill_and_reap();
         return tl::unexpected(more.error());
       }
-      out_open = *more;
-    }
-    if (err_open) {
-      auto more = drain(piped->stderr_r.get(), run.err);
-      if (!more) {
-        kill_and_reap();
-        return tl::unexpected(more.error());
-      }
-      err_open = *more;
+      o.open = *more;
     }
     if (exited) break;
   }
