@@ -322,6 +322,16 @@ struct Executor::Impl {
     if (!revoked_reason.empty()) sup->revoke(revoked_reason);
   }
 
+  // Puts an unused warm child back in its slot; one that has no place there
+  // (the executor is stopping, or a new one took its place) is retired.
+  void keep_warm(std::shared_ptr<WarmSlot> slot) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!warm && !stopping) warm = std::move(slot);
+    }
+    if (slot) slot->retire("not needed");
+  }
+
   // A ready warm child, taken out of its slot (or null).
   std::shared_ptr<WarmSlot> take_warm() {
     std::lock_guard<std::mutex> lock(mu);
@@ -399,12 +409,8 @@ struct Executor::Impl {
     }
     int expected = kQueued;
     if (!d->claim.compare_exchange_strong(expected, kClaimed)) {
-      if (warm_slot) {
-        // Not this delivery's after all: the warm child stays warm.
-        std::lock_guard<std::mutex> lock(mu);
-        if (!warm && !stopping) warm = std::move(warm_slot);
-      }
-      if (warm_slot) warm_slot->retire("not needed");
+      // Not this delivery's after all: the warm child stays warm.
+      if (warm_slot) keep_warm(std::move(warm_slot));
       // Cancellation won the race: no child was or will be spawned, the
       // work provably never started, so the seat goes straight back.
       Outcome o;
@@ -437,12 +443,7 @@ struct Executor::Impl {
         revoked_already = d->revoke_ns != 0;
       }
       if (revoked_already) {
-        std::shared_ptr<WarmSlot> spare = std::move(warm_slot);
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          if (!warm && !stopping) warm = std::move(spare);
-        }
-        if (spare) spare->retire("the executor is shutting down");
+        keep_warm(std::move(warm_slot));
         sup = std::make_shared<Supervisor>(so);
         adopt(d, sup);
       }
