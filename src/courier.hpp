@@ -64,7 +64,8 @@ enum class PackEngine {
 
 struct DeliveryRequest {
   std::string repo;     // local repository (never written to)
-  std::string remote;   // https:// smart-HTTP URL
+  std::string remote;   // https:// smart-HTTP URL; no password (H2). The child
+                        // requests its canonical form (seat::parse_remote).
   std::string ref;      // e.g. refs/heads/main
   std::string oid;      // the gated object id (full hex)
   std::optional<std::string> expect_old;
@@ -88,8 +89,10 @@ struct DeliveryRequest {
 };
 
 struct ExecutorOptions {
-  // Cross-process lane locks live here. Empty: $XDG_RUNTIME_DIR/git-courier,
-  // else /tmp/git-courier-<uid>.
+  // Cross-process lane locks live here. Empty: default_lane_dir(). An
+  // existing directory must be a real directory owned by this user (or
+  // root), not writable by others; it is never chmodded (rule H1). A refused
+  // one ends every delivery `failed` with the reason.
   std::string lane_dir;
   // Deliveries supervised at once; more wait in a queue (as pending).
   std::size_t workers = 4;
@@ -157,8 +160,10 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   // Fixes the turn's absolute deadline now and queues the delivery. A
-  // request on a poisoned lane, or with a malformed remote, finishes at once
-  // (lane_poisoned / spawn_failed with the reason).
+  // request on a poisoned lane finishes at once `lane_poisoned`; one whose
+  // remote is malformed, ambiguous or carries a password (seat::parse_remote,
+  // rule H2), or whose lane directory was refused (H1), finishes `failed`
+  // with the reason. No child exists in either case.
   DeliveryHandle submit(DeliveryRequest request);
 
   // The warm child waiting for a job, if any (0: none ready).
@@ -180,7 +185,10 @@ class Executor {
 // delivery on that lane could not confirm its child's stop (S3).
 std::vector<int> retained_lane_lock_fds();
 
-// The default lane directory for this user.
-std::string default_lane_dir();
+// The default lane directory for this user: $XDG_RUNTIME_DIR/git-courier,
+// else /run/git-courier/lanes for root, else
+// $HOME/.local/state/git-courier/lanes (docs/operations.md). Errors:
+// invalid_argument (no runtime or home directory known).
+Result<std::string> default_lane_dir();
 
 }  // namespace courier

@@ -158,12 +158,14 @@ TEST_SUITE("auth") {
     CHECK_FALSE(leg_url(kR, "upload-pack"));
   }
 
-  TEST_CASE("A2 binding: user information must be exactly the remote's (normally none)") {
+  TEST_CASE("A2 H2 binding: the child's URL carries no user information, whatever the remote's") {
+    // The child requests the canonical remote, which never carries user
+    // information; a user name in the remote stays with the credential helper.
     const std::string remote = "https://bob@h.example/team/r.git";
+    CHECK(check_leg_binding(remote, req("advertisement", "GET", kAdv)).verdict == BindingVerdict::ok);
     CHECK(check_leg_binding(remote, req("advertisement", "GET",
                                         "https://bob@h.example/team/r.git/info/refs?service=git-receive-pack"))
-              .verdict == BindingVerdict::ok);
-    CHECK(check_leg_binding(remote, req("advertisement", "GET", kAdv)).verdict == BindingVerdict::foreign);
+              .verdict == BindingVerdict::foreign);
     CHECK(check_leg_binding(remote, req("advertisement", "GET",
                                         "https://eve@h.example/team/r.git/info/refs?service=git-receive-pack"))
               .verdict == BindingVerdict::foreign);

@@ -4,6 +4,7 @@
 // and bad input that must cost nothing.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <set>
@@ -58,6 +59,12 @@ struct Cli {
 std::string ref_of(const std::string& git_dir) {
   auto r = test::git({"--git-dir", git_dir, "rev-parse", "--verify", "-q", "refs/heads/main"});
   return r.ok() ? r.out.substr(0, 40) : std::string();
+}
+
+mode_t mode_of_tmp() {
+  struct stat st {};
+  REQUIRE(::stat("/tmp", &st) == 0);
+  return st.st_mode;
 }
 
 json parse_json(const std::string& out) {
@@ -212,7 +219,7 @@ TEST_SUITE("e2e") {
     CHECK(ref_of(server.repo_path("shared")) == c.tip);
   }
 
-  TEST_CASE("bad input: exit 2, a clear message, no child, no request, nothing written") {
+  TEST_CASE("H1 H2: bad input: exit 2, a clear message, no child, no request, nothing written") {
     test::FixtureServer server;
     Cli c(2);
     server.create_bare_repo("bad");
@@ -220,9 +227,12 @@ TEST_SUITE("e2e") {
     const std::string ca = server.ca_file();
     struct Case {
       std::vector<std::string> args;
-      const char* needle;
+      std::string needle;
     };
     const std::string repo = c.source;
+    const std::string key = c.dir.path() + "/node.pem";
+    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, cli_env()).exit_code == 0);
+    const mode_t tmp_mode = mode_of_tmp() & 07777;
     auto base = [&](std::vector<std::string> a) {
       std::vector<std::string> out = {COURIER_BINARY, "push", "--lane-dir", c.lanes};
       out.insert(out.end(), a.begin(), a.end());
@@ -243,6 +253,21 @@ TEST_SUITE("e2e") {
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--auth", "password"}), "--auth"},
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--pack-engine", "jgit"}), "--pack-engine"},
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main"}), "exactly one of --oid and --rev"},
+        // H1: a lane directory others may write to is refused, never chmodded.
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--lane-dir", "/tmp"}),
+         "writable by other users"},
+        // H2: ambiguous spellings are usage errors naming the canonical one,
+        // also with per-request tokens (once a protocol fault).
+        {base({"--repo", repo, "--remote", "https://127.0.0.1:" + std::to_string(server.port()) + "/./bad.git", "--ref", "refs/heads/main", "--rev", "HEAD",
+               "--auth", "key:" + key}),
+         "Write it as " + remote},
+        {base({"--repo", repo, "--remote", "https://127.0.0.1:" + std::to_string(server.port()) + "//bad.git", "--ref", "refs/heads/main", "--rev", "HEAD"}),
+         "Write it as " + remote},
+        {base({"--repo", repo, "--remote", "https://127.0.0.1:" + std::to_string(server.port()) + "/%62ad.git", "--ref", "refs/heads/main", "--rev", "HEAD"}),
+         "Write it as " + remote},
+        {base({"--repo", repo, "--remote", "https://alice:S3cretPW@" + remote.substr(8), "--ref", "refs/heads/main",
+               "--rev", "HEAD", "--json"}),
+         "carries a password"},
     };
     for (const auto& k : cases) {
       CAPTURE(k.needle);
@@ -250,7 +275,9 @@ TEST_SUITE("e2e") {
       CHECK(r.exit_code == cli::kExitUsage);
       CHECK_MESSAGE(r.err.find(k.needle) != std::string::npos, r.err);
       CHECK(r.out.empty());
+      CHECK_MESSAGE(r.err.find("S3cretPW") == std::string::npos, r.err);
     }
+    CHECK_MESSAGE((mode_of_tmp() & 07777) == tmp_mode, "the mode of /tmp changed");
     CHECK(server.count().total == 0);
     CHECK_FALSE(std::filesystem::exists(c.lanes));
     CHECK(ref_of(server.repo_path("bad")).empty());

@@ -60,7 +60,7 @@ std::size_t journal_lines(const std::string& path) {
 }  // namespace
 
 TEST_SUITE("seat") {
-  TEST_CASE("lane keys: scheme and host lower-cased, default port, one trailing slash and .git removed") {
+  TEST_CASE("H2: lane keys: scheme, host and path case folded, default port, one trailing slash and .git removed") {
     const std::vector<std::pair<std::string, std::string>> same = {
         {"https://Example.COM/team/repo.git", "https://example.com/team/repo"},
         {"https://example.com:443/team/repo.git/", "https://example.com/team/repo"},
@@ -71,7 +71,10 @@ TEST_SUITE("seat") {
         {"http://127.0.0.1:80/r.git", "http://127.0.0.1/r"},
         {"https://[::1]:443/r.git", "https://[::1]/r"},
         {"https://example.com", "https://example.com/"},
-        {"https://example.com/Team/Repo.git", "https://example.com/Team/Repo"},
+        {"https://example.com/Team/Repo.git", "https://example.com/team/repo"},
+        {"https://example.com./team/repo.git", "https://example.com/team/repo"},
+        {"https://example.com/team/r%C3%A9po.git", "https://example.com/team/r\xc3\xa9po"},
+        {"https://example.com/team/r%c3%a9po.git", "https://example.com/team/r\xc3\xa9po"},
     };
     for (const auto& [url, key] : same) {
       CAPTURE(url);

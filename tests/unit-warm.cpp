@@ -98,7 +98,9 @@ TEST_SUITE("seat") {
     // The lane is held by another holder (this test, through a lock
     // description of its own), so the delivery is pending — a fact it
     // announces — when it is revoked: cancellation wins before any claim.
-    auto lock = sys::LockFile::open(lanes + "/" + seat::lane_lock_name(*seat::lane_key(r.remote)));
+    auto lanes_dir = sys::LaneDir::open(lanes);
+    REQUIRE(lanes_dir.has_value());
+    auto lock = sys::LockFile::open(*lanes_dir, seat::lane_lock_name(*seat::lane_key(r.remote)));
     REQUIRE(lock.has_value());
     REQUIRE(lock->try_lock().value_or(false));
     auto pending = std::make_shared<std::promise<void>>();

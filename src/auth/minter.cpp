@@ -76,16 +76,10 @@ Result<RequestUrl> parse_request_url(std::string_view url) {
     base = url.substr(0, q);
     out.query = std::string(url.substr(q + 1));
   }
-  if (const auto sep = base.find("://"); sep != std::string_view::npos) {
-    const std::string_view rest = base.substr(sep + 3);
-    const std::string_view authority = rest.substr(0, rest.find('/'));
-    if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
-      out.userinfo = std::string(authority.substr(0, at));
-    }
-  }
   auto parsed = seat::parse_url(base);
   if (!parsed) return tl::unexpected(parsed.error());
   out.base = std::move(*parsed);
+  out.userinfo = out.base.userinfo;
   return out;
 }
 
@@ -125,7 +119,9 @@ Binding check_leg_binding(std::string_view remote, const protocol::Mint& request
   if (!want || want->query) return refused("the delivery's remote URL is malformed");
   auto got = parse_request_url(request.url);
   if (!got) return foreign("is not a URL this delivery can use (" + got.error().message + ")");
-  if (got->userinfo != want->userinfo) return foreign("carries other user information than the remote");
+  // The child requests the canonical remote, which never carries user
+  // information (H2): a user name stays with the credential helper.
+  if (got->userinfo) return foreign("carries user information");
   if (got->base.scheme != want->base.scheme || got->base.host != want->base.host || got->base.port != want->base.port) {
     return foreign("names " + describe(got->base) + ", not the delivery's " + describe(want->base));
   }

@@ -14,6 +14,7 @@
 #include "cli/output.hpp"
 #include "courier.hpp"
 #include "seat/lane.hpp"
+#include "sys/flock.hpp"
 #include "sys/process.hpp"
 #include "sys/signals.hpp"
 #include "transport/http_leg.hpp"
@@ -35,6 +36,7 @@ struct Validated {
   std::string repo;
   std::string oid;
   std::string lane;
+  std::string remote;       // canonical: what is requested and printed
   std::string git_program;  // --pack-engine git: the git found on PATH
 };
 
@@ -43,10 +45,14 @@ Result<Validated> validate(const PushArgs& a) {
   std::error_code ec;
   if (!std::filesystem::exists(a.repo, ec)) return fail(Errc::invalid_argument, "no repository at " + a.repo);
   v.repo = std::filesystem::absolute(a.repo, ec).string();
-  auto lane = seat::lane_key(a.remote);
-  if (!lane) return tl::unexpected(lane.error());
-  v.lane = *lane;
-  if (auto scheme = transport::check_remote_scheme(a.remote, a.allow_http_loopback); !scheme) {
+  // H2: a password, an ambiguous spelling or a malformed URL is a usage
+  // error here, before anything runs; from here on only the canonical form
+  // (no user information) is used or printed.
+  auto remote = seat::parse_remote(a.remote);
+  if (!remote) return tl::unexpected(remote.error());
+  v.lane = remote->lane;
+  v.remote = remote->canonical;
+  if (auto scheme = transport::check_remote_scheme(v.remote, a.allow_http_loopback); !scheme) {
     return fail(Errc::invalid_argument, scheme.error().message);
   }
   if (!transport::is_valid_push_refname(a.ref)) {
@@ -70,6 +76,12 @@ Result<Validated> validate(const PushArgs& a) {
     if (auto ok = child::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
     v.oid = *id;
   }
+  // H1: a lane directory we may not use is a usage error too, not a
+  // delivery that fails later. Checked last: it creates the directory when
+  // it is missing, and bad input must leave nothing behind.
+  auto lane_dir = a.lane_dir ? Result<std::string>(*a.lane_dir) : default_lane_dir();
+  if (!lane_dir) return tl::unexpected(lane_dir.error());
+  if (auto dir = sys::LaneDir::open(*lane_dir); !dir) return tl::unexpected(dir.error());
   return v;
 }
 
@@ -183,7 +195,7 @@ int run_push(const PushArgs& a) {
   (*auth)->after(o);
   watcher->reset();
 
-  const DeliveryFacts facts{a.remote, a.ref, v->oid};
+  const DeliveryFacts facts{v->remote, a.ref, v->oid};
   const int code = exit_code_for(o.kind);
   if (a.json) std::printf("%s\n", json_report(o, facts).c_str());
   if (!a.quiet || code != kExitOk) {

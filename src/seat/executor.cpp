@@ -29,6 +29,7 @@
 #include "sys/events.hpp"
 #include "sys/flock.hpp"
 #include "sys/process.hpp"
+#include "transport/wire_text.hpp"
 
 namespace courier {
 
@@ -39,6 +40,9 @@ namespace {
 
 // The dispatch claim (S5): one atomic word, moved exactly once out of queued.
 enum Claim : int { kQueued, kClaimed, kCancelled, kExpired, kRefused };
+
+// How much of a lane lock's holder text a pending event shows.
+constexpr std::size_t kMaxHolderShown = 120;
 
 std::int64_t holder_pid_from(const std::string& text) {
   const auto pos = text.find("pid=");
@@ -65,15 +69,13 @@ std::optional<int> run_child_if_requested(int argc, char** argv) {
   return std::nullopt;
 }
 
-std::string default_lane_dir() {
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) return std::string(xdg) + "/git-courier";
-  return "/tmp/git-courier-" + std::to_string(::getuid());
-}
+Result<std::string> default_lane_dir() { return sys::default_lane_dir(); }
 
 struct DeliveryHandle::Shared {
   std::uint64_t id = 0;
   DeliveryRequest req;
   std::string lane;
+  std::string remote;  // canonical: no user information, one spelling
   sys::MonoNs submitted = 0;
   sys::MonoNs deadline = 0;
   std::atomic<int> claim{kQueued};
@@ -155,6 +157,7 @@ struct Executor::Impl {
   std::vector<std::thread> workers;
   std::thread scheduler;
   std::optional<sys::CloseWatcher> watcher;
+  Result<std::shared_ptr<const sys::LaneDir>> lane_dir = fail(Errc::invalid_argument, "no lane directory");
   std::optional<sys::EventFd> scheduler_wake;
   std::optional<sys::TimerFd> expiry_timer;
 
@@ -170,11 +173,12 @@ struct Executor::Impl {
   Result<Lane*> lane_for(const std::string& key) {
     Lane& lane = lanes[key];
     if (!lane.file) {
-      auto f = sys::LockFile::open(opt.lane_dir + "/" + seat::lane_lock_name(key));
+      if (!lane_dir) return tl::unexpected(lane_dir.error());
+      auto f = sys::LockFile::open(*lane_dir, seat::lane_lock_name(key));
       if (!f) return tl::unexpected(f.error());
       lane.file = std::move(*f);
       if (watcher) {
-        if (auto wd = watcher->watch(lane.file->path())) lane.watch = *wd;
+        if (auto wd = watcher->watch(*lane.file)) lane.watch = *wd;
       }
     }
     return &lane;
@@ -190,8 +194,11 @@ struct Executor::Impl {
       e.holder_pid = lane.holder_child;
       e.holder = "delivery " + std::to_string(lane.holder) + " of this process";
     } else if (lane.file) {
-      e.holder = lane.file->read_holder();
-      e.holder_pid = holder_pid_from(e.holder);
+      // Another user of a shared lane directory may have written it: the
+      // pid is parsed from the raw text, the text itself is shown escaped.
+      const std::string raw = lane.file->read_holder();
+      e.holder_pid = holder_pid_from(raw);
+      e.holder = transport::printable(raw, kMaxHolderShown);
     }
     return e;
   }
@@ -212,7 +219,7 @@ struct Executor::Impl {
       auto lane = lane_for(d->lane);
       if (!lane) {
         it = queue.erase(it);
-        refuse(d, OutcomeKind::spawn_failed, "cannot open the lane lock: " + lane.error().message, finished);
+        refuse(d, OutcomeKind::failed, "cannot use the lane lock: " + lane.error().message, finished);
         continue;
       }
       Lane& l = **lane;
@@ -348,7 +355,7 @@ struct Executor::Impl {
 
     SupervisorOptions so;
     so.job.repo = d->req.repo;
-    so.job.remote = d->req.remote;
+    so.job.remote = d->remote;
     so.job.ref = d->req.ref;
     so.job.oid = d->req.oid;
     so.job.expect_old = d->req.expect_old;
@@ -643,9 +650,17 @@ DeliveryEvent DeliveryHandle::last_pending() const {
 
 Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   impl_->opt = std::move(options);
-  if (impl_->opt.lane_dir.empty()) impl_->opt.lane_dir = default_lane_dir();
+  if (impl_->opt.lane_dir.empty()) {
+    auto dir = default_lane_dir();
+    if (dir) impl_->opt.lane_dir = *dir;
+    else impl_->lane_dir = tl::unexpected(dir.error());
+  }
   if (impl_->opt.workers == 0) impl_->opt.workers = 1;
-  if (auto made = sys::make_private_dir(impl_->opt.lane_dir); !made) impl_->log(made.error().message);
+  // H1: a directory this process did not create is verified, never chmodded.
+  // An unusable one refuses every delivery (failed, with the reason), since
+  // a constructor has no error to return.
+  if (!impl_->opt.lane_dir.empty()) impl_->lane_dir = sys::LaneDir::open(impl_->opt.lane_dir);
+  if (!impl_->lane_dir) impl_->log(impl_->lane_dir.error().message);
   if (auto w = sys::CloseWatcher::create()) {
     impl_->watcher = std::move(*w);
   } else {
@@ -699,13 +714,16 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
   d->req = std::move(request);
   d->exec = impl_;
   DeliveryHandle handle(d);
-  auto key = seat::lane_key(d->req.remote);
-  if (!key) {
+  // H2: one canonical form for the lane and for what the child requests;
+  // an ambiguous spelling or a password never gets this far.
+  auto remote = seat::parse_remote(d->req.remote);
+  if (!remote) {
     d->claim = kRefused;
-    d->finish(d->never_dispatched(OutcomeKind::spawn_failed, key.error().message));
+    d->finish(d->never_dispatched(OutcomeKind::failed, remote.error().message));
     return handle;
   }
-  d->lane = *key;
+  d->lane = remote->lane;
+  d->remote = remote->canonical;
   if (d->req.pack_engine == PackEngine::git) {
     if (d->req.git_program.empty()) {
       auto found = sys::find_on_path("git");
