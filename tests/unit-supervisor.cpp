@@ -352,6 +352,9 @@ TEST_SUITE("supervisor") {
                                            {"hello-twice", false, "second hello"},
                                            {"result-before-hello", false, "before hello"},
                                            {"ungated-result", false, "the gated object is"},
+                                           {"result-wrong-ref", false, "but the job's ref is 'refs/heads/main'"},
+                                           {"result-without-oid", false, "names no object"},
+                                           {"duplicate-key", false, "'status' twice in one object"},
                                            {"mint-flood", true, "more than 8 tokens"},
                                            {"mint-then-wedge", false, "unauthenticated job"},
                                            {"exit-after-hello", false, "exited without a result"}}) {

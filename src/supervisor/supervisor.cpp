@@ -450,7 +450,7 @@ struct Supervisor::Loop {
       killer = std::move(*started);
     }
     (void)deadline_timer.arm_at(opt().deadline);
-    session->bind(opt().job.oid, opt().job.authenticated);
+    session->bind(opt().job.ref, opt().job.oid, opt().job.authenticated);
     if (opt().on_spawned) opt().on_spawned(child.pid);
     protocol::Job job = opt().job;
     job.parent_pid = sys::self_pid();
@@ -770,6 +770,7 @@ Outcome Supervisor::run() {
 
   protocol::ParentSession::Config sc;
   sc.gated_oid = opt_.job.oid;
+  sc.gated_ref = opt_.job.ref;
   sc.authenticated = opt_.job.authenticated;
   L.session.emplace(sc);
 
