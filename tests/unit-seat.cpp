@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <regex>
 #include <set>
@@ -348,13 +350,49 @@ TEST_SUITE("seat") {
       auto h3 = executor.submit(request("deliver", "healthy", 20'000));
       CHECK(h3.wait().kind == OutcomeKind::delivered);
     }
-    // Across processes too: another executor cannot take the poisoned lane.
-    {
-      Executor other(executor_options(dir.path() + "/lanes"));
-      auto h = other.submit(request("deliver", "poison", 300));
-      Outcome o = h.wait();
-      CHECK(o.kind == OutcomeKind::deadline_killed);
+    std::smatch m;
+    REQUIRE(std::regex_search(err, m, std::regex("holder ([0-9]+)")));
+    ::kill(static_cast<pid_t>(std::stol(m[1])), SIGKILL);
+  }
+
+  TEST_CASE("S3: a lane poisoned by one Executor is refused by every Executor of the process, whatever its lane directory") {
+    test::TempDir dir;
+    std::string err;
+    std::mutex err_mu;
+    auto opt = executor_options(dir.path() + "/lanes");
+    opt.cgroup = CgroupMode::off;
+    opt.eof_bound = 300 * kNsPerMs;
+    opt.on_child_stderr = [&](std::string_view s) {
+      std::lock_guard<std::mutex> lock(err_mu);
+      err.append(s);
+    };
+    std::optional<Executor> first(std::in_place, opt);
+    Outcome o1 = first->submit(request("escapee", "poison-process", 20'000)).wait();
+    REQUIRE(o1.kind == OutcomeKind::cleanup_unbounded);
+    // A second Executor while the first still lives, on the same lane
+    // directory and on another one: the escapee may still be at work on
+    // this remote, so the lane is refused at once, nothing is spawned.
+    for (const std::string& lanes : {dir.path() + "/lanes", dir.path() + "/other-lanes"}) {
+      CAPTURE(lanes);
+      Executor second(executor_options(lanes));
+      const auto start = mono_now_ns();
+      Outcome o = second.submit(request("deliver", "poison-process", 3'000)).wait();
+      CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned, "another Executor of the process did not refuse the poisoned lane: ",
+                    outcome_name(o.kind), " ", o.reason);
       CHECK_FALSE(o.dispatched);
+      CHECK(mono_now_ns() - start < 5'000 * kNsPerMs);
+      CHECK(second.spawned() == 0);
+      // Other lanes of that Executor are not affected.
+      CHECK(second.submit(request("deliver", "healthy-process", 20'000)).wait().kind == OutcomeKind::delivered);
+    }
+    // And after the first Executor is gone: the fact is the process's.
+    first.reset();
+    {
+      Executor third(executor_options(dir.path() + "/lanes"));
+      Outcome o = third.submit(request("deliver", "poison-process", 3'000)).wait();
+      CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned, "another Executor of the process did not refuse the poisoned lane: ",
+                    outcome_name(o.kind), " ", o.reason);
+      CHECK(o.reason.find("could not confirm its child's stop") != std::string::npos);
     }
     std::smatch m;
     REQUIRE(std::regex_search(err, m, std::regex("holder ([0-9]+)")));

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -371,6 +372,93 @@ TEST_SUITE("supervisor") {
       CHECK(mono_now_ns() - start < 5'000 * kNsPerMs);  // ended by the fault, not by the deadline
       check_gone_and_reaped(o.child.pid);
     }
+    CHECK(HostCalls::wait_idle(5'000));
+  }
+
+  TEST_CASE("P2: the host-call queue takes at most kMaxPending requests; one it refuses is never run, never answered") {
+    auto made = sys::EventFd::create();
+    REQUIRE(made);
+    auto wake = std::make_shared<sys::EventFd>(std::move(*made));
+    test::Latch parked, release;
+    std::atomic<int> ran{0};
+    std::atomic<bool> refused_ran{false};
+    {
+      HostCalls calls(wake);
+      REQUIRE(calls.submit(HostRequest::Kind::check, "first", [&ran, parked, release](HostAnswer& a) {
+        ++ran;
+        parked.open();
+        release.wait(10'000);
+        a.ok = true;
+      }));
+      REQUIRE(parked.wait(10'000));
+      for (std::size_t i = 1; i < HostCalls::kMaxPending; ++i) {
+        REQUIRE(calls.submit(HostRequest::Kind::check, "queued", [&ran](HostAnswer& a) {
+          ++ran;
+          a.ok = true;
+        }));
+      }
+      CHECK(calls.pending() == HostCalls::kMaxPending);
+      CHECK_FALSE(calls.submit(HostRequest::Kind::check, "over", [&refused_ran](HostAnswer& a) {
+        refused_ran = true;
+        a.ok = true;
+      }));
+      release.open();
+      std::deque<HostAnswer> answers;
+      const auto until = mono_now_ns() + 10'000 * kNsPerMs;
+      while (answers.size() < HostCalls::kMaxPending && mono_now_ns() < until) {
+        (void)sys::wait_readable_until({wake->fd()}, until);
+        wake->drain();
+        for (auto& a : calls.take_answers()) answers.push_back(std::move(a));
+      }
+      CHECK(answers.size() == HostCalls::kMaxPending);
+      for (const auto& a : answers) CHECK(a.key != "over");
+    }
+    CHECK(ran.load() == static_cast<int>(HostCalls::kMaxPending));
+    CHECK_FALSE(refused_ran.load());
+    CHECK(HostCalls::wait_idle(5'000));
+  }
+
+  TEST_CASE("P2: more checks in flight than the host-call queue holds are each put to authority in turn: none dropped, none granted unasked") {
+    auto opt = standin("check-flood", 8'000);
+    std::atomic<int> asked{0}, granted{0}, child_frames{0}, grants_written{0};
+    test::Latch parked;
+    // The first check parks authority until the loop has read a check past
+    // the queue's room, or for a second: a loop that dropped what the queue
+    // could not take has then dropped it; one that waits never reads it.
+    opt.authority = [&asked, &granted, &child_frames, parked](const std::string&) {
+      if (++asked == 1) {
+        parked.open();
+        const auto until = mono_now_ns() + 1'000 * kNsPerMs;
+        while (child_frames.load() < 1 + 1 + static_cast<int>(HostCalls::kMaxPending) && mono_now_ns() < until) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a bounded look, not a proof
+        }
+      }
+      ++granted;
+      return AuthorityAnswer{true, ""};
+    };
+    opt.on_frame = [&child_frames, &grants_written](bool to_child, std::string_view body) {
+      if (!to_child) ++child_frames;
+      if (to_child && body.find("\"type\":\"authority\"") != std::string_view::npos &&
+          body.find("\"ok\":true") != std::string_view::npos) {
+        ++grants_written;
+      }
+    };
+    std::mutex err_mu;
+    std::string err;
+    opt.on_stderr = [&](std::string_view s) {
+      std::lock_guard<std::mutex> lock(err_mu);
+      err.append(s);
+    };
+    Supervisor sup(opt);
+    Outcome o = sup.run();
+    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, "a check the host-call queue could not take was dropped: ",
+                  outcome_name(o.kind), " ", o.reason, " ", err);
+    check_confirmed(o);
+    CHECK(parked.is_open());
+    CHECK(asked.load() == 40);
+    CHECK_MESSAGE(grants_written.load() == granted.load(), "a grant reached the child that authority never gave");
+    std::lock_guard<std::mutex> lock(err_mu);
+    CHECK(err.find("answers granted=40 refused=0") != std::string::npos);
     CHECK(HostCalls::wait_idle(5'000));
   }
 

@@ -126,6 +126,7 @@ struct Supervisor::Loop {
   std::size_t outbound_offset = 0;
   std::size_t outbound_bytes = 0;
   bool stdout_paused = false;
+  bool stdout_finished = false;  // EOF on stdout and every whole frame before it taken
   bool writing = false;
 
   std::optional<protocol::ResultMsg> result;
@@ -291,11 +292,26 @@ struct Supervisor::Loop {
       out.child.stdout_eof = true;
       (void)epoll.remove(from_child.get());
       from_child.reset();
-      if (auto fin = decoder.finish(); !fin && !fault) protocol_fault(fin.error().message);
+      process_frames();
       return;
     }
     decoder.feed(buf, r->bytes);
+    process_frames();
+  }
+
+  // True while the host-call queue cannot take another request (and no stop
+  // has begun: once it has, frames are drained and nothing is asked).
+  bool host_queue_full() const {
+    return domain->first_kill_ns() == 0 && host && host->pending() >= HostCalls::kMaxPending;
+  }
+
+  // Interprets the frames read so far, in order. While the host-call queue
+  // is full the rest wait in the decoder (its memory is bounded: stdout is
+  // not read meanwhile) and are taken up again when answers come back, so a
+  // mint or check is never dropped for want of room (P2).
+  void process_frames() {
     for (;;) {
+      if (host_queue_full()) return;
       auto frame = decoder.next();
       if (!frame) {
         if (!fault) protocol_fault(frame.error().message);
@@ -315,6 +331,22 @@ struct Supervisor::Loop {
       }
       handle(*msg);
     }
+    // At EOF, once every whole frame has been taken: anything left is a
+    // frame cut short.
+    if (out.child.stdout_eof && !stdout_finished) {
+      stdout_finished = true;
+      if (auto fin = decoder.finish(); !fin && !fault) protocol_fault(fin.error().message);
+    }
+  }
+
+  // HostCalls::submit said no: a request that cannot be queued is never
+  // answered, and a check is never taken as granted. process_frames keeps
+  // the queue from overflowing, so reaching this means more requests in
+  // flight than the protocol allows a child (the real one has at most one):
+  // a protocol fault, killed and confirmed.
+  void unqueued(const char* what, const std::string& key) {
+    protocol_fault(std::string("the host-call queue is full (") + std::to_string(HostCalls::kMaxPending) +
+                   " requests in flight): the child's " + what + " '" + key + "' was not queued, and is not granted");
   }
 
   void handle(const protocol::ChildMessage& msg) {
@@ -355,7 +387,7 @@ struct Supervisor::Loop {
     ensure_host();
     auto mint = opt().mint;
     auto authority = opt().authority;
-    host->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m](HostAnswer& a) {
+    const bool queued = host->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m](HostAnswer& a) {
       MintAnswer minted = mint(m);
       a.header = std::move(minted.header);
       a.refusal = std::move(minted.refused);
@@ -374,6 +406,7 @@ struct Supervisor::Loop {
         }
       }
     });
+    if (!queued) unqueued("mint for the leg", m.leg);
     apply_backpressure();
   }
 
@@ -385,11 +418,12 @@ struct Supervisor::Loop {
     }
     ensure_host();
     auto authority = opt().authority;
-    host->submit(HostRequest::Kind::check, c.phase, [authority, phase = c.phase](HostAnswer& a) {
+    const bool queued = host->submit(HostRequest::Kind::check, c.phase, [authority, phase = c.phase](HostAnswer& a) {
       AuthorityAnswer ans = authority(phase);
       a.ok = ans.ok;
       a.refusal = ans.reason;
     });
+    if (!queued) unqueued("check at", c.phase);
     apply_backpressure();
   }
 
@@ -422,6 +456,7 @@ struct Supervisor::Loop {
       }
     }
     apply_backpressure();
+    process_frames();  // frames that waited for room in the host-call queue
   }
 
   // Warm mode: the job arrived (on the wake eventfd). From here the child is
