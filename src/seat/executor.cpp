@@ -187,6 +187,19 @@ struct Executor::Impl {
     }
   }
 
+  // The supervisor's log lines, for its notifier thread: a sink that owns a
+  // copy of the host's callback, so a call parked in host code past this
+  // executor's life still holds what it runs.
+  std::function<void(std::string_view)> log_sink() const {
+    return [on_log = opt.on_log](std::string_view line) {
+      if (on_log) {
+        on_log(line);
+      } else {
+        std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
+      }
+    };
+  }
+
   // Under mu. Opens the lane's lock file (once) and its close watch.
   Result<Lane*> lane_for(const std::string& key) {
     Lane& lane = lanes[key];
@@ -317,7 +330,7 @@ struct Executor::Impl {
     wo.reap_bound = opt.reap_bound;
     wo.eof_bound = opt.eof_bound;
     wo.on_stderr = opt.on_child_stderr;
-    wo.on_event = [this](std::string_view line) { log(std::string(line)); };
+    wo.on_event = log_sink();
     // Its hello makes it ready: wake anyone waiting for a warm child.
     wo.on_ready = [this] {
       std::lock_guard<std::mutex> lock(mu);
@@ -411,16 +424,20 @@ struct Executor::Impl {
         s->emit(e);
       }
     };
-    so.on_event = [this](std::string_view line) { log(std::string(line)); };
+    so.on_event = log_sink();
     so.on_spawned = [this, weak](std::int64_t pid) {
       auto s = weak.lock();
       if (!s) return;
       {
         std::lock_guard<std::mutex> lock(mu);
         Lane& l = lanes[s->lane];
-        l.holder_child = pid;
-        l.file->write_holder("pid=" + std::to_string(sys::self_pid()) + " delivery=" + std::to_string(s->id) +
-                             " child=" + std::to_string(pid) + " lane=" + s->lane);
+        // Observers run off the supervising loop: this may come late, after
+        // the turn ended, and must not write over the next holder's record.
+        if (l.holder == s->id) {
+          l.holder_child = pid;
+          l.file->write_holder("pid=" + std::to_string(sys::self_pid()) + " delivery=" + std::to_string(s->id) +
+                               " child=" + std::to_string(pid) + " lane=" + s->lane);
+        }
       }
       DeliveryEvent e;
     e.kind = DeliveryEvent::Kind::dispatched;

@@ -3,6 +3,7 @@
 
 #include <sys/epoll.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -31,6 +32,11 @@ std::atomic<std::uint64_t> g_unconfirmed{0};
 std::atomic<std::uint64_t> g_sequence{0};
 
 enum Tag : std::uint64_t { kTagWake = 1, kTagDeadline, kTagBound, kTagPidfd, kTagStdout, kTagStderr, kTagStdin, kTagCgroup };
+
+// Keys in the observer queue: numeric progress is coalesced (the newest
+// waiting update wins), stderr chunks waiting in a row are joined.
+constexpr std::uint64_t kKeyProgress = 1;
+constexpr std::uint64_t kKeyStderr = 2;
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
@@ -136,10 +142,26 @@ struct Supervisor::Loop {
   std::string unconfirmed_reason;
   bool done = false;
 
+  // The host's observers run here, off the loop (D2, S4): the loop only
+  // queues, and a host callback that blocks holds nothing of ours.
+  HostNotifier notes;
+
   Loop(Supervisor& s, const SupervisorOptions& o) : sup(s), optr(o) {}
 
+  // run() returns once the observers have had what was queued for them, or
+  // after kObserverDrainBound, never past the D4 instant of a delivery.
+  ~Loop() {
+    sys::MonoNs until = sys::mono_now_ns() + kObserverDrainBound;
+    if (out.deadline != 0) until = std::min(until, out.deadline + opt().reap_bound + opt().eof_bound);
+    (void)notes.drain_until(until);
+  }
+
   void event(const std::string& line) {
-    if (opt().on_event) opt().on_event(line);
+    if (opt().on_event) (void)notes.post([f = opt().on_event, line] { f(line); });
+  }
+
+  void spawned_observed() {
+    if (opt().on_spawned) (void)notes.post([f = opt().on_spawned, pid = child.pid] { f(pid); });
   }
 
   // ---- stopping -------------------------------------------------------
@@ -366,7 +388,9 @@ struct Supervisor::Loop {
     } else if (const auto* c = std::get_if<protocol::Check>(&msg)) {
       on_check(*c);
     } else if (const auto* p = std::get_if<protocol::Progress>(&msg)) {
-      if (opt().on_progress) opt().on_progress(*p);  // host code on the loop: the killer does not depend on it
+      if (opt().on_progress) {
+        (void)notes.post([f = opt().on_progress, p = *p] { f(p); }, p->message ? std::uint64_t{0} : kKeyProgress);
+      }
     } else if (const auto* res = std::get_if<protocol::ResultMsg>(&msg)) {
       result = *res;
       result_ns = sys::mono_now_ns();
@@ -486,7 +510,7 @@ struct Supervisor::Loop {
     }
     (void)deadline_timer.arm_at(opt().deadline);
     session->bind(opt().job.ref, opt().job.oid, opt().job.authenticated);
-    if (opt().on_spawned) opt().on_spawned(child.pid);
+    spawned_observed();
     protocol::Job job = opt().job;
     job.parent_pid = sys::self_pid();
     job.deadline_mono_ns = opt().deadline;
@@ -517,16 +541,17 @@ struct Supervisor::Loop {
     }
     const std::size_t room = kStderrRelayCap - std::min<std::size_t>(kStderrRelayCap, out.stderr_relayed);
     const std::size_t relay = std::min(room, r->bytes);
+    bool queued = true;
     if (relay > 0) {
       const std::string_view text(buf, relay);
-      if (opt().on_stderr) {
-        opt().on_stderr(text);
-      } else {
-        std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
+      std::function<void(std::string_view)> sink = opt().on_stderr;
+      if (!sink) {
+        sink = [](std::string_view t) { std::fprintf(stderr, "%.*s", static_cast<int>(t.size()), t.data()); };
       }
+      queued = notes.post_text(kKeyStderr, std::move(sink), text);
     }
-    out.stderr_relayed += relay;
-    out.stderr_dropped += r->bytes - relay;
+    out.stderr_relayed += queued ? relay : 0;
+    out.stderr_dropped += r->bytes - (queued ? relay : 0);
   }
 
   void on_pidfd() {
@@ -774,7 +799,7 @@ Outcome Supervisor::run() {
     domain_ = L.domain;
     revoked_now = revoked_;
   }
-  if (opt_.on_spawned && !opt_.warm) opt_.on_spawned(L.child.pid);
+  if (!opt_.warm) L.spawned_observed();
   L.event(std::string(opt_.warm ? "spawned warm child " : "spawned child ") + std::to_string(L.child.pid) + (L.cgroup ? " in cgroup " + L.cgroup->path() : " (process group only)"));
 
   auto killer = opt_.warm ? Result<std::unique_ptr<DeadlineKiller>>(nullptr)
