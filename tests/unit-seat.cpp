@@ -97,7 +97,7 @@ void stalled_observer_case(bool on_stderr) {
   const bool ended = o.has_value();
   CHECK_MESSAGE(ended, what, ": the parked host callback held the delivery past its deadline and every bound");
   if (ended) {
-    CHECK_MESSAGE(o->kind == OutcomeKind::deadline_killed, outcome_name(o->kind), " ", o->reason);
+    CHECK_MESSAGE(o->kind == OutcomeKind::deadline_killed, std::string(outcome_name(o->kind)), " ", o->reason);
     CHECK(o->dispatched);
     CHECK(o->child.reaped);
     CHECK(o->child.stdout_eof);
@@ -438,7 +438,7 @@ TEST_SUITE("seat") {
       const auto start = mono_now_ns();
       Outcome o = second.submit(request("deliver", "poison-process", 3'000)).wait();
       CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned, "another Executor of the process did not refuse the poisoned lane: ",
-                    outcome_name(o.kind), " ", o.reason);
+                    std::string(outcome_name(o.kind)), " ", o.reason);
       CHECK_FALSE(o.dispatched);
       CHECK(mono_now_ns() - start < 5'000 * kNsPerMs);
       CHECK(second.spawned() == 0);
@@ -451,7 +451,7 @@ TEST_SUITE("seat") {
       Executor third(executor_options(dir.path() + "/lanes"));
       Outcome o = third.submit(request("deliver", "poison-process", 3'000)).wait();
       CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned, "another Executor of the process did not refuse the poisoned lane: ",
-                    outcome_name(o.kind), " ", o.reason);
+                    std::string(outcome_name(o.kind)), " ", o.reason);
       CHECK(o.reason.find("could not confirm its child's stop") != std::string::npos);
     }
     std::smatch m;

@@ -459,7 +459,7 @@ TEST_SUITE("supervisor") {
     Supervisor sup(opt);
     Outcome o = sup.run();
     CHECK_MESSAGE(o.kind == OutcomeKind::delivered, "a check the host-call queue could not take was dropped: ",
-                  outcome_name(o.kind), " ", o.reason, " ", err);
+                  std::string(outcome_name(o.kind)), " ", o.reason, " ", err);
     check_confirmed(o);
     CHECK(parked.is_open());
     CHECK(asked.load() == 40);
