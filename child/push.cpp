@@ -45,7 +45,10 @@ const char* status_for(const Error& e) { return e.code == Errc::http_auth ? "aut
 class Push {
  public:
   Push(const protocol::Job& job, Channel& ch) : job_(job), ch_(ch) {
+    // Every result names the job's ref and object, whatever its status: the
+    // parent takes no result for anything else (P1).
     result_.ref = job.ref;
+    result_.oid = job.oid;
     result_.status = "failed";
     base_ = job.remote;
     while (!base_.empty() && base_.back() == '/') base_.pop_back();

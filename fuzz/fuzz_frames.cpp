@@ -1,19 +1,73 @@
 // fuzz_frames.cpp — libFuzzer target: arbitrary bytes from a child through
-// the frame decoder, the message decoder and the parent's state machine.
+// the frame decoder, the message decoders and the parent's state machine.
 // Nothing here may crash, leak or trip a sanitizer; every input ends in a
-// value or an Error.
+// value or an Error. Two of the parent's checks are also held against an
+// independent oracle: a body with a key twice in one object never decodes,
+// and a result the state machine accepts names exactly the job's ref and oid.
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
 #include "protocol/session.hpp"
 
+namespace {
+
+const std::string kGatedRef = "refs/heads/main";
+const std::string kGatedOid(40, 'a');
+
+// The oracle for duplicate keys: a permissive parse (last key wins) keeps one
+// member per distinct key, while a SAX pass counts every key as written. The
+// two differ exactly when some object has a key twice.
+struct KeyCounter : nlohmann::json_sax<nlohmann::json> {
+  std::size_t keys = 0;
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return true; }
+  bool key(string_t&) override {
+    ++keys;
+    return true;
+  }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t) override { return true; }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
+std::size_t members(const nlohmann::json& j) {
+  std::size_t n = 0;
+  if (j.is_object()) n += j.size();
+  if (j.is_structured()) {
+    for (const auto& e : j) n += members(e);
+  }
+  return n;
+}
+
+bool has_duplicate_key(const std::string& body) {
+  KeyCounter counter;
+  if (!nlohmann::json::sax_parse(body, &counter)) return false;  // not JSON at all
+  const auto dom = nlohmann::json::parse(body, nullptr, false);
+  return !dom.is_discarded() && members(dom) != counter.keys;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace courier::protocol;
   FrameDecoder decoder;
-  ParentSession session({std::string(40, 'a'), (size % 2) == 0});
+  ParentSession::Config config;
+  config.gated_oid = kGatedOid;
+  config.gated_ref = kGatedRef;
+  config.authenticated = (size % 2) == 0;
+  ParentSession session(config);
   // Feed in two pieces so split frames are exercised too.
   const std::size_t half = size / 2;
   decoder.feed(reinterpret_cast<const char*>(data), half);
@@ -22,12 +76,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto frame = decoder.next();
       if (!frame || !*frame) break;
       auto child = decode_child(**frame);
+      auto parent = decode_parent(**frame);
+      // A body with a duplicate key is refused in both directions.
+      if ((child || parent) && has_duplicate_key(**frame)) __builtin_trap();
       if (child) {
-        (void)session.accept(*child);
+        if (session.accept(*child)) {
+          const auto* r = std::get_if<ResultMsg>(&*child);
+          if (r && (r->ref != kGatedRef || r->oid != kGatedOid)) __builtin_trap();  // another job's result taken
+        }
         auto again = encode(*child);
         if (!again) __builtin_trap();  // what decodes must encode
       }
-      (void)decode_parent(**frame);
     }
     if (round == 0) decoder.feed(reinterpret_cast<const char*>(data) + half, size - half);
   }

@@ -84,7 +84,11 @@ struct DeliveryRequest {
   // on this process's PATH at submit(); none there ends the delivery
   // `failed` before dispatch.
   std::string git_program;
-  // Observer; called on executor threads. Must not block for long.
+  // Observer; called on executor threads, never on a supervising loop:
+  // dispatched and progress come through a bounded queue on a notifier
+  // thread (progress coalesced), so one that blocks cannot hold the kill,
+  // the reap or the seat. pending, seat_granted and finished come from the
+  // executor's worker, which they do hold while they run.
   std::function<void(const DeliveryEvent&)> on_event;
 };
 
@@ -109,6 +113,8 @@ struct ExecutorOptions {
   sys::MonoNs reap_bound = supervisor::kReapBound;
   sys::MonoNs eof_bound = supervisor::kEofBound;
   // Child stderr and supervisor log lines; default: this process's stderr.
+  // Both reach the host through the delivery's notifier thread, never from
+  // its supervising loop (stderr capped at 256 KiB per delivery).
   std::function<void(std::string_view)> on_child_stderr;
   std::function<void(std::string_view)> on_log;
 };

@@ -21,6 +21,7 @@ enum class Errc {
   frame_truncated_body,
   invalid_utf8,
   malformed_json,
+  duplicate_key,
   // protocol (messages)
   missing_field,
   wrong_type,
@@ -34,6 +35,7 @@ enum class Errc {
   mint_unauthenticated,
   mints_over_cap,
   result_oid_mismatch,
+  result_ref_mismatch,
   second_result,
   message_after_result,
   // transport (smart-HTTP receive-pack: pkt-line, advertisement, report-status)

@@ -151,6 +151,38 @@ TEST_SUITE("protocol") {
     CHECK(child_error(R"({"type":"result","status":"great","ref":"refs/heads/x"})") == Errc::invalid_value);
   }
 
+  TEST_CASE("P1: a message with a key twice in one object is refused at parse, at any depth and in both directions") {
+    const std::string oid(40, 'a');
+    // Last-wins would read this as delivered.
+    auto r = decode_child(R"({"type":"result","status":"failed","ref":"refs/heads/main","oid":")" + oid +
+                          R"(","status":"delivered"})");
+    CHECK_MESSAGE(!r.has_value(), "a duplicate key was resolved instead of refused");
+    if (!r) {
+      CHECK(r.error().code == Errc::duplicate_key);
+      CHECK(r.error().message.find("'status'") != std::string::npos);
+    }
+    // The same key twice with the same value is still two keys.
+    CHECK(child_error(R"({"type":"check","phase":"x","phase":"x"})") == Errc::duplicate_key);
+    // "type" itself, which picks the decoder.
+    CHECK(child_error(R"({"type":"check","type":"progress","phase":"x","done":1,"total":1})") ==
+          Errc::duplicate_key);
+    // Nested: inside an array, inside an object that is itself a value.
+    CHECK(child_error(R"({"type":"check","phase":"x","extra":[{"a":1,"a":2}]})") == Errc::duplicate_key);
+    CHECK(child_error(R"({"type":"check","phase":"x","extra":{"in":{"k":1,"k":1}}})") == Errc::duplicate_key);
+    // The same key in two sibling objects is not a duplicate: that message
+    // fails only on its unknown field.
+    CHECK(child_error(R"({"type":"check","phase":"x","extra":[{"a":1},{"a":2}]})") == Errc::unknown_field);
+    auto p = decode_parent(R"({"type":"authority","phase":"upload","ok":false,"ok":true})");
+    CHECK_MESSAGE(!p.has_value(), "a duplicate key was resolved instead of refused");
+    if (!p) CHECK(p.error().code == Errc::duplicate_key);
+    // A key from the peer is capped in the message.
+    const std::string long_key(100'000, 'k');
+    auto big = decode_child(R"({"type":"check","phase":"x",")" + long_key + R"(":1,")" + long_key + R"(":2})");
+    REQUIRE_FALSE(big.has_value());
+    CHECK(big.error().code == Errc::duplicate_key);
+    CHECK(big.error().message.size() < 200);
+  }
+
   TEST_CASE("a mint names a known leg and method") {
     CHECK(child_error(R"({"type":"mint","leg":"other","method":"GET","url":"https://h/"})") == Errc::invalid_value);
     CHECK(child_error(R"({"type":"mint","leg":"advertisement","method":"PUT","url":"https://h/"})") ==

@@ -13,7 +13,13 @@ Mint mint() { return Mint{"advertisement", "GET", "https://h/r.git/info/refs?ser
 ResultMsg result(std::optional<std::string> oid = kOid) {
   return ResultMsg{"delivered", "refs/heads/main", oid, {}, {}, {}, {}, {}};
 }
-ParentSession session(bool authenticated = true) { return ParentSession({kOid, authenticated}); }
+ParentSession session(bool authenticated = true) {
+  ParentSession::Config c;
+  c.gated_oid = kOid;
+  c.gated_ref = "refs/heads/main";
+  c.authenticated = authenticated;
+  return ParentSession(c);
+}
 }  // namespace
 
 TEST_SUITE("protocol") {
@@ -94,10 +100,46 @@ TEST_SUITE("protocol") {
     CHECK(r2.error().code == Errc::message_after_result);
   }
 
-  TEST_CASE("P1: a failure result without an oid is accepted") {
+  TEST_CASE("P1: a result naming another ref than the job's is a violation, whatever its status") {
+    for (const char* status : {"delivered", "up_to_date", "rejected", "failed"}) {
+      CAPTURE(status);
+      for (const char* ref : {"refs/heads/EVIL", "refs/heads/main ", "refs/heads/Main", "refs/heads/mai", ""}) {
+        CAPTURE(ref);
+        auto s = session();
+        REQUIRE(s.accept(hello()));
+        ResultMsg r{status, ref, kOid, {}, {}, {}, {}, {}};
+        auto ok = s.accept(r);
+        CHECK_MESSAGE(!ok.has_value(), "a result for another ref was taken as this job's");
+        if (!ok) CHECK(ok.error().code == Errc::result_ref_mismatch);
+        CHECK(s.state() == ParentSession::State::finished);
+      }
+    }
+  }
+
+  TEST_CASE("P1: a result must name the gated object, even a failure") {
     auto s = session();
     REQUIRE(s.accept(hello()));
     ResultMsg r{"transport_failed", "refs/heads/main", {}, {}, "tls", {}, {}, {}};
-    CHECK(s.accept(r));
+    auto no_oid = s.accept(r);
+    REQUIRE_FALSE(no_oid);
+    CHECK(no_oid.error().code == Errc::result_oid_mismatch);
+
+    auto t = session();
+    REQUIRE(t.accept(hello()));
+    r.oid = kOid;
+    CHECK(t.accept(r));
+  }
+
+  TEST_CASE("P1: a warm child's session takes the ref and object bound with its job") {
+    ParentSession s(ParentSession::Config{});
+    REQUIRE(s.accept(hello()));
+    s.bind("refs/heads/main", kOid, false);
+    CHECK(s.accept(result()));
+    ParentSession t(ParentSession::Config{});
+    REQUIRE(t.accept(hello()));
+    t.bind("refs/heads/other", kOid, false);
+    auto r = t.accept(result());
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::result_ref_mismatch);
   }
 }

@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <random>
 #include <regex>
 #include <set>
@@ -13,6 +15,7 @@
 
 #include "courier.hpp"
 #include "seat/lane.hpp"
+#include "supervisor/supervisor.hpp"
 #include "support.hpp"
 #include "sys/process.hpp"
 
@@ -55,6 +58,65 @@ std::size_t journal_lines(const std::string& path) {
   std::string line;
   while (std::getline(in, line)) ++n;
   return n;
+}
+
+// A host observer (on_event at the child's first progress, or
+// on_child_stderr at its first line) that blocks until the test ends: the
+// delivery must still end at its deadline, its stop confirmed and its seat
+// released within the stated bound (D4), while the callback is still parked.
+void stalled_observer_case(bool on_stderr) {
+  const char* what = on_stderr ? "stalled on_child_stderr" : "stalled on_event";
+  test::TempDir dir;
+  auto opt = executor_options(dir.path() + "/lanes");
+  test::Latch parked, release;
+  if (on_stderr) {
+    opt.on_child_stderr = [parked, release](std::string_view) {
+      parked.open();
+      release.wait(600'000);  // host code that returns only when the test ends
+    };
+  }
+  Executor executor(opt);
+  constexpr std::int64_t kBudgetMs = 600;
+  auto r = request(on_stderr ? "stderr-then-wedge" : "progress-then-wedge", "stalled", kBudgetMs);
+  if (!on_stderr) {
+    r.on_event = [parked, release](const DeliveryEvent& e) {
+      if (e.kind != DeliveryEvent::Kind::progress) return;
+      parked.open();
+      release.wait(600'000);
+    };
+  }
+  auto h = executor.submit(r);
+  REQUIRE(parked.wait(10'000));
+  // The wait is bounded by the product's own figure (plus scheduling slack),
+  // so a delivery held by the parked callback fails here instead of hanging.
+  const auto bound = std::chrono::milliseconds(kBudgetMs) +
+                     std::chrono::nanoseconds(supervisor::kReapBound + supervisor::kEofBound) +
+                     std::chrono::milliseconds(2'000);
+  const auto o = h.wait_for(std::chrono::duration_cast<std::chrono::milliseconds>(bound));
+  const auto observed = mono_now_ns();
+  const bool ended = o.has_value();
+  CHECK_MESSAGE(ended, what, ": the parked host callback held the delivery past its deadline and every bound");
+  if (ended) {
+    CHECK_MESSAGE(o->kind == OutcomeKind::deadline_killed, std::string(outcome_name(o->kind)), " ", o->reason);
+    CHECK(o->dispatched);
+    CHECK(o->child.reaped);
+    CHECK(o->child.stdout_eof);
+    CHECK(o->child.stderr_eof);
+    CHECK(o->timings.confirmed != 0);
+    CHECK(o->seat() == SeatDisposition::release);
+    CHECK(parked.is_open());
+    const double confirm_ms = sys::ns_to_ms(o->timings.confirmed - o->deadline);
+    const double outcome_ms = sys::ns_to_ms(observed - o->deadline);
+    test::report(what, "deadline to confirmed stop", confirm_ms, "ms");
+    test::report(what, "deadline to outcome (seat released before it)", outcome_ms, "ms");
+    // D4, with the callback still parked.
+    CHECK(o->timings.confirmed - o->deadline < supervisor::kReapBound + supervisor::kEofBound);
+    CHECK(observed - o->deadline < supervisor::kReapBound + supervisor::kEofBound);
+    // The seat is free: the next delivery on the lane runs and delivers.
+    auto next = request("deliver", "stalled", 20'000);
+    CHECK(executor.submit(next).wait().kind == OutcomeKind::delivered);
+  }
+  release.open();
 }
 
 }  // namespace
@@ -351,17 +413,61 @@ TEST_SUITE("seat") {
       auto h3 = executor.submit(request("deliver", "healthy", 20'000));
       CHECK(h3.wait().kind == OutcomeKind::delivered);
     }
-    // Across processes too: another executor cannot take the poisoned lane.
-    {
-      Executor other(executor_options(dir.path() + "/lanes"));
-      auto h = other.submit(request("deliver", "poison", 300));
-      Outcome o = h.wait();
-      CHECK(o.kind == OutcomeKind::deadline_killed);
+    std::smatch m;
+    REQUIRE(std::regex_search(err, m, std::regex("holder ([0-9]+)")));
+    ::kill(static_cast<pid_t>(std::stol(m[1])), SIGKILL);
+  }
+
+  TEST_CASE("S3: a lane poisoned by one Executor is refused by every Executor of the process, whatever its lane directory") {
+    test::TempDir dir;
+    std::string err;
+    std::mutex err_mu;
+    auto opt = executor_options(dir.path() + "/lanes");
+    opt.cgroup = CgroupMode::off;
+    opt.eof_bound = 300 * kNsPerMs;
+    opt.on_child_stderr = [&](std::string_view s) {
+      std::lock_guard<std::mutex> lock(err_mu);
+      err.append(s);
+    };
+    std::optional<Executor> first(std::in_place, opt);
+    Outcome o1 = first->submit(request("escapee", "poison-process", 20'000)).wait();
+    REQUIRE(o1.kind == OutcomeKind::cleanup_unbounded);
+    // A second Executor while the first still lives, on the same lane
+    // directory and on another one: the escapee may still be at work on
+    // this remote, so the lane is refused at once, nothing is spawned.
+    for (const std::string& lanes : {dir.path() + "/lanes", dir.path() + "/other-lanes"}) {
+      CAPTURE(lanes);
+      Executor second(executor_options(lanes));
+      const auto start = mono_now_ns();
+      Outcome o = second.submit(request("deliver", "poison-process", 3'000)).wait();
+      CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned, "another Executor of the process did not refuse the poisoned lane: ",
+                    std::string(outcome_name(o.kind)), " ", o.reason);
       CHECK_FALSE(o.dispatched);
+      CHECK(mono_now_ns() - start < 5'000 * kNsPerMs);
+      CHECK(second.spawned() == 0);
+      // Other lanes of that Executor are not affected.
+      CHECK(second.submit(request("deliver", "healthy-process", 20'000)).wait().kind == OutcomeKind::delivered);
+    }
+    // And after the first Executor is gone: the fact is the process's.
+    first.reset();
+    {
+      Executor third(executor_options(dir.path() + "/lanes"));
+      Outcome o = third.submit(request("deliver", "poison-process", 3'000)).wait();
+      CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned, "another Executor of the process did not refuse the poisoned lane: ",
+                    std::string(outcome_name(o.kind)), " ", o.reason);
+      CHECK(o.reason.find("could not confirm its child's stop") != std::string::npos);
     }
     std::smatch m;
     REQUIRE(std::regex_search(err, m, std::regex("holder ([0-9]+)")));
     ::kill(static_cast<pid_t>(std::stol(m[1])), SIGKILL);
+  }
+
+  TEST_CASE("D2 S4: a host whose on_event blocks forever still has its delivery ended at the deadline: stop confirmed, seat released") {
+    stalled_observer_case(false);
+  }
+
+  TEST_CASE("D2 S4: a host whose on_child_stderr blocks forever still has its delivery ended at the deadline: stop confirmed, seat released") {
+    stalled_observer_case(true);
   }
 
   TEST_CASE("S4: shutting the executor down revokes running work and waits for the confirmed stop") {

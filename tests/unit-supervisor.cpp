@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -131,7 +132,11 @@ TEST_SUITE("supervisor") {
     const auto deadline = opt.deadline;
     test::Latch parked, release;
     std::atomic<std::int64_t> pid{0};
-    opt.on_progress = [&, parked, release](const protocol::Progress&) {
+    // The conversation tap is the one host callback that runs on the drive
+    // loop itself (the observers run on a notifier thread): parked in it on
+    // the child's progress frame, the loop can neither kill nor reap.
+    opt.on_frame = [parked, release](bool to_child, std::string_view body) {
+      if (to_child || body.find("\"progress\"") == std::string_view::npos) return;
       parked.open();
       release.wait(60'000);  // host code that does not return until the test says so
     };
@@ -326,13 +331,16 @@ TEST_SUITE("supervisor") {
   TEST_CASE("P2: a child flooding small valid frames cannot stall the loop; the deadline is met") {
     const long rss_before = max_rss_kib();
     auto opt = standin("frame-flood", 800);
-    std::uint64_t frames = 0;
-    opt.on_progress = [&](const protocol::Progress&) { ++frames; };
+    std::uint64_t frames = 0;  // counted on the loop, as each frame is read
+    std::atomic<std::uint64_t> observed{0};  // what the host's observer saw, coalesced
+    opt.on_frame = [&](bool to_child, std::string_view) { frames += to_child ? 0 : 1; };
+    opt.on_progress = [&](const protocol::Progress&) { ++observed; };
     Supervisor sup(opt);
     Outcome o = sup.run();
     REQUIRE_MESSAGE(o.kind == OutcomeKind::deadline_killed, o.reason);
     check_confirmed(o);
     test::report("frame flood", "progress frames handled", static_cast<double>(frames), "frames");
+    test::report("frame flood", "progress calls to the host (coalesced)", static_cast<double>(observed.load()), "calls");
     test::report("frame flood", "kill overrun", sys::ns_to_ms(*o.deadline_overrun()), "ms");
     test::report("frame flood", "peak RSS growth", static_cast<double>(max_rss_kib() - rss_before) / 1024.0, "MiB");
     CHECK(frames > 1000);
@@ -352,6 +360,9 @@ TEST_SUITE("supervisor") {
                                            {"hello-twice", false, "second hello"},
                                            {"result-before-hello", false, "before hello"},
                                            {"ungated-result", false, "the gated object is"},
+                                           {"result-wrong-ref", false, "but the job's ref is 'refs/heads/main'"},
+                                           {"result-without-oid", false, "names no object"},
+                                           {"duplicate-key", false, "'status' twice in one object"},
                                            {"mint-flood", true, "more than 8 tokens"},
                                            {"mint-then-wedge", false, "unauthenticated job"},
                                            {"exit-after-hello", false, "exited without a result"}}) {
@@ -368,6 +379,93 @@ TEST_SUITE("supervisor") {
       CHECK(mono_now_ns() - start < 5'000 * kNsPerMs);  // ended by the fault, not by the deadline
       check_gone_and_reaped(o.child.pid);
     }
+    CHECK(HostCalls::wait_idle(5'000));
+  }
+
+  TEST_CASE("P2: the host-call queue takes at most kMaxPending requests; one it refuses is never run, never answered") {
+    auto made = sys::EventFd::create();
+    REQUIRE(made);
+    auto wake = std::make_shared<sys::EventFd>(std::move(*made));
+    test::Latch parked, release;
+    std::atomic<int> ran{0};
+    std::atomic<bool> refused_ran{false};
+    {
+      HostCalls calls(wake);
+      REQUIRE(calls.submit(HostRequest::Kind::check, "first", [&ran, parked, release](HostAnswer& a) {
+        ++ran;
+        parked.open();
+        release.wait(10'000);
+        a.ok = true;
+      }));
+      REQUIRE(parked.wait(10'000));
+      for (std::size_t i = 1; i < HostCalls::kMaxPending; ++i) {
+        REQUIRE(calls.submit(HostRequest::Kind::check, "queued", [&ran](HostAnswer& a) {
+          ++ran;
+          a.ok = true;
+        }));
+      }
+      CHECK(calls.pending() == HostCalls::kMaxPending);
+      CHECK_FALSE(calls.submit(HostRequest::Kind::check, "over", [&refused_ran](HostAnswer& a) {
+        refused_ran = true;
+        a.ok = true;
+      }));
+      release.open();
+      std::deque<HostAnswer> answers;
+      const auto until = mono_now_ns() + 10'000 * kNsPerMs;
+      while (answers.size() < HostCalls::kMaxPending && mono_now_ns() < until) {
+        (void)sys::wait_readable_until({wake->fd()}, until);
+        wake->drain();
+        for (auto& a : calls.take_answers()) answers.push_back(std::move(a));
+      }
+      CHECK(answers.size() == HostCalls::kMaxPending);
+      for (const auto& a : answers) CHECK(a.key != "over");
+    }
+    CHECK(ran.load() == static_cast<int>(HostCalls::kMaxPending));
+    CHECK_FALSE(refused_ran.load());
+    CHECK(HostCalls::wait_idle(5'000));
+  }
+
+  TEST_CASE("P2: more checks in flight than the host-call queue holds are each put to authority in turn: none dropped, none granted unasked") {
+    auto opt = standin("check-flood", 8'000);
+    std::atomic<int> asked{0}, granted{0}, child_frames{0}, grants_written{0};
+    test::Latch parked;
+    // The first check parks authority until the loop has read a check past
+    // the queue's room, or for a second: a loop that dropped what the queue
+    // could not take has then dropped it; one that waits never reads it.
+    opt.authority = [&asked, &granted, &child_frames, parked](const std::string&) {
+      if (++asked == 1) {
+        parked.open();
+        const auto until = mono_now_ns() + 1'000 * kNsPerMs;
+        while (child_frames.load() < 1 + 1 + static_cast<int>(HostCalls::kMaxPending) && mono_now_ns() < until) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a bounded look, not a proof
+        }
+      }
+      ++granted;
+      return AuthorityAnswer{true, ""};
+    };
+    opt.on_frame = [&child_frames, &grants_written](bool to_child, std::string_view body) {
+      if (!to_child) ++child_frames;
+      if (to_child && body.find("\"type\":\"authority\"") != std::string_view::npos &&
+          body.find("\"ok\":true") != std::string_view::npos) {
+        ++grants_written;
+      }
+    };
+    std::mutex err_mu;
+    std::string err;
+    opt.on_stderr = [&](std::string_view s) {
+      std::lock_guard<std::mutex> lock(err_mu);
+      err.append(s);
+    };
+    Supervisor sup(opt);
+    Outcome o = sup.run();
+    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, "a check the host-call queue could not take was dropped: ",
+                  std::string(outcome_name(o.kind)), " ", o.reason, " ", err);
+    check_confirmed(o);
+    CHECK(parked.is_open());
+    CHECK(asked.load() == 40);
+    CHECK_MESSAGE(grants_written.load() == granted.load(), "a grant reached the child that authority never gave");
+    std::lock_guard<std::mutex> lock(err_mu);
+    CHECK(err.find("answers granted=40 refused=0") != std::string::npos);
     CHECK(HostCalls::wait_idle(5'000));
   }
 

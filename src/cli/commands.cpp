@@ -105,7 +105,7 @@ int self_check() {
   d.feed(over, 4);
   auto r = d.next();
   check(!r && r.error().code == Errc::frame_too_large, "reader refuses an over-cap length from the header");
-  ParentSession s({std::string(40, 'a'), false});
+  ParentSession s({std::string(40, 'a'), false, kMaxMints, kProtocolVersion, "refs/heads/main"});
   check(!s.accept(Check{"x"}), "a message before hello is refused");
   std::printf("%s\n", failures == 0 ? "self-check passed" : "self-check FAILED");
   return failures == 0 ? 0 : 1;

@@ -3,6 +3,18 @@
 
 namespace courier::protocol {
 
+namespace {
+// A name from the child as it may appear in an error: at most 64 bytes, cut
+// on a UTF-8 character boundary.
+std::string capped(const std::string& text) {
+  constexpr std::size_t kMax = 64;
+  if (text.size() <= kMax) return text;
+  std::size_t n = kMax;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return text.substr(0, n) + "...";
+}
+}  // namespace
+
 Result<void> ParentSession::violation(Errc code, std::string message) {
   state_ = State::finished;
   return fail(code, std::move(message));
@@ -42,8 +54,19 @@ Result<void> ParentSession::accept(const ChildMessage& m) {
     return {};
   }
   if (const auto* r = std::get_if<ResultMsg>(&m)) {
-    if (r->oid && *r->oid != config_.gated_oid) {
-      return violation(Errc::result_oid_mismatch, "the child reported a result for " + *r->oid +
+    // Exactly this job's ref and object, whatever the status: a result that
+    // names another ref (refs/heads/EVIL), or no object, is not an answer to
+    // this job and is never taken as one.
+    if (r->ref != config_.gated_ref) {
+      return violation(Errc::result_ref_mismatch, "the child reported a result for the ref '" + capped(r->ref) +
+                                                      "', but the job's ref is '" + config_.gated_ref + "'");
+    }
+    if (!r->oid) {
+      return violation(Errc::result_oid_mismatch, "the child reported a result that names no object; the gated object is " +
+                                                      config_.gated_oid);
+    }
+    if (*r->oid != config_.gated_oid) {
+      return violation(Errc::result_oid_mismatch, "the child reported a result for " + capped(*r->oid) +
                                                       ", but the gated object is " + config_.gated_oid);
     }
     state_ = State::finished;

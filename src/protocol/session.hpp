@@ -5,7 +5,9 @@
 //
 // hello must come first, exactly once, with our version; mint is allowed only
 // for an authenticated job and at most kMaxMints times; result comes once,
-// after hello, and names the gated oid; nothing may follow it.
+// after hello, and names exactly the job's ref and gated oid (a result for
+// anything else, or for nothing, is never taken as this job's); nothing may
+// follow it.
 #pragma once
 
 #include <string>
@@ -22,6 +24,8 @@ class ParentSession {
     bool authenticated = false;
     int max_mints = kMaxMints;
     int version = kProtocolVersion;
+    // The job's ref: a result must name exactly this ref.
+    std::string gated_ref;
   };
 
   enum class State { awaiting_hello, running, finished };
@@ -31,13 +35,14 @@ class ParentSession {
   // Accepts or rejects one message from the child. Errors (each its own
   // kind): hello_not_first, second_hello, version_mismatch,
   // mint_unauthenticated, mints_over_cap, result_oid_mismatch,
-  // second_result, message_after_result. After an error the session is
+  // result_ref_mismatch, second_result, message_after_result. After an error the session is
   // finished: the supervisor treats any error as a protocol fault.
   Result<void> accept(const ChildMessage& m);
 
-  // A warm child says hello before it has a job: its gated object and
+  // A warm child says hello before it has a job: its ref, gated object and
   // whether it may mint are bound when the job is assigned.
-  void bind(std::string gated_oid, bool authenticated) {
+  void bind(std::string gated_ref, std::string gated_oid, bool authenticated) {
+    config_.gated_ref = std::move(gated_ref);
     config_.gated_oid = std::move(gated_oid);
     config_.authenticated = authenticated;
   }

@@ -20,6 +20,7 @@
 #include <deque>
 #include <future>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -54,6 +55,26 @@ std::int64_t holder_pid_from(const std::string& text) {
 // for the life of the process (S3). Reachable from here, never closed.
 std::mutex g_retained_mu;
 std::vector<sys::ScopedFd>* g_retained = new std::vector<sys::ScopedFd>();
+
+// Poisoned lanes, by lane key, with why (S3). A fact of the process, not of
+// one Executor: the child that could not be confirmed stopped may still be
+// working on that remote, whichever Executor (and lane directory) asks next.
+// Entries are never removed. A leaf lock: taken under an Executor's mutex,
+// never the other way round.
+std::mutex g_poisoned_mu;
+std::map<std::string, std::string>* g_poisoned = new std::map<std::string, std::string>();
+
+void poison_lane(const std::string& key, const std::string& why) {
+  std::lock_guard<std::mutex> lock(g_poisoned_mu);
+  g_poisoned->emplace(key, why);  // the first reason stays
+}
+
+std::optional<std::string> lane_poisoned_in_process(const std::string& key) {
+  std::lock_guard<std::mutex> lock(g_poisoned_mu);
+  const auto it = g_poisoned->find(key);
+  if (it == g_poisoned->end()) return std::nullopt;
+  return it->second;
+}
 
 }  // namespace
 
@@ -169,6 +190,19 @@ struct Executor::Impl {
     }
   }
 
+  // The supervisor's log lines, for its notifier thread: a sink that owns a
+  // copy of the host's callback, so a call parked in host code past this
+  // executor's life still holds what it runs.
+  std::function<void(std::string_view)> log_sink() const {
+    return [on_log = opt.on_log](std::string_view line) {
+      if (on_log) {
+        on_log(line);
+      } else {
+        std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
+      }
+    };
+  }
+
   // Under mu. Opens the lane's lock file (once) and its close watch.
   Result<Lane*> lane_for(const std::string& key) {
     Lane& lane = lanes[key];
@@ -223,9 +257,9 @@ struct Executor::Impl {
         continue;
       }
       Lane& l = **lane;
-      if (l.poisoned_by != 0) {
+      if (auto why = poisoned(d->lane, &l)) {
         it = queue.erase(it);
-        refuse(d, OutcomeKind::lane_poisoned, poisoned_reason(d->lane, l), finished);
+        refuse(d, OutcomeKind::lane_poisoned, *why, finished);
         continue;
       }
       if (l.holder == 0) {
@@ -258,6 +292,13 @@ struct Executor::Impl {
            " could not confirm its child's stop, so the seat is retained for the life of this process";
   }
 
+  // Why this lane is refused, if it is poisoned: by a delivery of this
+  // executor, or by one of any other executor of this process (S3).
+  std::optional<std::string> poisoned(const std::string& key, const Lane* l) const {
+    if (l && l->poisoned_by != 0) return poisoned_reason(key, *l);
+    return lane_poisoned_in_process(key);
+  }
+
   // Refuses a queued delivery that never claimed (no child, no seat).
   // finish() emits host callbacks, so the caller runs it after unlocking.
   void refuse(const std::shared_ptr<DeliveryHandle::Shared>& d, OutcomeKind kind, const std::string& why,
@@ -280,6 +321,7 @@ struct Executor::Impl {
       // Retained: the in-process seat and the lock file description stay
       // held until this process exits.
       l.poisoned_by = id;
+      poison_lane(key, poisoned_reason(key, l));
       log("lane " + key + " poisoned by delivery " + std::to_string(id) + ": " + o.reason);
     }
     cv.notify_all();
@@ -295,7 +337,7 @@ struct Executor::Impl {
     wo.reap_bound = opt.reap_bound;
     wo.eof_bound = opt.eof_bound;
     wo.on_stderr = opt.on_child_stderr;
-    wo.on_event = [this](std::string_view line) { log(std::string(line)); };
+    wo.on_event = log_sink();
     // Its hello makes it ready: wake anyone waiting for a warm child.
     wo.on_ready = [this] {
       std::lock_guard<std::mutex> lock(mu);
@@ -389,16 +431,20 @@ struct Executor::Impl {
         s->emit(e);
       }
     };
-    so.on_event = [this](std::string_view line) { log(std::string(line)); };
+    so.on_event = log_sink();
     so.on_spawned = [this, weak](std::int64_t pid) {
       auto s = weak.lock();
       if (!s) return;
       {
         std::lock_guard<std::mutex> lock(mu);
         Lane& l = lanes[s->lane];
-        l.holder_child = pid;
-        l.file->write_holder("pid=" + std::to_string(sys::self_pid()) + " delivery=" + std::to_string(s->id) +
-                             " child=" + std::to_string(pid) + " lane=" + s->lane);
+        // Observers run off the supervising loop: this may come late, after
+        // the turn ended, and must not write over the next holder's record.
+        if (l.holder == s->id) {
+          l.holder_child = pid;
+          l.file->write_holder("pid=" + std::to_string(sys::self_pid()) + " delivery=" + std::to_string(s->id) +
+                               " child=" + std::to_string(pid) + " lane=" + s->lane);
+        }
       }
       DeliveryEvent e;
     e.kind = DeliveryEvent::Kind::dispatched;
@@ -744,10 +790,10 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     auto it = impl_->lanes.find(d->lane);
-    if (it != impl_->lanes.end() && it->second.poisoned_by != 0) {
-      const std::string why = impl_->poisoned_reason(d->lane, it->second);
+    const auto why = impl_->poisoned(d->lane, it != impl_->lanes.end() ? &it->second : nullptr);
+    if (why) {
       d->claim = kRefused;
-      d->finish(d->never_dispatched(OutcomeKind::lane_poisoned, why));
+      d->finish(d->never_dispatched(OutcomeKind::lane_poisoned, *why));
       return handle;
     }
     impl_->queue.push_back(d);

@@ -1,5 +1,11 @@
-// host_calls.cpp — the host-callback worker.
+// host_calls.cpp — the host-callback workers: HostCalls (minter,
+// authority) and HostNotifier (the host's observers).
 #include "supervisor/host_calls.hpp"
+
+#include <chrono>
+#include <system_error>
+
+#include "sys/clock.hpp"
 
 namespace courier::supervisor {
 
@@ -92,6 +98,119 @@ void HostCalls::worker(std::shared_ptr<Shared> shared) {
     s->answers.push_back(std::move(answer));
     s->wake->signal();
   }
+}
+
+// ---- HostNotifier ----------------------------------------------------------
+
+HostNotifier::HostNotifier() : s_(std::make_shared<Shared>()) {}
+
+HostNotifier::~HostNotifier() {
+  std::deque<Entry> leftover;
+  {
+    std::lock_guard<std::mutex> lock(s_->mu);
+    s_->closed = true;
+    leftover.swap(s_->queue);  // host closures are destroyed outside the lock
+    s_->text_bytes = 0;
+  }
+  s_->idle.notify_all();
+}
+
+bool HostNotifier::post(std::function<void()> call, std::uint64_t coalesce_key) {
+  Entry e;
+  e.key = coalesce_key;
+  e.call = std::move(call);
+  return enqueue(std::move(e));
+}
+
+bool HostNotifier::post_text(std::uint64_t key, std::function<void(std::string_view)> sink, std::string_view text) {
+  Entry e;
+  e.key = key;
+  e.sink = std::move(sink);
+  e.text.assign(text);
+  return enqueue(std::move(e));
+}
+
+bool HostNotifier::enqueue(Entry e) {
+  Entry replaced;  // a coalesced call, destroyed after the lock is released
+  std::lock_guard<std::mutex> lock(s_->mu);
+  if (s_->closed) return false;
+  if (e.sink) {
+    if (s_->text_bytes + e.text.size() > kMaxQueuedText) {
+      ++s_->dropped;
+      return false;
+    }
+    if (!s_->queue.empty() && s_->queue.back().sink && s_->queue.back().key == e.key) {
+      s_->queue.back().text += e.text;
+      s_->text_bytes += e.text.size();
+      return true;
+    }
+  } else if (e.key != 0) {
+    for (auto& waiting : s_->queue) {
+      if (!waiting.sink && waiting.key == e.key) {
+        replaced.call = std::exchange(waiting.call, std::move(e.call));
+        return true;
+      }
+    }
+  }
+  if (s_->queue.size() >= kMaxQueued) {
+    ++s_->dropped;
+    return false;
+  }
+  s_->text_bytes += e.text.size();
+  s_->queue.push_back(std::move(e));
+  if (!s_->busy) {
+    try {
+      std::thread([s = s_, live = std::make_shared<LiveWorker>()]() mutable {
+        worker(std::move(s));
+        live.reset();
+      }).detach();
+      s_->busy = true;
+    } catch (const std::system_error&) {
+      // No thread to be had: the entry waits for the next post to try again
+      // (a drain gives up at its bound). Host code never runs here.
+    }
+  }
+  return true;
+}
+
+void HostNotifier::deliver(Entry& e) {
+  if (e.sink) {
+    e.sink(e.text);
+  } else if (e.call) {
+    e.call();
+  }
+}
+
+void HostNotifier::worker(std::shared_ptr<Shared> shared) {
+  std::shared_ptr<Shared> s = std::move(shared);
+  std::unique_lock<std::mutex> lock(s->mu);
+  while (!s->queue.empty()) {
+    {
+      Entry e = std::move(s->queue.front());
+      s->queue.pop_front();
+      s->text_bytes -= e.text.size();
+      lock.unlock();
+      deliver(e);  // host code
+    }
+    lock.lock();
+  }
+  s->busy = false;
+  s->idle.notify_all();
+}
+
+bool HostNotifier::drain_until(std::int64_t deadline_ns) {
+  std::unique_lock<std::mutex> lock(s_->mu);
+  for (;;) {
+    if (!s_->busy && s_->queue.empty()) return true;
+    const std::int64_t now = sys::mono_now_ns();
+    if (now >= deadline_ns) return false;
+    s_->idle.wait_for(lock, std::chrono::nanoseconds(deadline_ns - now));
+  }
+}
+
+std::uint64_t HostNotifier::dropped() const {
+  std::lock_guard<std::mutex> lock(s_->mu);
+  return s_->dropped;
 }
 
 }  // namespace courier::supervisor

@@ -1,5 +1,7 @@
-// host_calls.hpp — runs host callbacks (minter, authority) off the drive
-// loop, one at a time, on a worker thread of their own.
+// host_calls.hpp — runs host callbacks off the drive loop: the minter and
+// authority (HostCalls, whose answers come back to the loop) and the host's
+// observers (HostNotifier, which answer nothing), each on a worker thread of
+// their own.
 //
 // Why: a minter or an authority check is host code and may block for any
 // time. The drive loop must keep draining pipes, reaping and honouring the
@@ -17,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "sys/events.hpp"
@@ -52,8 +55,8 @@ class HostCalls {
 
   static constexpr std::size_t kMaxPending = 16;
 
-  // Worker threads still alive in this process (one may be parked in host
-  // code after its delivery ended). wait_idle blocks until there are none or
+  // Worker threads (of HostCalls and of HostNotifier) still alive in this
+  // process (one may be parked in host code after its delivery ended). wait_idle blocks until there are none or
   // the timeout passes; true when none are left.
   static std::size_t live_workers();
   static bool wait_idle(std::int64_t timeout_ms);
@@ -72,6 +75,66 @@ class HostCalls {
 
   std::shared_ptr<Shared> shared_;
   std::thread thread_;
+};
+
+// HostNotifier — the host's observers (progress, the child's stderr, the
+// supervisor's log lines, the dispatched event) called off the drive loop,
+// in the order they were posted, on a thread of their own.
+//
+// Why: an observer is host code and may block for any time (a terminal that
+// does not drain, a lock the host holds elsewhere). Run on the drive loop,
+// it would leave a killed child unreaped and the seat held (D2, S4). post()
+// never blocks and never waits for host code: the queue is bounded
+// (kMaxQueued calls, kMaxQueuedText bytes of text), a progress update
+// replaces one of the same key still waiting (coalesced), text for one key
+// is appended to the newest waiting entry when it is that key's, and what
+// does not fit is dropped and counted. The worker exists only while there is
+// something to deliver; one parked in host code forever strands only itself.
+class HostNotifier {
+ public:
+  HostNotifier();
+  // Drops what is still queued. A worker parked in host code is left to
+  // return on its own (it then finds nothing more to do).
+  ~HostNotifier();
+  HostNotifier(const HostNotifier&) = delete;
+  HostNotifier& operator=(const HostNotifier&) = delete;
+
+  // Queues one call. coalesce_key != 0: a waiting call with the same key is
+  // replaced (its turn in the order is kept). False when dropped (full).
+  bool post(std::function<void()> call, std::uint64_t coalesce_key = 0);
+  // Queues text for `sink`, appended to the newest waiting entry when that
+  // one is text for the same key. False when dropped (full).
+  bool post_text(std::uint64_t key, std::function<void(std::string_view)> sink, std::string_view text);
+  // Waits until everything posted so far has been delivered, or `deadline`
+  // (CLOCK_MONOTONIC ns) passes. True when delivered.
+  bool drain_until(std::int64_t deadline_ns);
+  // Calls and text entries dropped because the queue was full.
+  std::uint64_t dropped() const;
+
+  static constexpr std::size_t kMaxQueued = 256;
+  static constexpr std::size_t kMaxQueuedText = 256 * 1024;
+
+ private:
+  struct Entry {
+    std::uint64_t key = 0;
+    std::function<void()> call;
+    std::function<void(std::string_view)> sink;  // text entries
+    std::string text;
+  };
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable idle;
+    std::deque<Entry> queue;
+    std::size_t text_bytes = 0;
+    bool busy = false;    // a worker exists (running a call or about to)
+    bool closed = false;
+    std::uint64_t dropped = 0;
+  };
+  bool enqueue(Entry e);
+  static void deliver(Entry& e);
+  static void worker(std::shared_ptr<Shared> s);
+
+  std::shared_ptr<Shared> s_;
 };
 
 }  // namespace courier::supervisor

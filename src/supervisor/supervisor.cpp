@@ -3,6 +3,7 @@
 
 #include <sys/epoll.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -31,6 +32,11 @@ std::atomic<std::uint64_t> g_unconfirmed{0};
 std::atomic<std::uint64_t> g_sequence{0};
 
 enum Tag : std::uint64_t { kTagWake = 1, kTagDeadline, kTagBound, kTagPidfd, kTagStdout, kTagStderr, kTagStdin, kTagCgroup };
+
+// Keys in the observer queue: numeric progress is coalesced (the newest
+// waiting update wins), stderr chunks waiting in a row are joined.
+constexpr std::uint64_t kKeyProgress = 1;
+constexpr std::uint64_t kKeyStderr = 2;
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
@@ -126,6 +132,7 @@ struct Supervisor::Loop {
   std::size_t outbound_offset = 0;
   std::size_t outbound_bytes = 0;
   bool stdout_paused = false;
+  bool stdout_finished = false;  // EOF on stdout and every whole frame before it taken
   bool writing = false;
 
   std::optional<protocol::ResultMsg> result;
@@ -135,10 +142,26 @@ struct Supervisor::Loop {
   std::string unconfirmed_reason;
   bool done = false;
 
+  // The host's observers run here, off the loop (D2, S4): the loop only
+  // queues, and a host callback that blocks holds nothing of ours.
+  HostNotifier notes;
+
   Loop(Supervisor& s, const SupervisorOptions& o) : sup(s), optr(o) {}
 
+  // run() returns once the observers have had what was queued for them, or
+  // after kObserverDrainBound, never past the D4 instant of a delivery.
+  ~Loop() {
+    sys::MonoNs until = sys::mono_now_ns() + kObserverDrainBound;
+    if (out.deadline != 0) until = std::min(until, out.deadline + opt().reap_bound + opt().eof_bound);
+    (void)notes.drain_until(until);
+  }
+
   void event(const std::string& line) {
-    if (opt().on_event) opt().on_event(line);
+    if (opt().on_event) (void)notes.post([f = opt().on_event, line] { f(line); });
+  }
+
+  void spawned_observed() {
+    if (opt().on_spawned) (void)notes.post([f = opt().on_spawned, pid = child.pid] { f(pid); });
   }
 
   // ---- stopping -------------------------------------------------------
@@ -291,11 +314,26 @@ struct Supervisor::Loop {
       out.child.stdout_eof = true;
       (void)epoll.remove(from_child.get());
       from_child.reset();
-      if (auto fin = decoder.finish(); !fin && !fault) protocol_fault(fin.error().message);
+      process_frames();
       return;
     }
     decoder.feed(buf, r->bytes);
+    process_frames();
+  }
+
+  // True while the host-call queue cannot take another request (and no stop
+  // has begun: once it has, frames are drained and nothing is asked).
+  bool host_queue_full() const {
+    return domain->first_kill_ns() == 0 && host && host->pending() >= HostCalls::kMaxPending;
+  }
+
+  // Interprets the frames read so far, in order. While the host-call queue
+  // is full the rest wait in the decoder (its memory is bounded: stdout is
+  // not read meanwhile) and are taken up again when answers come back, so a
+  // mint or check is never dropped for want of room (P2).
+  void process_frames() {
     for (;;) {
+      if (host_queue_full()) return;
       auto frame = decoder.next();
       if (!frame) {
         if (!fault) protocol_fault(frame.error().message);
@@ -315,6 +353,22 @@ struct Supervisor::Loop {
       }
       handle(*msg);
     }
+    // At EOF, once every whole frame has been taken: anything left is a
+    // frame cut short.
+    if (out.child.stdout_eof && !stdout_finished) {
+      stdout_finished = true;
+      if (auto fin = decoder.finish(); !fin && !fault) protocol_fault(fin.error().message);
+    }
+  }
+
+  // HostCalls::submit said no: a request that cannot be queued is never
+  // answered, and a check is never taken as granted. process_frames keeps
+  // the queue from overflowing, so reaching this means more requests in
+  // flight than the protocol allows a child (the real one has at most one):
+  // a protocol fault, killed and confirmed.
+  void unqueued(const char* what, const std::string& key) {
+    protocol_fault(std::string("the host-call queue is full (") + std::to_string(HostCalls::kMaxPending) +
+                   " requests in flight): the child's " + what + " '" + key + "' was not queued, and is not granted");
   }
 
   void handle(const protocol::ChildMessage& msg) {
@@ -334,7 +388,9 @@ struct Supervisor::Loop {
     } else if (const auto* c = std::get_if<protocol::Check>(&msg)) {
       on_check(*c);
     } else if (const auto* p = std::get_if<protocol::Progress>(&msg)) {
-      if (opt().on_progress) opt().on_progress(*p);  // host code on the loop: the killer does not depend on it
+      if (opt().on_progress) {
+        (void)notes.post([f = opt().on_progress, p = *p] { f(p); }, p->message ? std::uint64_t{0} : kKeyProgress);
+      }
     } else if (const auto* res = std::get_if<protocol::ResultMsg>(&msg)) {
       result = *res;
       result_ns = sys::mono_now_ns();
@@ -355,7 +411,7 @@ struct Supervisor::Loop {
     ensure_host();
     auto mint = opt().mint;
     auto authority = opt().authority;
-    host->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m](HostAnswer& a) {
+    const bool queued = host->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m](HostAnswer& a) {
       MintAnswer minted = mint(m);
       a.header = std::move(minted.header);
       a.refusal = std::move(minted.refused);
@@ -374,6 +430,7 @@ struct Supervisor::Loop {
         }
       }
     });
+    if (!queued) unqueued("mint for the leg", m.leg);
     apply_backpressure();
   }
 
@@ -385,11 +442,12 @@ struct Supervisor::Loop {
     }
     ensure_host();
     auto authority = opt().authority;
-    host->submit(HostRequest::Kind::check, c.phase, [authority, phase = c.phase](HostAnswer& a) {
+    const bool queued = host->submit(HostRequest::Kind::check, c.phase, [authority, phase = c.phase](HostAnswer& a) {
       AuthorityAnswer ans = authority(phase);
       a.ok = ans.ok;
       a.refusal = ans.reason;
     });
+    if (!queued) unqueued("check at", c.phase);
     apply_backpressure();
   }
 
@@ -422,6 +480,7 @@ struct Supervisor::Loop {
       }
     }
     apply_backpressure();
+    process_frames();  // frames that waited for room in the host-call queue
   }
 
   // Warm mode: the job arrived (on the wake eventfd). From here the child is
@@ -450,8 +509,8 @@ struct Supervisor::Loop {
       killer = std::move(*started);
     }
     (void)deadline_timer.arm_at(opt().deadline);
-    session->bind(opt().job.oid, opt().job.authenticated);
-    if (opt().on_spawned) opt().on_spawned(child.pid);
+    session->bind(opt().job.ref, opt().job.oid, opt().job.authenticated);
+    spawned_observed();
     protocol::Job job = opt().job;
     job.parent_pid = sys::self_pid();
     job.deadline_mono_ns = opt().deadline;
@@ -482,16 +541,17 @@ struct Supervisor::Loop {
     }
     const std::size_t room = kStderrRelayCap - std::min<std::size_t>(kStderrRelayCap, out.stderr_relayed);
     const std::size_t relay = std::min(room, r->bytes);
+    bool queued = true;
     if (relay > 0) {
       const std::string_view text(buf, relay);
-      if (opt().on_stderr) {
-        opt().on_stderr(text);
-      } else {
-        std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
+      std::function<void(std::string_view)> sink = opt().on_stderr;
+      if (!sink) {
+        sink = [](std::string_view t) { std::fprintf(stderr, "%.*s", static_cast<int>(t.size()), t.data()); };
       }
+      queued = notes.post_text(kKeyStderr, std::move(sink), text);
     }
-    out.stderr_relayed += relay;
-    out.stderr_dropped += r->bytes - relay;
+    out.stderr_relayed += queued ? relay : 0;
+    out.stderr_dropped += r->bytes - (queued ? relay : 0);
   }
 
   void on_pidfd() {
@@ -739,7 +799,7 @@ Outcome Supervisor::run() {
     domain_ = L.domain;
     revoked_now = revoked_;
   }
-  if (opt_.on_spawned && !opt_.warm) opt_.on_spawned(L.child.pid);
+  if (!opt_.warm) L.spawned_observed();
   L.event(std::string(opt_.warm ? "spawned warm child " : "spawned child ") + std::to_string(L.child.pid) + (L.cgroup ? " in cgroup " + L.cgroup->path() : " (process group only)"));
 
   auto killer = opt_.warm ? Result<std::unique_ptr<DeadlineKiller>>(nullptr)
@@ -770,6 +830,7 @@ Outcome Supervisor::run() {
 
   protocol::ParentSession::Config sc;
   sc.gated_oid = opt_.job.oid;
+  sc.gated_ref = opt_.job.ref;
   sc.authenticated = opt_.job.authenticated;
   L.session.emplace(sc);
 

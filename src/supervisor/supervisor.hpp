@@ -37,6 +37,11 @@ inline constexpr sys::MonoNs kResultExitGrace = 1'000 * sys::kNsPerMs;
 inline constexpr std::size_t kStderrRelayCap = 256 * 1024;
 // Replies queued for a child that does not read them, before we stop reading it.
 inline constexpr std::size_t kMaxOutboundBytes = 1024 * 1024;
+// The host's observers (on_progress, on_stderr, on_event, on_spawned) run off
+// the drive loop; run() waits this long at most for the last of them before
+// it returns, and never past deadline + reap_bound + eof_bound (D4). A host
+// whose observer stalls longer loses what was still queued for it.
+inline constexpr sys::MonoNs kObserverDrainBound = 100 * sys::kNsPerMs;
 
 // The environment allowlist (A1): only these names reach the child.
 inline constexpr std::string_view kChildEnvAllowlist[] = {"PATH", "HOME", "TMPDIR", "SSL_CERT_FILE",
@@ -84,14 +89,18 @@ struct SupervisorOptions {
   sys::MonoNs reap_bound = kReapBound;
   sys::MonoNs eof_bound = kEofBound;
 
-  // Host callbacks. mint and authority run on a worker thread, never on the
-  // drive loop; on_progress, on_stderr and on_event run on the drive loop.
+  // Host callbacks, none of them on the drive loop (D2, S4): mint and
+  // authority run on a worker thread whose answers come back to the loop;
+  // the observers on_progress, on_stderr (and the default relay), on_event
+  // and on_spawned run, in order, on a notifier thread through a bounded
+  // queue (progress coalesced, stderr capped): one that blocks holds neither
+  // the kill, nor the reap, nor the outcome (docs/embedding.md).
   std::function<MintAnswer(const protocol::Mint&)> mint;
   std::function<AuthorityAnswer(const std::string& phase)> authority;
   std::function<void(const protocol::Progress&)> on_progress;
   std::function<void(std::string_view)> on_stderr;  // default: relayed to our stderr
   std::function<void(std::string_view)> on_event;   // one-line supervisor log (spawned, killed, ...)
-  std::function<void(std::int64_t pid)> on_spawned; // the child exists (before the job is sent)
+  std::function<void(std::int64_t pid)> on_spawned; // the child exists (posted before the job is sent)
   // A tap on the conversation: every frame body queued for the child
   // (to_child = true) and every frame body read from it. For audits and
   // tests; runs on the drive loop.
