@@ -313,7 +313,7 @@ TEST_SUITE("supervisor") {
     const auto took = mono_now_ns() - start;
     REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
     check_confirmed(o);
-    CHECK(relayed == kStderrRelayCap);
+    CHECK_MESSAGE(relayed == kStderrRelayCap, "the stderr relay went past its cap: ", relayed, " bytes relayed");
     CHECK(o.stderr_relayed == kStderrRelayCap);
     CHECK(o.stderr_dropped == 100ull * 1024 * 1024 - kStderrRelayCap);
     const long rss_after = max_rss_kib();
@@ -382,7 +382,7 @@ TEST_SUITE("supervisor") {
     const auto revoked_at = mono_now_ns();
     sup.revoke("the host withdrew the delivery");
     t.join();
-    REQUIRE_MESSAGE(o.kind == OutcomeKind::revoked, o.reason);
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::revoked, "revocation did not kill the child: ", o.reason);
     check_confirmed(o);
     const double reaction_ms = sys::ns_to_ms(o.timings.confirmed - revoked_at);
     test::report("revocation", "revoke() to stop confirmed", reaction_ms, "ms");
@@ -572,6 +572,8 @@ TEST_SUITE("supervisor") {
       Outcome o = sup.run();
       CHECK(o.kind == OutcomeKind::spawn_failed);
       CHECK_FALSE(o.dispatched);
+      CHECK_MESSAGE(o.reason.find("child program override") != std::string::npos,
+                    "the override was not checked before the spawn: ", o.reason);
     }
   }
 
