@@ -109,6 +109,16 @@ struct ExecutorOptions {
   // new warm child is then spawned. It is killed and confirmed like any
   // other child when the executor shuts down.
   bool warm_child = false;
+  // Make this process a child subreaper (PR_SET_CHILD_SUBREAPER, process-wide,
+  // never turned off again) so that a delivery's orphaned descendants come
+  // back to it wherever they moved their session, process group or cgroup,
+  // and are killed and reaped before a stop is confirmed. Off by default:
+  // with it on, every orphan in this process's subtree is reparented here,
+  // and a child this host forks itself (with SIGCHLD) during a delivery
+  // cannot be told from a delivery's orphan and is killed and reaped too.
+  // Turn it on when deliveries are this process's only children (the CLI
+  // does). Off: a confirmed stop covers the kill domain only.
+  bool subreaper = false;
   // Tests only: shorter confirmation bounds.
   sys::MonoNs reap_bound = supervisor::kReapBound;
   sys::MonoNs eof_bound = supervisor::kEofBound;

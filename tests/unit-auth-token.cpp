@@ -275,7 +275,7 @@ TEST_SUITE("auth") {
     const std::int64_t wall_deadline = unix_now() + 5;
     auto t = split_token(token_of(minter.mint(get_leg(c)).value()));
     CHECK(t.claims.at("iss") == "seller-node-7");
-    CHECK(t.claims.at("exp").get<std::int64_t>() <= wall_deadline);
+    CHECK_MESSAGE(t.claims.at("exp").get<std::int64_t>() <= wall_deadline, "the token outlives the delivery's deadline");
     CHECK(t.claims.at("exp").get<std::int64_t>() - t.claims.at("iat").get<std::int64_t>() <= 5);
 
     c = context();

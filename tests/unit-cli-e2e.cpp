@@ -148,7 +148,8 @@ TEST_SUITE("e2e") {
       CHECK_MESSAGE(j["timings_ms"].contains(key), "missing timings_ms.", key);
       CHECK(j["timings_ms"][key].is_number_integer());
     }
-    for (const char* key : {"pid", "exit_code", "signal", "reaped", "eof"}) CHECK(j["child"].contains(key));
+    for (const char* key : {"pid", "exit_code", "signal", "reaped", "eof", "stop_scope"}) CHECK(j["child"].contains(key));
+    CHECK_MESSAGE(j["child"]["stop_scope"] == "descendants", "the CLI did not subreap its delivery's orphans");
     CHECK(j["seat"] == "released");
     CHECK(j["child"]["reaped"] == true);
     CHECK(j["child"]["eof"] == true);

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -31,6 +33,18 @@ std::string source_state(const std::string& repo) {
   // Everything under .git that a push could change: refs, config, objects.
   return test::git_ok({"for-each-ref", "--format=%(refname) %(objectname)"}, repo) + "\n" +
          test::git_ok({"count-objects", "-v"}, repo) + "\n" + test::git_ok({"config", "--list", "--local"}, repo);
+}
+
+// The stop after a kill: confirmed, and the child (whose pid the dispatch
+// event named) is gone and was reaped.
+void check_stop(const Outcome& o, std::int64_t child) {
+  CHECK(o.child.reaped);
+  CHECK(o.child.stdout_eof);
+  CHECK(o.child.stderr_eof);
+  CHECK(o.timings.confirmed != 0);
+  CHECK(o.seat() == SeatDisposition::release);
+  CHECK(child == o.child.pid);
+  CHECK_MESSAGE(!sys::pid_exists(static_cast<pid_t>(o.child.pid)), "the child outlived its confirmed stop");
 }
 
 }  // namespace
@@ -148,7 +162,7 @@ TEST_SUITE("push") {
     Outcome o = ex.submit(req).wait();
     if (saved) ::setenv("SSL_CERT_FILE", saved, 1); else ::unsetenv("SSL_CERT_FILE");
     CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
-    CHECK(s.server.count().total == 0);
+    CHECK_MESSAGE(s.server.count().total == 0, "a request reached the handler over an unverified TLS connection");
     CHECK(s.remote_ref("r").empty());
   }
 
@@ -172,6 +186,37 @@ TEST_SUITE("push") {
     CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
     CHECK(s.posts("r") == 1);
     CHECK(s.remote_ref("r").empty());
+  }
+
+  TEST_CASE("T2: the POST of a pack over 1 MiB goes on a connection of its own, once, without Expect: 100-continue") {
+    // libcurl asks for 100-continue by itself above 1 MiB of body; that
+    // round trip is one more thing a server or a middlebox could answer or
+    // replay, so the design refuses it. The blob is noise: it does not shrink.
+    Setup s(1);
+    s.server.create_bare_repo("r");
+    {
+      std::mt19937_64 noise(12);
+      std::string blob(2 * 1024 * 1024, '\0');
+      for (auto& c : blob) c = static_cast<char>(noise() & 0xff);
+      std::ofstream(s.source + "/noise.bin", std::ios::binary) << blob;
+    }
+    test::git_ok({"add", "noise.bin"}, s.source);
+    test::git_ok({"commit", "-q", "-m", "noise"}, s.source);
+    const std::string tip = s.rev("HEAD");
+    Executor ex(s.executor_options());
+    Outcome o = ex.submit(s.request("r", tip)).wait();
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK(o.bytes_sent.value_or(0) > 2 * 1024 * 1024);
+    const auto journal = s.server.journal();
+    REQUIRE(journal.size() == 2);
+    const auto& get = journal[0];
+    const auto& post = journal[1];
+    CHECK(get.method == "GET");
+    REQUIRE(post.method == "POST");
+    CHECK(post.body_bytes == static_cast<long long>(o.bytes_sent.value_or(0)));
+    CHECK_MESSAGE(post.connection != get.connection, "the POST reused the advertisement's connection");
+    CHECK_MESSAGE(!post.header("Expect").has_value(), "the POST asked for 100-continue: ", post.header("Expect").value_or(""));
+    CHECK(s.remote_ref("r") == tip);
   }
 
   TEST_CASE("T4: a 200 answer with no report is a failure, never delivered") {
@@ -276,6 +321,91 @@ TEST_SUITE("push") {
     test::report("second behind held POST", "pending samples", pending, "samples");
     CHECK(s.server.count().peak_receive_pack == 1);
     CHECK(s.remote_ref("r") == s.tip);
+  }
+
+  TEST_CASE("D1 D2: the real libgit2 delta search of a 20,000-object history is killed at a deadline inside it: deadline_killed, the child gone, the remote untouched") {
+    // libgit2 reports its pack phase in two stages through one callback:
+    // while objects are added the total is 0, during the delta search it is
+    // the object count, and done == total ends the search. So the last pack
+    // progress event the child sent says where it was when it died. The
+    // deadline (fixed at submit) must fall inside the delta search on this
+    // machine: it starts at a figure that suits a quiet 2-core machine and
+    // is moved, within a few attempts, when the kill landed before or after.
+    test::TempDir dir;
+    auto repo = test::generate_repo(dir.path() + "/big", {"--objects", "21000"});
+    REQUIRE(repo.objects >= 20'000);
+    test::FixtureServer server;
+    ExecutorOptions eo;
+    eo.lane_dir = dir.path() + "/lanes";
+    eo.child_program = COURIER_BINARY;  // the shipped child, default pack engine (libgit2)
+    eo.on_child_stderr = [](std::string_view) {};
+    eo.on_log = [](std::string_view) {};
+    Executor ex(eo);
+    struct Seen {
+      std::mutex mu;
+      std::vector<DeliveryEvent> progress;
+      std::vector<sys::MonoNs> received;  // when each progress event arrived here
+      std::int64_t child = 0;
+    };
+    std::int64_t budget_ms = 1'500;
+    bool in_delta = false;
+    for (int attempt = 1; attempt <= 5 && !in_delta; ++attempt) {
+      const std::string name = "delta" + std::to_string(attempt);
+      server.create_bare_repo(name);
+      auto seen = std::make_shared<Seen>();
+      DeliveryRequest r;
+      r.repo = repo.dir;
+      r.remote = server.url(name);
+      r.ref = "refs/heads/main";
+      r.oid = repo.head;
+      r.budget = std::chrono::milliseconds(budget_ms);
+      r.ca_file = server.ca_file();
+      r.on_event = [seen](const DeliveryEvent& e) {
+        std::lock_guard<std::mutex> lock(seen->mu);
+        if (e.kind == DeliveryEvent::Kind::progress) {
+          seen->progress.push_back(e);
+          seen->received.push_back(mono_now_ns());
+        }
+        if (e.kind == DeliveryEvent::Kind::dispatched) seen->child = e.child_pid;
+      };
+      Outcome o = ex.submit(r).wait();
+      REQUIRE_MESSAGE(o.kind == OutcomeKind::deadline_killed, "attempt ", attempt, " with ", budget_ms,
+                      " ms: ", outcome_name(o.kind), ": ", o.reason);
+      check_stop(o, seen->child);
+      std::lock_guard<std::mutex> lock(seen->mu);
+      const DeliveryEvent* last_pack = nullptr;
+      sys::MonoNs last_pack_at = 0;
+      bool uploading = false;
+      for (std::size_t i = 0; i < seen->progress.size(); ++i) {
+        const auto& e = seen->progress[i];
+        if (e.phase == "pack") {
+          last_pack = &e;
+          last_pack_at = seen->received[i];
+        }
+        if (e.phase == "upload") uploading = true;
+      }
+      const bool adding = last_pack == nullptr || last_pack->total == 0;
+      const bool searched = last_pack != nullptr && last_pack->total != 0 && last_pack->done >= last_pack->total;
+      in_delta = !adding && !searched && !uploading;
+      MESSAGE("attempt " << attempt << ": deadline " << budget_ms << " ms after submit; last pack event "
+                         << (last_pack ? std::to_string(last_pack->done) + "/" + std::to_string(last_pack->total)
+                                       : std::string("none"))
+                         << std::string(uploading ? ", upload begun" : ""));
+      CHECK_MESSAGE(server.count().count("POST /" + name + ".git/git-receive-pack") == 0, "a POST left the child");
+      auto back = test::git({"--git-dir", server.repo_path(name), "rev-parse", "--verify", "-q", "refs/heads/main"});
+      CHECK_MESSAGE(!back.ok(), "the remote ref moved: ", back.out);
+      if (in_delta) {
+        test::report("libgit2 delta kill", "deadline after submit", static_cast<double>(budget_ms), "ms");
+        test::report("libgit2 delta kill", "objects searched when killed", static_cast<double>(last_pack->done), "objects");
+        test::report("libgit2 delta kill", "objects in the search", static_cast<double>(last_pack->total), "objects");
+        test::report("libgit2 delta kill", "last delta-search progress to kill",
+                     sys::ns_to_ms(o.timings.kill - last_pack_at), "ms");
+        test::report("libgit2 delta kill", "kill overrun", sys::ns_to_ms(*o.deadline_overrun()), "ms");
+        test::report("libgit2 delta kill", "kill to stop confirmed", sys::ns_to_ms(o.timings.confirmed - o.timings.kill), "ms");
+      }
+      budget_ms = adding ? budget_ms * 3 / 2 : budget_ms * 2 / 3;
+    }
+    CHECK_MESSAGE(in_delta, "no attempt's deadline fell inside libgit2's delta search");
   }
 
   TEST_CASE("a generated repository of more than 20,000 objects is delivered end to end through nginx") {

@@ -96,6 +96,25 @@ std::vector<pid_t> holders(const std::string& err) {
   return out;
 }
 
+// The test process as a child subreaper for one case only, so that the
+// orphans of later cases go to init as before.
+struct SubreaperScope {
+  SubreaperScope() = default;
+  SubreaperScope(const SubreaperScope&) = delete;
+  SubreaperScope& operator=(const SubreaperScope&) = delete;
+  ~SubreaperScope() { (void)sys::set_child_subreaper(false); }
+};
+
+// Kills an escapee the product left alive (under a mutant, or by design when
+// it is not a subreaper) and reaps it if it came back to us: no trace.
+void kill_escapee(pid_t pid) {
+  auto fd = sys::pidfd_open(pid);
+  if (!fd) return;
+  (void)sys::pidfd_signal(fd->get(), SIGKILL);
+  (void)sys::wait_readable_until({fd->get()}, mono_now_ns() + 5'000 * kNsPerMs);
+  if (auto st = sys::proc_stat(pid); st && st->ppid == getpid()) (void)sys::reap(fd->get());
+}
+
 long max_rss_kib() {
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);
@@ -217,6 +236,87 @@ TEST_SUITE("supervisor") {
     CHECK_MESSAGE((st == 0 || st == 'Z'), "the escapee survived the cgroup kill: state ", st);
   }
 
+  TEST_CASE("S2 S3: an escapee that left the cgroup and the session and closed its pipes is killed and reaped by the subreaper before the stop is confirmed") {
+    std::string why;
+    if (!cgroups_usable(why)) {
+      MESSAGE("skipped: cgroups are not writable here: " << why);
+      return;
+    }
+    SubreaperScope scope;
+    auto opt = standin("cgroup-escapee", 10'000, CgroupMode::required);
+    opt.subreaper = true;
+    std::string err;
+    opt.on_stderr = [&](std::string_view s) { err.append(s); };
+    Supervisor sup(opt);
+    Outcome o = sup.run();
+    auto hs = holders(err);
+    REQUIRE(hs.size() == 1);
+    const char st = sys::proc_state(hs[0]);
+    if (st != 0) kill_escapee(hs[0]);
+    CHECK_MESSAGE(err.find("escaped-cgroup 1") != std::string::npos, "the escapee did not leave the cgroup: ", err);
+    CHECK_MESSAGE(st == 0, "the stop was confirmed while the escapee lived: state ", st);
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    check_confirmed(o);
+    CHECK(o.child.cgroup);
+    CHECK(o.child.subreaped);
+    CHECK(o.child.strays == std::vector<std::int64_t>{hs[0]});
+  }
+
+  TEST_CASE("S2 S3: a double-forked setsid escapee with its pipes closed is killed and reaped by the subreaper before the stop is confirmed (process-group mode)") {
+    SubreaperScope scope;
+    auto opt = standin("double-fork-escapee", 10'000, CgroupMode::off);
+    opt.subreaper = true;
+    std::string err;
+    opt.on_stderr = [&](std::string_view s) { err.append(s); };
+    Supervisor sup(opt);
+    Outcome o = sup.run();
+    auto hs = holders(err);
+    REQUIRE(hs.size() == 1);
+    const char st = sys::proc_state(hs[0]);
+    if (st != 0) kill_escapee(hs[0]);
+    CHECK_MESSAGE(st == 0, "the stop was confirmed while the escapee lived: state ", st);
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    check_confirmed(o);
+    CHECK(o.child.census.empty());
+    CHECK(o.child.subreaped);
+    CHECK(o.child.strays == std::vector<std::int64_t>{hs[0]});
+  }
+
+  TEST_CASE("S2 S3: with subreaping a setsid escapee holding stdout is killed and reaped at the reap, so its end-of-file comes and the stop is confirmed (process-group mode)") {
+    SubreaperScope scope;
+    auto opt = standin("escapee", 10'000, CgroupMode::off);
+    opt.subreaper = true;
+    std::string err;
+    opt.on_stderr = [&](std::string_view s) { err.append(s); };
+    Supervisor sup(opt);
+    Outcome o = sup.run();
+    auto hs = holders(err);
+    REQUIRE(hs.size() == 1);
+    const char st = sys::proc_state(hs[0]);
+    if (st != 0) kill_escapee(hs[0]);
+    CHECK_MESSAGE(st == 0, "the escapee holding stdout outlived the stop: state ", st);
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    check_confirmed(o);
+    CHECK(o.child.strays == std::vector<std::int64_t>{hs[0]});
+  }
+
+  TEST_CASE("S2 S3: without subreaping an escapee is outside the claim, and the outcome says the stop covers the kill domain only") {
+    REQUIRE(sys::set_child_subreaper(false).has_value());
+    auto opt = standin("double-fork-escapee", 10'000, CgroupMode::off);
+    std::string err;
+    opt.on_stderr = [&](std::string_view s) { err.append(s); };
+    Supervisor sup(opt);
+    Outcome o = sup.run();
+    auto hs = holders(err);
+    REQUIRE(hs.size() == 1);
+    const char st = sys::proc_state(hs[0]);
+    kill_escapee(hs[0]);  // what the product, by design, could not see
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK_FALSE(o.child.subreaped);
+    CHECK(o.child.strays.empty());
+    CHECK_MESSAGE(st != 0, "the escapee was expected to outlive a kill-domain-only stop");
+  }
+
   TEST_CASE("S2: a child that closes its pipes early is at EOF but not confirmed until it is reaped") {
     auto opt = standin("close-stdout-then-wedge", 400);
     const auto deadline = opt.deadline;
@@ -318,7 +418,7 @@ TEST_SUITE("supervisor") {
     const auto took = mono_now_ns() - start;
     REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
     check_confirmed(o);
-    CHECK(relayed == kStderrRelayCap);
+    CHECK_MESSAGE(relayed == kStderrRelayCap, "the stderr relay went past its cap: ", relayed, " bytes relayed");
     CHECK(o.stderr_relayed == kStderrRelayCap);
     CHECK(o.stderr_dropped == 100ull * 1024 * 1024 - kStderrRelayCap);
     const long rss_after = max_rss_kib();
@@ -480,7 +580,7 @@ TEST_SUITE("supervisor") {
     const auto revoked_at = mono_now_ns();
     sup.revoke("the host withdrew the delivery");
     t.join();
-    REQUIRE_MESSAGE(o.kind == OutcomeKind::revoked, o.reason);
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::revoked, "revocation did not kill the child: ", o.reason);
     check_confirmed(o);
     const double reaction_ms = sys::ns_to_ms(o.timings.confirmed - revoked_at);
     test::report("revocation", "revoke() to stop confirmed", reaction_ms, "ms");
@@ -670,6 +770,8 @@ TEST_SUITE("supervisor") {
       Outcome o = sup.run();
       CHECK(o.kind == OutcomeKind::spawn_failed);
       CHECK_FALSE(o.dispatched);
+      CHECK_MESSAGE(o.reason.find("child program override") != std::string::npos,
+                    "the override was not checked before the spawn: ", o.reason);
     }
   }
 

@@ -101,6 +101,9 @@ std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   child["signal"] = o.child.signal ? json(*o.child.signal) : json(nullptr);
   child["reaped"] = o.child.reaped;
   child["eof"] = o.child.stdout_eof && o.child.stderr_eof;
+  // What a confirmed stop covers: every descendant (this process was a child
+  // subreaper, orphans were looked for and killed) or only the kill domain.
+  child["stop_scope"] = o.child.subreaped ? "descendants" : "kill_domain";
   j["child"] = o.dispatched ? child : json(nullptr);
   if (auto over = o.deadline_overrun()) j["deadline_overrun_ms"] = static_cast<double>(*over) / 1e6;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);

@@ -151,6 +151,7 @@ int run_push(const PushArgs& a) {
   ExecutorOptions eo;
   if (a.lane_dir) eo.lane_dir = *a.lane_dir;
   eo.workers = 1;
+  eo.subreaper = true;  // the CLI forks nothing else: every orphan is a delivery's
   eo.on_log = [&a](std::string_view line) {
     if (!a.quiet && sys::is_tty(2)) std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
   };

@@ -334,6 +334,7 @@ struct Executor::Impl {
     wo.warm = true;
     wo.child_program = opt.child_program;
     wo.cgroup = opt.cgroup;
+    wo.subreaper = opt.subreaper;
     wo.reap_bound = opt.reap_bound;
     wo.eof_bound = opt.eof_bound;
     wo.on_stderr = opt.on_child_stderr;
@@ -408,6 +409,7 @@ struct Executor::Impl {
     so.deadline = d->deadline;
     so.child_program = opt.child_program;
     so.cgroup = opt.cgroup;
+    so.subreaper = opt.subreaper;
     so.reap_bound = opt.reap_bound;
     so.eof_bound = opt.eof_bound;
     so.mint = d->req.mint;

@@ -54,6 +54,11 @@ struct ChildFacts {
   bool cgroup = false;           // ran in its own cgroup
   bool cgroup_empty = false;     // cgroup.events said populated 0
   std::vector<std::int64_t> census;  // group members still alive after the stop
+  // This process was a child subreaper for the delivery: its orphaned
+  // descendants, wherever they went, were looked for after the reap, and
+  // the stop is confirmed for all of them. False: for the kill domain only.
+  bool subreaped = false;
+  std::vector<std::int64_t> strays;  // orphans killed and reaped after the leader
 };
 
 struct Timings {

@@ -17,6 +17,7 @@
 #include "supervisor/host_calls.hpp"
 #include "supervisor/kill_domain.hpp"
 #include "supervisor/killer.hpp"
+#include "supervisor/strays.hpp"
 #include "sys/cgroup.hpp"
 #include "sys/events.hpp"
 #include "sys/io.hpp"
@@ -139,6 +140,10 @@ struct Supervisor::Loop {
   sys::MonoNs result_ns = 0;
   std::optional<std::string> fault;        // protocol fault, first one wins
   std::optional<OutcomeKind> unconfirmed;  // set when confirmation failed
+  // Subreaping: this process is a child subreaper, so the delivery's orphans
+  // come back to it; the leader's start time tells them from older children.
+  bool subreaping = false;
+  unsigned long long leader_start_ticks = 0;
   std::string unconfirmed_reason;
   bool done = false;
 
@@ -563,6 +568,8 @@ struct Supervisor::Loop {
     }
     if (!*exited) return;
     out.timings.exited = sys::mono_now_ns();
+    // A zombie still has its /proc entry: read its start time before the reap.
+    if (auto st = sys::proc_stat(child.pid)) leader_start_ticks = st->start_ticks;
     auto status = domain->kill_group_and_reap();
     if (!status) {
       set_unconfirmed(OutcomeKind::wait_failed, "reaping the child failed: " + status.error().message);
@@ -570,6 +577,7 @@ struct Supervisor::Loop {
     }
     out.timings.reaped = sys::mono_now_ns();
     out.child.reaped = true;
+    claim_orphans();
     if (status->signal) out.child.signal = status->signal; else out.child.exit_code = status->code;
     (void)epoll.remove(child.pidfd.get());
     resume_stdout();
@@ -603,6 +611,39 @@ struct Supervisor::Loop {
   // zombie? SIGKILL was sent to the group at the leader's exit; wait, on
   // their pidfds, until EOF_BOUND for each to go.
   void census() {
+    claim_orphans();
+    group_census();
+  }
+
+  // Subreaping: a descendant that left the process group and the cgroup
+  // and closed its pipes (setsid, a write to another cgroup.procs, a double
+  // fork) is invisible to the kill domain, but once its parent died it is
+  // our child. Every such orphan is killed and reaped within EOF_BOUND, or
+  // the stop is not confirmed. Run at the reap (so that an orphan holding a
+  // pipe dies and its end-of-file comes) and again here at the end, for the
+  // orphans of group members that died after that.
+  void claim_orphans() {
+    if (!subreaping) return;
+    out.child.subreaped = true;
+    // A stray is signalled only now, after the reap: it gets its own
+    // REAP_BOUND to die when EOF_BOUND after the reap is nearly spent.
+    const sys::MonoNs until = std::max(out.timings.reaped + opt().eof_bound, sys::mono_now_ns() + opt().reap_bound);
+    const StrayClaim c = claim_strays(leader_start_ticks, until);
+    out.child.strays.insert(out.child.strays.end(), c.reaped.begin(), c.reaped.end());
+    if (!c.reaped.empty()) {
+      event(std::to_string(c.reaped.size()) + " orphaned descendant(s) of child " + std::to_string(child.pid) +
+            " killed and reaped after it");
+    }
+    if (!c.alive.empty()) {
+      out.child.strays.insert(out.child.strays.end(), c.alive.begin(), c.alive.end());
+      set_unconfirmed(OutcomeKind::domain_populated,
+                      std::to_string(c.alive.size()) +
+                          " orphaned descendant(s) of the child still alive EOF_BOUND after the reap (first pid " +
+                          std::to_string(c.alive.front()) + ")");
+    }
+  }
+
+  void group_census() {
     // The common case, an empty group, costs one system call; only a group
     // with members left (zombies count) is worth a scan of /proc.
     if (!sys::group_has_members(child.pid)) return;
@@ -730,6 +771,15 @@ Outcome Supervisor::run() {
       return fail_spawn("a cgroup was required and none could be made: " + cg.error().message);
     } else {
       L.event("no cgroup for the child, using its process group only: " + cg.error().message);
+    }
+  }
+
+  if (opt_.subreaper) {
+    // Before the spawn: an orphan made at any moment after it comes to us.
+    if (auto on = sys::set_child_subreaper(true); on) {
+      L.subreaping = true;
+    } else {
+      L.event("cannot become a child subreaper; the stop is confirmed for the kill domain only: " + on.error().message);
     }
   }
 

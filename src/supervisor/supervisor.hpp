@@ -77,6 +77,11 @@ struct SupervisorOptions {
   // A descriptor the child inherits at sys::kInheritedFd (the lane lock, S6).
   int inherit_fd = -1;
   CgroupMode cgroup = CgroupMode::automatic;
+  // Make this process a child subreaper before the spawn, and after the
+  // leader's reap kill and reap every orphan that came back to it (see
+  // ExecutorOptions::subreaper for what that means for a host). Off: the
+  // confirmed stop covers the kill domain only (ChildFacts::subreaped).
+  bool subreaper = false;
   // Warm: spawn now, on a Unix socketpair (stdin and stdout), with no job and
   // no deadline; the child says hello and waits. assign() later gives it a
   // delivery's options (job, deadline, callbacks) and passes the lane lock

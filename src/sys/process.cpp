@@ -27,6 +27,56 @@ Result<void> set_parent_death_kill() {
   return {};
 }
 
+Result<void> set_child_subreaper(bool on) {
+  if (::prctl(PR_SET_CHILD_SUBREAPER, on ? 1UL : 0UL) != 0) {
+    return tl::unexpected(os_error("prctl(PR_SET_CHILD_SUBREAPER)", errno));
+  }
+  return {};
+}
+
+bool is_child_subreaper() {
+  int on = 0;
+  return ::prctl(PR_GET_CHILD_SUBREAPER, &on) == 0 && on != 0;
+}
+
+std::optional<ProcStat> proc_stat(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return std::nullopt;
+  // The command name is in parentheses and may itself hold ')' or spaces:
+  // the fields start after the last ')'.
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(line.substr(close + 1));
+  ProcStat st;
+  long ppid = 0;
+  rest >> st.state >> ppid;
+  st.ppid = static_cast<pid_t>(ppid);
+  // Fields 5..21 are skipped; 22 is starttime, 38 exit_signal (proc(5)).
+  std::string skip;
+  for (int field = 5; field <= 21 && rest; ++field) rest >> skip;
+  rest >> st.start_ticks;
+  for (int field = 23; field <= 37 && rest; ++field) rest >> skip;
+  rest >> st.exit_signal;
+  if (!rest) return std::nullopt;
+  return st;
+}
+
+std::vector<pid_t> children_of_self() {
+  std::vector<pid_t> out;
+  const pid_t self = ::getpid();
+  DIR* d = ::opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    if (auto st = proc_stat(static_cast<pid_t>(pid)); st && st->ppid == self) out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(d);
+  return out;
+}
+
 pid_t self_pid() { return ::getpid(); }
 pid_t parent_pid() { return ::getppid(); }
 bool is_tty(int fd) { return ::isatty(fd) == 1; }

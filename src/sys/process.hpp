@@ -44,6 +44,29 @@ bool group_has_members(pid_t pgid);
 // Names of the variables in this process's environment.
 std::vector<std::string> environment_keys();
 
+// prctl(PR_SET_CHILD_SUBREAPER): while on, an orphaned descendant of this
+// process (its parent died) is reparented to this process instead of init,
+// whatever session, process group or cgroup it moved to. Process-wide.
+// Errors: os_error.
+Result<void> set_child_subreaper(bool on);
+
+// prctl(PR_GET_CHILD_SUBREAPER); false when it cannot be read.
+bool is_child_subreaper();
+
+// A few fields of /proc/<pid>/stat.
+struct ProcStat {
+  pid_t ppid = 0;
+  char state = 0;                      // 'R', 'S', 'Z', ...
+  unsigned long long start_ticks = 0;  // start time, clock ticks after boot
+  int exit_signal = 0;                 // what its parent is sent when it dies
+};
+
+// The stat of pid, or nullopt when it is gone (or unreadable).
+std::optional<ProcStat> proc_stat(pid_t pid);
+
+// Pids whose parent is this process (zombies included), from /proc/*/stat.
+std::vector<pid_t> children_of_self();
+
 // waitpid(-1, WNOHANG): true if any child of this process has exited and is
 // waiting to be reaped (a zombie we own). Does not reap: uses WNOWAIT.
 bool has_unreaped_child();
