@@ -210,6 +210,31 @@ TEST_SUITE("push") {
     CHECK(s.remote_ref("r").empty());
   }
 
+  TEST_CASE("T4: a POST that fails after its whole body left (a 500, a report cut short) still reports bytes_sent") {
+    for (const char* fault : {"500", "close_after_headers"}) {
+      CAPTURE(fault);
+      Setup s(2);
+      s.server.create_bare_repo("r");
+      const auto post = test::RequestMatch::next("POST", "git-receive-pack");
+      if (std::string(fault) == "500") s.server.respond(post, 500);
+      else s.server.close_after_headers(post);
+      Outcome o;
+      {
+        Executor ex(s.executor_options());
+        o = ex.submit(s.request("r", s.tip)).wait();
+      }
+      CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
+      long long received = -1;
+      for (const auto& e : s.server.journal()) {
+        if (e.method == "POST") received = e.body_bytes;
+      }
+      REQUIRE(received > 0);
+      CHECK_MESSAGE(o.bytes_sent.value_or(0) == static_cast<std::uint64_t>(received),
+                    "the server read " << received << " bytes of the POST but the outcome reports "
+                                       << o.bytes_sent.value_or(0) << " bytes_sent");
+    }
+  }
+
   TEST_CASE("T4: a 200 answer with no report is a failure, never delivered") {
     Setup s(2);
     s.server.create_bare_repo("r");
