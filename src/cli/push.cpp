@@ -162,7 +162,7 @@ int run_push(const PushArgs& a) {
   }
   // The turn's deadline is fixed at submit(); the tokens' is taken just
   // before it, so it can only be earlier.
-  auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_now_ns() + a.deadline.count() * sys::kNsPerMs);
+  auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count()));
   if (!auth) return usage(auth.error().message);
   req.mint = (*auth)->mint();
   req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };
