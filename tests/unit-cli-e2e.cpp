@@ -4,6 +4,7 @@
 // and bad input that must cost nothing.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <set>
@@ -14,6 +15,7 @@
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
 #include "support.hpp"
+#include "sys/clock.hpp"
 #include "sys/process.hpp"
 
 using namespace courier;
@@ -291,6 +293,59 @@ TEST_SUITE("e2e") {
     CHECK(parse_json(denied.out)["outcome"] == "auth_failed");
     auto missing = c.push(server.url("signed"), server.ca_file(), "HEAD", {"--auth", "key:" + c.dir.path() + "/none.pem"});
     CHECK(missing.exit_code == cli::kExitUsage);
+  }
+
+  TEST_CASE("D1 A1: auth files that could block, flood or mislead are refused at once with exit 2: a FIFO, /dev/zero, a symlink, a file over 64 KiB, a key others can read") {
+    Cli c(2);
+    const std::string d = c.dir.path();
+    REQUIRE(::mkfifo((d + "/fifo").c_str(), 0600) == 0);
+    const std::string key = d + "/node.pem";
+    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, cli_env()).exit_code == 0);
+    std::filesystem::create_symlink(key, d + "/key-link.pem");
+    std::filesystem::create_symlink(d + "/fifo", d + "/fifo-link");
+    test::write_file(d + "/token", "tok\n");
+    std::filesystem::create_symlink(d + "/token", d + "/token-link");
+    test::write_file(d + "/huge", std::string(64 * 1024 + 1, 'a'));
+    test::write_file(d + "/shared.pem", test::read_file(key));
+    REQUIRE(::chmod((d + "/shared.pem").c_str(), 0644) == 0);
+    struct Case {
+      std::string auth;
+      std::string needle;
+    };
+    const std::vector<Case> cases = {
+        {"bearer:" + d + "/fifo", "not a regular file (a FIFO)"},
+        {"key:" + d + "/fifo", "not a regular file (a FIFO)"},
+        {"bearer:" + d + "/fifo-link", "symbolic link"},
+        {"bearer:/dev/zero", "not a regular file (a character device)"},
+        {"key:/dev/zero", "not a regular file (a character device)"},
+        {"bearer:" + d + "/token-link", "symbolic link"},
+        {"key:" + d + "/key-link.pem", "symbolic link"},
+        {"bearer:" + d + "/huge", "larger than 65536 bytes"},
+        {"key:" + d + "/huge", "larger than 65536 bytes"},
+        {"key:" + d + "/shared.pem", "chmod 600 " + d + "/shared.pem"},
+    };
+    for (const auto& k : cases) {
+      CAPTURE(k.auth);
+      // Bounded from outside, so that the old behaviour (blocking on the
+      // FIFO, reading /dev/zero until memory ran out) fails this case
+      // instead of hanging or exhausting the machine.
+      std::vector<std::string> argv = {"/bin/sh", "-c", "ulimit -v 1048576; exec timeout -s KILL 20 \"$0\" \"$@\""};
+      for (auto& a : c.push_args("https://127.0.0.1:9/r.git", d + "/token", "HEAD", {"--auth", k.auth, "--deadline", "2s"})) {
+        argv.push_back(a);
+      }
+      const auto t0 = sys::mono_now_ns();
+      auto r = test::run(argv, {}, test::Stdin::bytes, cli_env());
+      const double ms = sys::ns_to_ms(sys::mono_now_ns() - t0);
+      std::string shown = k.auth;
+      if (auto at = shown.find(d); at != std::string::npos) shown.replace(at, d.size(), "DIR");
+      test::report("auth file refused", "--auth " + shown, ms, "ms");
+      CHECK_MESSAGE(r.exit_code == cli::kExitUsage, "exit " << r.exit_code << " signal " << r.signal << ": " << r.err);
+      CHECK_MESSAGE(r.err.find(k.needle) != std::string::npos, "the refusal does not name what the file is: " << r.err);
+    }
+    CHECK_FALSE(std::filesystem::exists(c.lanes));
+    // The key itself (0600, from keygen) is accepted: the refusals are about the files, not the key.
+    auto good = c.push("https://127.0.0.1:9/r.git", d + "/token", "HEAD", {"--auth", "key:" + key, "--deadline", "2s"});
+    CHECK(good.exit_code != cli::kExitUsage);
   }
 
   TEST_CASE("exit codes follow the outcome table") {
