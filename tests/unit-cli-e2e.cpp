@@ -15,6 +15,7 @@
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
 #include "support.hpp"
+#include "sys/cgroup.hpp"
 #include "sys/clock.hpp"
 #include "sys/process.hpp"
 
@@ -188,6 +189,43 @@ TEST_SUITE("e2e") {
     CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(j["child"]["pid"].get<std::int64_t>())));
     server.release();
     CHECK(ref_of(server.repo_path("sigint")).empty());
+  }
+
+  TEST_CASE("A4: SIGHUP during a held POST revokes like SIGTERM: exit 5, outcome revoked, no scratch or cgroup left") {
+    test::FixtureServer server;
+    Cli c(2);
+    test::TempDir tmp;  // the CLI's TMPDIR: its scratch directories are made here
+    server.create_bare_repo("hup");
+    server.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    std::vector<std::string> argv = {"/usr/bin/env", "TMPDIR=" + tmp.path()};
+    for (auto& a : c.push_args(server.url("hup"), server.ca_file(), "HEAD", {"--json"})) argv.push_back(a);
+    test::LineProcess cli(argv);
+    REQUIRE(server.wait_for_held(20'000).has_value());
+    const std::string prefix = "git-courier-" + std::to_string(cli.pid()) + "-";
+    ::kill(cli.pid(), SIGHUP);
+    const std::string out = cli.wait_line("{", 20'000);
+    const int code = cli.wait_exit();
+    CHECK_MESSAGE(code == cli::kExitRevoked, "SIGHUP did not end the command as a revocation (exit " << code << ")");
+    REQUIRE_MESSAGE(!out.empty(), "no outcome was printed after SIGHUP");
+    json j = parse_json(out);
+    CHECK(j["outcome"] == "revoked");
+    CHECK(j["reason"].get<std::string>().find("SIGHUP") != std::string::npos);
+    CHECK(j["child"]["reaped"] == true);
+    CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(j["child"]["pid"].get<std::int64_t>())));
+    std::vector<std::string> left;
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path())) left.push_back(e.path().string());
+    if (auto parent = sys::Cgroup::find_parent()) {
+      for (const auto& e : std::filesystem::directory_iterator(*parent)) {
+        if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
+        left.push_back(e.path().string());
+        std::filesystem::remove(e.path());  // leave no trace even when the check fails
+      }
+    }
+    std::string listing;
+    for (const auto& l : left) listing += " " + l;
+    CHECK_MESSAGE(left.empty(), "left behind after SIGHUP:" << listing);
+    server.release();
+    CHECK(ref_of(server.repo_path("hup")).empty());
   }
 
   TEST_CASE("two CLIs on one lane: the second waits, then delivers; the server never sees two receive-packs at once") {

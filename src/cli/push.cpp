@@ -118,8 +118,10 @@ int run_push(const PushArgs& a) {
   auto v = validate(a);
   if (!v) return usage(v.error().message);
 
-  // SIGINT/SIGTERM become a revocation; blocked before any thread starts so
-  // that only the watcher ever sees them.
+  // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
+  // starts so that only the watcher ever sees them. A hang-up (the terminal
+  // or ssh session gone) must not kill the command before the child's stop
+  // is confirmed and its scratch and cgroup directories are removed.
   std::atomic<int> signals{0};
   std::mutex handle_mu;
   DeliveryHandle* live = nullptr;
@@ -127,9 +129,12 @@ int run_push(const PushArgs& a) {
     const int n = ++signals;
     std::lock_guard<std::mutex> lock(handle_mu);
     if (n == 1) {
+      const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
       std::fprintf(stderr, "git-courier: %s: revoking the delivery and confirming the child's stop "
-                           "(cancelling is not rollback)\n", signo == SIGINT ? "interrupted" : "terminated");
-      if (live) live->revoke(signo == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+                           "(cancelling is not rollback)\n", what);
+      if (live) {
+        live->revoke(signo == SIGINT ? "interrupted (SIGINT)" : signo == SIGHUP ? "hung up (SIGHUP)" : "terminated (SIGTERM)");
+      }
     } else {
       std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
     }
