@@ -3,13 +3,16 @@
 // a request must be held. Exit codes, --json, Ctrl-C, two CLIs on one lane,
 // and bad input that must cost nothing.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "auth/credential_minter.hpp"
 #include "cli/args.hpp"
 #include "cli/output.hpp"
 #include "fixture_server.hpp"
@@ -384,6 +387,73 @@ TEST_SUITE("e2e") {
     // The key itself (0600, from keygen) is accepted: the refusals are about the files, not the key.
     auto good = c.push("https://127.0.0.1:9/r.git", d + "/token", "HEAD", {"--auth", "key:" + key, "--deadline", "2s"});
     CHECK(good.exit_code != cli::kExitUsage);
+  }
+
+  TEST_CASE("D1: --rev syntaxes that search the history (':/text', '^{/text}') are refused with exit 2 before any child") {
+    Cli c(3);
+    for (const std::string rev : {":/commit", "HEAD^{/commit}", ":/no-such-message", "HEAD:file"}) {
+      CAPTURE(rev);
+      auto r = c.push("https://127.0.0.1:9/r.git", c.source + "/.git/HEAD", rev);
+      CHECK(r.exit_code == cli::kExitUsage);
+      CHECK_MESSAGE(r.err.find("search the history") != std::string::npos,
+                    "a history-searching revision was looked up instead of refused: " << r.err);
+    }
+    CHECK_FALSE(std::filesystem::exists(c.lanes));
+  }
+
+  TEST_CASE("D1: with --auth credential the outcome is printed before `git credential approve`, which has its own short bound") {
+    Cli c(2);
+    const std::string d = c.dir.path();
+    const std::string fifo = d + "/release";
+    const std::string mark = d + "/released";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    // The helper answers `get` and blocks in `store` (run by approve) until
+    // the test writes a line into the FIFO.
+    test::write_file(d + "/helper.sh", "#!/bin/sh\ncat >/dev/null\ncase \"$1\" in\n"
+                                       "  get) echo username=alice; echo password=pw ;;\n"
+                                       "  store) read -r go < '" + fifo + "' && echo released > '" + mark + "' ;;\n"
+                                       "esac\n");
+    REQUIRE(::chmod((d + "/helper.sh").c_str(), 0755) == 0);
+    test::write_file(d + "/gitconfig", "[credential]\n\thelper = " + d + "/helper.sh\n");
+    test::FixtureOptions fo;
+    fo.basic_auth = "alice:pw";
+    test::FixtureServer server(fo);
+    server.create_bare_repo("r");
+    auto cli_argv = [&](const std::string& rev) {
+      std::vector<std::string> argv = {"/usr/bin/env", "GIT_CONFIG_GLOBAL=" + d + "/gitconfig", "GIT_CONFIG_NOSYSTEM=1",
+                                       "HOME=" + d};
+      for (auto& a : c.push_args(server.url("r"), server.ca_file(), rev, {"--auth", "credential", "--json"})) {
+        argv.push_back(a);
+      }
+      return argv;
+    };
+    {
+      // Released only once the outcome is on stdout: the helper can finish
+      // (and leave its mark) only if the outcome came first.
+      test::LineProcess cli(cli_argv("HEAD~1"));
+      const std::string out = cli.wait_line("{", 30'000);
+      REQUIRE_MESSAGE(!out.empty(), "no outcome on stdout");
+      CHECK(parse_json(out)["outcome"] == "delivered");
+      sys::ScopedFd release(::open(fifo.c_str(), O_RDWR | O_CLOEXEC));  // never blocks, even with no reader yet
+      REQUIRE(release);
+      REQUIRE(::write(release.get(), "go\n", 3) == 3);
+      CHECK(cli.wait_exit() == 0);
+      CHECK_MESSAGE(std::filesystem::exists(mark),
+                    "the outcome was printed only after the credential helper's store had been stopped");
+    }
+    {
+      // Never released: the command still ends within the settle bound of printing its outcome.
+      test::LineProcess cli(cli_argv("HEAD"));
+      const std::string out = cli.wait_line("{", 30'000);
+      const auto printed = sys::mono_now_ns();
+      REQUIRE_MESSAGE(!out.empty(), "no outcome on stdout");
+      CHECK(parse_json(out)["outcome"] == "delivered");
+      CHECK(cli.wait_exit() == 0);
+      const auto after = sys::mono_now_ns() - printed;
+      test::report("credential settle bound", "outcome printed to exit, helper stuck in store", sys::ns_to_ms(after), "ms");
+      CHECK_MESSAGE(after <= auth::kCredentialSettleBound + 1'000 * sys::kNsPerMs,
+                    "approve outlived its bound by " << sys::ns_to_ms(after - auth::kCredentialSettleBound) << " ms");
+    }
   }
 
   TEST_CASE("exit codes follow the outcome table") {
