@@ -109,7 +109,7 @@ Result<Ed25519Key> Ed25519Key::load(const std::string& path) {
   // and using it would hide that. Checked once it is known to be a private
   // key, so a file that is not one is named for what it is.
   if ((file->mode & 077) != 0) {
-    char mode[8];
+    char mode[16];
     std::snprintf(mode, sizeof mode, "%04o", file->mode);
     return tl::unexpected(bad_key("file " + path, std::string("is readable or writable by group or others (mode ") +
                                                       mode + "); a private key must be private: chmod 600 " + path));
