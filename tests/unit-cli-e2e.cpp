@@ -399,6 +399,10 @@ TEST_SUITE("e2e") {
                     "a history-searching revision was looked up instead of refused: " << r.err);
     }
     CHECK_FALSE(std::filesystem::exists(c.lanes));
+    // A reflog selector with a time in it is not a history search.
+    auto reflog = c.push("https://127.0.0.1:9/r.git", c.source + "/.git/HEAD", "HEAD@{2000-01-01 10:00:00}",
+                         {"--deadline", "2s"});
+    CHECK_MESSAGE(reflog.err.find("search the history") == std::string::npos, reflog.err);
   }
 
   TEST_CASE("D1: with --auth credential the outcome is printed before `git credential approve`, which has its own short bound") {

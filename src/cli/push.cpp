@@ -69,8 +69,21 @@ Result<Validated> validate(const PushArgs& a) {
     // whose cost grows with the history (a commit-message search walks it
     // all, and nothing could kill it at the deadline) is refused. ':' also
     // covers '<rev>:<path>' and ':<n>:<path>', which name trees and blobs
-    // that could never be delivered anyway; no ref name contains ':'.
-    if (a.rev->find(':') != std::string::npos || a.rev->find("^{/") != std::string::npos) {
+    // that could never be delivered anyway; no ref name contains ':'. A
+    // reflog selector ('main@{2024-05-01 12:00}') may, and reads only the
+    // reflog: it is left alone.
+    std::string outside_reflog;
+    for (std::size_t i = 0; i < a.rev->size(); ++i) {
+      if (a.rev->compare(i, 2, "@{") == 0) {
+        const std::size_t close = a.rev->find('}', i);
+        if (close != std::string::npos) {
+          i = close;
+          continue;
+        }
+      }
+      outside_reflog.push_back((*a.rev)[i]);
+    }
+    if (outside_reflog.find(':') != std::string::npos || outside_reflog.find("^{/") != std::string::npos) {
       return fail(Errc::invalid_argument,
                   "--rev '" + *a.rev + "': revision syntaxes that search the history (':/text', '^{/text}') or name "
                   "a path are refused, because their cost has no bound; give a commit id, a branch or a tag");
