@@ -146,7 +146,14 @@ class Push {
     post.body_fd = fd.get();
     post.body_len = body_len;
     post.may_send = [&]() { return authority; };
-    post.on_upload = [&](std::uint64_t sent, std::uint64_t total) { progress("upload", sent, total, sent < total); };
+    // Recorded as it happens, not from the leg's result: a leg that fails
+    // after the body left (a 500, a truncated report) returns no result, and
+    // its outcome must still say how many bytes were sent.
+    result_.bytes_sent = 0;
+    post.on_upload = [&](std::uint64_t sent, std::uint64_t total) {
+      result_.bytes_sent = sent;
+      progress("upload", sent, total, sent < total);
+    };
     post.on_body = [&](std::string_view chunk) -> Result<void> {
       auto lines = reader.feed(chunk);
       if (!lines) return tl::unexpected(lines.error());

@@ -149,6 +149,25 @@ TEST_SUITE("auth") {
     CHECK(g->public_key.size() == 43);  // 32 bytes, base64url, no padding
   }
 
+  TEST_CASE("A1: a private key readable by group or others is refused with the chmod that fixes it; at 0600 it loads") {
+    test::TempDir dir;
+    const std::string path = dir.path() + "/node.pem";
+    REQUIRE(keygen(path));
+    for (const unsigned mode : {0644u, 0640u, 0604u, 0660u}) {
+      CAPTURE(mode);
+      REQUIRE(::chmod(path.c_str(), mode) == 0);
+      auto exposed = Ed25519Key::load(path);
+      REQUIRE_FALSE_MESSAGE(exposed.has_value(), "a private key readable by group or others was accepted");
+      CHECK(exposed.error().code == Errc::invalid_argument);
+      CHECK_MESSAGE(exposed.error().message.find("chmod 600 " + path) != std::string::npos, exposed.error().message);
+    }
+    REQUIRE(::chmod(path.c_str(), 0600) == 0);
+    auto key = Ed25519Key::load(path);
+    CHECK_MESSAGE(key.has_value(), key.error().message);
+    REQUIRE(::chmod(path.c_str(), 0400) == 0);
+    CHECK(Ed25519Key::load(path).has_value());
+  }
+
   TEST_CASE("Ed25519 and the JWK thumbprint match RFC 8037's worked example") {
     const std::string d = base64url_decode("nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A").value();
     auto key = Ed25519Key::from_pem(pem_from_raw_private(d), "RFC 8037 A.1");

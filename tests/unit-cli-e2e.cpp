@@ -3,18 +3,23 @@
 // a request must be held. Exit codes, --json, Ctrl-C, two CLIs on one lane,
 // and bad input that must cost nothing.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "auth/credential_minter.hpp"
 #include "cli/args.hpp"
 #include "cli/output.hpp"
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
 #include "support.hpp"
+#include "sys/cgroup.hpp"
+#include "sys/clock.hpp"
 #include "sys/process.hpp"
 
 using namespace courier;
@@ -196,6 +201,43 @@ TEST_SUITE("e2e") {
     CHECK(ref_of(server.repo_path("sigint")).empty());
   }
 
+  TEST_CASE("A4: SIGHUP during a held POST revokes like SIGTERM: exit 5, outcome revoked, no scratch or cgroup left") {
+    test::FixtureServer server;
+    Cli c(2);
+    test::TempDir tmp;  // the CLI's TMPDIR: its scratch directories are made here
+    server.create_bare_repo("hup");
+    server.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    std::vector<std::string> argv = {"/usr/bin/env", "TMPDIR=" + tmp.path()};
+    for (auto& a : c.push_args(server.url("hup"), server.ca_file(), "HEAD", {"--json"})) argv.push_back(a);
+    test::LineProcess cli(argv);
+    REQUIRE(server.wait_for_held(20'000).has_value());
+    const std::string prefix = "git-courier-" + std::to_string(cli.pid()) + "-";
+    ::kill(cli.pid(), SIGHUP);
+    const std::string out = cli.wait_line("{", 20'000);
+    const int code = cli.wait_exit();
+    CHECK_MESSAGE(code == cli::kExitRevoked, "SIGHUP did not end the command as a revocation (exit " << code << ")");
+    REQUIRE_MESSAGE(!out.empty(), "no outcome was printed after SIGHUP");
+    json j = parse_json(out);
+    CHECK(j["outcome"] == "revoked");
+    CHECK(j["reason"].get<std::string>().find("SIGHUP") != std::string::npos);
+    CHECK(j["child"]["reaped"] == true);
+    CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(j["child"]["pid"].get<std::int64_t>())));
+    std::vector<std::string> left;
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path())) left.push_back(e.path().string());
+    if (auto parent = sys::Cgroup::find_parent()) {
+      for (const auto& e : std::filesystem::directory_iterator(*parent)) {
+        if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
+        left.push_back(e.path().string());
+        std::filesystem::remove(e.path());  // leave no trace even when the check fails
+      }
+    }
+    std::string listing;
+    for (const auto& l : left) listing += " " + l;
+    CHECK_MESSAGE(left.empty(), "left behind after SIGHUP:" << listing);
+    server.release();
+    CHECK(ref_of(server.repo_path("hup")).empty());
+  }
+
   TEST_CASE("two CLIs on one lane: the second waits, then delivers; the server never sees two receive-packs at once") {
     test::FixtureServer server;
     Cli c(3);
@@ -319,6 +361,130 @@ TEST_SUITE("e2e") {
     CHECK(parse_json(denied.out)["outcome"] == "auth_failed");
     auto missing = c.push(server.url("signed"), server.ca_file(), "HEAD", {"--auth", "key:" + c.dir.path() + "/none.pem"});
     CHECK(missing.exit_code == cli::kExitUsage);
+  }
+
+  TEST_CASE("D1 A1: auth files that could block, flood or mislead are refused at once with exit 2: a FIFO, /dev/zero, a symlink, a file over 64 KiB, a key others can read") {
+    Cli c(2);
+    const std::string d = c.dir.path();
+    REQUIRE(::mkfifo((d + "/fifo").c_str(), 0600) == 0);
+    const std::string key = d + "/node.pem";
+    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, cli_env()).exit_code == 0);
+    std::filesystem::create_symlink(key, d + "/key-link.pem");
+    std::filesystem::create_symlink(d + "/fifo", d + "/fifo-link");
+    test::write_file(d + "/token", "tok\n");
+    std::filesystem::create_symlink(d + "/token", d + "/token-link");
+    test::write_file(d + "/huge", std::string(64 * 1024 + 1, 'a'));
+    test::write_file(d + "/shared.pem", test::read_file(key));
+    REQUIRE(::chmod((d + "/shared.pem").c_str(), 0644) == 0);
+    struct Case {
+      std::string auth;
+      std::string needle;
+    };
+    const std::vector<Case> cases = {
+        {"bearer:" + d + "/fifo", "not a regular file (a FIFO)"},
+        {"key:" + d + "/fifo", "not a regular file (a FIFO)"},
+        {"bearer:" + d + "/fifo-link", "symbolic link"},
+        {"bearer:/dev/zero", "not a regular file (a character device)"},
+        {"key:/dev/zero", "not a regular file (a character device)"},
+        {"bearer:" + d + "/token-link", "symbolic link"},
+        {"key:" + d + "/key-link.pem", "symbolic link"},
+        {"bearer:" + d + "/huge", "larger than 65536 bytes"},
+        {"key:" + d + "/huge", "larger than 65536 bytes"},
+        {"key:" + d + "/shared.pem", "chmod 600 " + d + "/shared.pem"},
+    };
+    for (const auto& k : cases) {
+      CAPTURE(k.auth);
+      // Bounded from outside, so that the old behaviour (blocking on the
+      // FIFO, reading /dev/zero until memory ran out) fails this case
+      // instead of hanging or exhausting the machine.
+      std::vector<std::string> argv = {"/bin/sh", "-c", "ulimit -v 1048576; exec timeout -s KILL 20 \"$0\" \"$@\""};
+      for (auto& a : c.push_args("https://127.0.0.1:9/r.git", d + "/token", "HEAD", {"--auth", k.auth, "--deadline", "2s"})) {
+        argv.push_back(a);
+      }
+      const auto t0 = sys::mono_now_ns();
+      auto r = test::run(argv, {}, test::Stdin::bytes, cli_env());
+      const double ms = sys::ns_to_ms(sys::mono_now_ns() - t0);
+      std::string shown = k.auth;
+      if (auto at = shown.find(d); at != std::string::npos) shown.replace(at, d.size(), "DIR");
+      test::report("auth file refused", "--auth " + shown, ms, "ms");
+      CHECK_MESSAGE(r.exit_code == cli::kExitUsage, "exit " << r.exit_code << " signal " << r.signal << ": " << r.err);
+      CHECK_MESSAGE(r.err.find(k.needle) != std::string::npos, "the refusal does not name what the file is: " << r.err);
+    }
+    CHECK_FALSE(std::filesystem::exists(c.lanes));
+    // The key itself (0600, from keygen) is accepted: the refusals are about the files, not the key.
+    auto good = c.push("https://127.0.0.1:9/r.git", d + "/token", "HEAD", {"--auth", "key:" + key, "--deadline", "2s"});
+    CHECK(good.exit_code != cli::kExitUsage);
+  }
+
+  TEST_CASE("D1: --rev syntaxes that search the history (':/text', '^{/text}') are refused with exit 2 before any child") {
+    Cli c(3);
+    for (const std::string rev : {":/commit", "HEAD^{/commit}", ":/no-such-message", "HEAD:file"}) {
+      CAPTURE(rev);
+      auto r = c.push("https://127.0.0.1:9/r.git", c.source + "/.git/HEAD", rev);
+      CHECK(r.exit_code == cli::kExitUsage);
+      CHECK_MESSAGE(r.err.find("search the history") != std::string::npos,
+                    "a history-searching revision was looked up instead of refused: " << r.err);
+    }
+    CHECK_FALSE(std::filesystem::exists(c.lanes));
+    // A reflog selector with a time in it is not a history search.
+    auto reflog = c.push("https://127.0.0.1:9/r.git", c.source + "/.git/HEAD", "HEAD@{2000-01-01 10:00:00}",
+                         {"--deadline", "2s"});
+    CHECK_MESSAGE(reflog.err.find("search the history") == std::string::npos, reflog.err);
+  }
+
+  TEST_CASE("D1: with --auth credential the outcome is printed before `git credential approve`, which has its own short bound") {
+    Cli c(2);
+    const std::string d = c.dir.path();
+    const std::string fifo = d + "/release";
+    const std::string mark = d + "/released";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    // The helper answers `get` and blocks in `store` (run by approve) until
+    // the test writes a line into the FIFO.
+    test::write_file(d + "/helper.sh", "#!/bin/sh\ncat >/dev/null\ncase \"$1\" in\n"
+                                       "  get) echo username=alice; echo password=pw ;;\n"
+                                       "  store) read -r go < '" + fifo + "' && echo released > '" + mark + "' ;;\n"
+                                       "esac\n");
+    REQUIRE(::chmod((d + "/helper.sh").c_str(), 0755) == 0);
+    test::write_file(d + "/gitconfig", "[credential]\n\thelper = " + d + "/helper.sh\n");
+    test::FixtureOptions fo;
+    fo.basic_auth = "alice:pw";
+    test::FixtureServer server(fo);
+    server.create_bare_repo("r");
+    auto cli_argv = [&](const std::string& rev) {
+      std::vector<std::string> argv = {"/usr/bin/env", "GIT_CONFIG_GLOBAL=" + d + "/gitconfig", "GIT_CONFIG_NOSYSTEM=1",
+                                       "HOME=" + d};
+      for (auto& a : c.push_args(server.url("r"), server.ca_file(), rev, {"--auth", "credential", "--json"})) {
+        argv.push_back(a);
+      }
+      return argv;
+    };
+    {
+      // Released only once the outcome is on stdout: the helper can finish
+      // (and leave its mark) only if the outcome came first.
+      test::LineProcess cli(cli_argv("HEAD~1"));
+      const std::string out = cli.wait_line("{", 30'000);
+      REQUIRE_MESSAGE(!out.empty(), "no outcome on stdout");
+      CHECK(parse_json(out)["outcome"] == "delivered");
+      sys::ScopedFd release(::open(fifo.c_str(), O_RDWR | O_CLOEXEC));  // never blocks, even with no reader yet
+      REQUIRE(release);
+      REQUIRE(::write(release.get(), "go\n", 3) == 3);
+      CHECK(cli.wait_exit() == 0);
+      CHECK_MESSAGE(std::filesystem::exists(mark),
+                    "the outcome was printed only after the credential helper's store had been stopped");
+    }
+    {
+      // Never released: the command still ends within the settle bound of printing its outcome.
+      test::LineProcess cli(cli_argv("HEAD"));
+      const std::string out = cli.wait_line("{", 30'000);
+      const auto printed = sys::mono_now_ns();
+      REQUIRE_MESSAGE(!out.empty(), "no outcome on stdout");
+      CHECK(parse_json(out)["outcome"] == "delivered");
+      CHECK(cli.wait_exit() == 0);
+      const auto after = sys::mono_now_ns() - printed;
+      test::report("credential settle bound", "outcome printed to exit, helper stuck in store", sys::ns_to_ms(after), "ms");
+      CHECK_MESSAGE(after <= auth::kCredentialSettleBound + 1'000 * sys::kNsPerMs,
+                    "approve outlived its bound by " << sys::ns_to_ms(after - auth::kCredentialSettleBound) << " ms");
+    }
   }
 
   TEST_CASE("exit codes follow the outcome table") {

@@ -71,6 +71,18 @@ TEST_SUITE("cli") {
     }
   }
 
+  TEST_CASE("D1: --deadline is at most 24 h; a longer one is a usage error naming the limit") {
+    auto day = parse_push_args(with({"--deadline", "1440m"}));
+    REQUIRE(day.has_value());
+    CHECK(day->deadline == kMaxDeadline);
+    for (const char* d : {"1441m", "86401s", "86400001ms", "153722867m", "999999999m"}) {
+      CAPTURE(d);
+      auto r = parse_push_args(with({"--deadline", d}));
+      REQUIRE_FALSE(r.has_value());
+      CHECK_MESSAGE(r.error().message.find("limit of 24 h") != std::string::npos, r.error().message);
+    }
+  }
+
   TEST_CASE("the binary answers --help, --version and push --help, and refuses unknown commands with exit 2") {
     auto help = test::run({COURIER_BINARY, "--help"});
     CHECK(help.exit_code == 0);

@@ -166,6 +166,42 @@ TEST_SUITE("push") {
     CHECK(s.remote_ref("r").empty());
   }
 
+  TEST_CASE("T1: --ca-file pins trust: a server signed by a CA that only SSL_CERT_DIR trusts is refused") {
+    Setup s(2);
+    s.server.create_bare_repo("r");
+    // Another CA, which did not sign the server: the pinned anchor.
+    test::FixtureServer other;
+    // A certificate directory (OpenSSL's hashed layout) holding the server's CA.
+    test::TempDir certs;
+    const auto hash = test::run({"/usr/bin/openssl", "x509", "-hash", "-noout", "-in", s.server.ca_file()});
+    REQUIRE(hash.exit_code == 0);
+    test::write_file(certs.path() + "/" + hash.out.substr(0, hash.out.find('\n')) + ".0",
+                     test::read_file(s.server.ca_file()));
+    const char* saved_dir = std::getenv("SSL_CERT_DIR");
+    const std::string saved_dir_value = saved_dir ? saved_dir : "";
+    const char* saved_file = std::getenv("SSL_CERT_FILE");
+    const std::string saved_file_value = saved_file ? saved_file : "";
+    ::setenv("SSL_CERT_DIR", certs.path().c_str(), 1);
+    ::unsetenv("SSL_CERT_FILE");
+    Outcome pinned;
+    Outcome unpinned;
+    {
+      Executor ex(s.executor_options());
+      auto req = s.request("r", s.tip);
+      req.ca_file = other.ca_file();
+      pinned = ex.submit(req).wait();
+      // The directory itself works: without a CA file it is what trusts the server.
+      req.ca_file.reset();
+      unpinned = ex.submit(req).wait();
+    }
+    if (saved_dir) ::setenv("SSL_CERT_DIR", saved_dir_value.c_str(), 1); else ::unsetenv("SSL_CERT_DIR");
+    if (saved_file) ::setenv("SSL_CERT_FILE", saved_file_value.c_str(), 1);
+    CHECK_MESSAGE(pinned.kind == OutcomeKind::transport_failed,
+                  "with --ca-file another CA (from SSL_CERT_DIR) was trusted too: " << pinned.reason);
+    CHECK_MESSAGE(unpinned.kind == OutcomeKind::delivered, unpinned.reason);
+    CHECK(s.posts("r") == 1);
+  }
+
   TEST_CASE("T1: plain http to a non-loopback host is refused before any connection") {
     Setup s(2);
     Executor ex(s.executor_options());
@@ -217,6 +253,31 @@ TEST_SUITE("push") {
     CHECK_MESSAGE(post.connection != get.connection, "the POST reused the advertisement's connection");
     CHECK_MESSAGE(!post.header("Expect").has_value(), "the POST asked for 100-continue: ", post.header("Expect").value_or(""));
     CHECK(s.remote_ref("r") == tip);
+  }
+
+  TEST_CASE("T4: a POST that fails after its whole body left (a 500, a report cut short) still reports bytes_sent") {
+    for (const char* fault : {"500", "close_after_headers"}) {
+      CAPTURE(fault);
+      Setup s(2);
+      s.server.create_bare_repo("r");
+      const auto post = test::RequestMatch::next("POST", "git-receive-pack");
+      if (std::string(fault) == "500") s.server.respond(post, 500);
+      else s.server.close_after_headers(post);
+      Outcome o;
+      {
+        Executor ex(s.executor_options());
+        o = ex.submit(s.request("r", s.tip)).wait();
+      }
+      CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
+      long long received = -1;
+      for (const auto& e : s.server.journal()) {
+        if (e.method == "POST") received = e.body_bytes;
+      }
+      REQUIRE(received > 0);
+      CHECK_MESSAGE(o.bytes_sent.value_or(0) == static_cast<std::uint64_t>(received),
+                    "the server read " << received << " bytes of the POST but the outcome reports "
+                                       << o.bytes_sent.value_or(0) << " bytes_sent");
+    }
   }
 
   TEST_CASE("T4: a 200 answer with no report is a failure, never delivered") {

@@ -394,6 +394,21 @@ TEST_SUITE("seat") {
     CHECK(executor.spawned() == 1);
   }
 
+  TEST_CASE("D1: a budget too large to represent as an instant saturates; it never wraps into an instant kill") {
+    test::TempDir dir;
+    Executor executor(executor_options(dir.path() + "/lanes"));
+    // 153722867 minutes is just under INT64_MAX nanoseconds: added to the
+    // monotonic clock it wraps; 999999999 minutes wraps in the multiplication.
+    for (const std::int64_t minutes : {153'722'867LL, 999'999'999LL}) {
+      CAPTURE(minutes);
+      auto r = request("deliver", "far", 1);
+      r.budget = std::chrono::minutes(minutes);
+      Outcome o = executor.submit(r).wait();
+      CHECK_MESSAGE(o.kind == OutcomeKind::delivered,
+                    "a huge budget wrapped around into a deadline in the past: " << o.reason);
+    }
+  }
+
   TEST_CASE("S3: an unconfirmed stop poisons its lane for the life of the process; other lanes still deliver") {
     test::TempDir dir;
     std::string err;

@@ -193,11 +193,15 @@ Result<LegResult> perform_leg(const LegOptions& opt) {
   const char* cert_file = std::getenv("SSL_CERT_FILE");
   const char* cert_dir = std::getenv("SSL_CERT_DIR");
   if (opt.ca_file) {
+    // T1: a CA file pins trust. Setting CAINFO alone keeps libcurl's built-in
+    // CA directory (Debian's is /etc/ssl/certs), and SSL_CERT_DIR would add
+    // another: the directory is cleared so the file is the only anchor.
     curl_easy_setopt(c, CURLOPT_CAINFO, opt.ca_file->c_str());
-  } else if (cert_file && *cert_file) {
-    curl_easy_setopt(c, CURLOPT_CAINFO, cert_file);
+    curl_easy_setopt(c, CURLOPT_CAPATH, nullptr);
+  } else {
+    if (cert_file && *cert_file) curl_easy_setopt(c, CURLOPT_CAINFO, cert_file);
+    if (cert_dir && *cert_dir) curl_easy_setopt(c, CURLOPT_CAPATH, cert_dir);
   }
-  if (cert_dir && *cert_dir) curl_easy_setopt(c, CURLOPT_CAPATH, cert_dir);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, remaining_ms(opt.deadline));
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, remaining_ms(opt.deadline));

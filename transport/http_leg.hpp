@@ -1,8 +1,9 @@
 // http_leg.hpp — one HTTP request of a push ("leg") over libcurl, with the
 // transport rules built in (T1–T3):
 //  * https only; plain http only to 127.0.0.0/8 or ::1, and only when allowed;
-//  * TLS verification always on, trust from the job's CA file or
-//    SSL_CERT_FILE / SSL_CERT_DIR; proxies from the environment ignored;
+//  * TLS verification always on; the job's CA file, when given, is the only
+//    trust anchor (it pins), else SSL_CERT_FILE / SSL_CERT_DIR; proxies
+//    from the environment ignored;
 //  * HTTP/1.1, no "Expect: 100-continue", redirects never followed: any
 //    status but 200 ends the leg with that status in the error;
 //  * a POST on a fresh connection that is never reused, with no seek

@@ -2,11 +2,9 @@
 #include "auth/bearer_minter.hpp"
 
 #include <cctype>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "auth/crypto.hpp"
+#include "sys/small_file.hpp"
 
 namespace courier::auth {
 
@@ -14,15 +12,11 @@ Result<std::string> read_bearer_token(const std::string& path) {
   auto bad = [&](const std::string& why) {
     return fail(Errc::invalid_argument, "bearer token file " + path + ": " + why);
   };
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) return bad("no such file");
-  if (std::filesystem::is_directory(status)) return bad("is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return bad("cannot be read (permissions?)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  std::string text = s.str();
+  // Never blocks (a FIFO), never grows without bound (/dev/zero), never
+  // follows a symbolic link: see read_small_regular_file.
+  auto file = sys::read_small_regular_file(path, sys::kMaxSecretFile);
+  if (!file) return bad(file.error().message);
+  std::string text = std::move(file->bytes);
   auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; };
   std::size_t begin = 0;
   std::size_t end = text.size();

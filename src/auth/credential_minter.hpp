@@ -62,7 +62,10 @@ std::vector<std::string> credential_environment();
 // invalid_argument (not found).
 Result<std::string> find_git(const std::vector<std::string>& env);
 
-inline constexpr sys::MonoNs kCredentialSettleBound = 10'000 * sys::kNsPerMs;
+// approve/reject run after the outcome is known (and, in the CLI, printed):
+// a helper's bookkeeping, given a short bound of its own so that a slow or
+// stuck `store`/`erase` cannot keep the command from ending.
+inline constexpr sys::MonoNs kCredentialSettleBound = 2'000 * sys::kNsPerMs;
 
 struct CredentialMinterOptions {
   std::string git_program;                            // empty: git on the helper's PATH

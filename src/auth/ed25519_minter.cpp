@@ -10,13 +10,14 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <system_error>
 
 #include "auth/crypto.hpp"
+#include "sys/small_file.hpp"
 
 namespace courier::auth {
 
@@ -96,18 +97,23 @@ Result<Ed25519Key> Ed25519Key::from_pem(std::string_view pem, const std::string&
 }
 
 Result<Ed25519Key> Ed25519Key::load(const std::string& path) {
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) return tl::unexpected(bad_key("file " + path, "no such file"));
-  if (fs::is_directory(status)) return tl::unexpected(bad_key("file " + path, "is a directory"));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return tl::unexpected(bad_key("file " + path, "cannot be read (permissions?)"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return tl::unexpected(bad_key("file " + path, "read error"));
-  std::string pem = text.str();
+  // Never blocks (a FIFO), never grows without bound (/dev/zero), never
+  // follows a symbolic link: see read_small_regular_file.
+  auto file = sys::read_small_regular_file(path, sys::kMaxSecretFile);
+  if (!file) return tl::unexpected(bad_key("file " + path, file.error().message));
+  std::string pem = std::move(file->bytes);
   auto key = from_pem(pem, "file " + path);
   wipe(pem);
+  if (!key) return key;
+  // As ssh does: a private key that others can read is no longer private,
+  // and using it would hide that. Checked once it is known to be a private
+  // key, so a file that is not one is named for what it is.
+  if ((file->mode & 077) != 0) {
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "%04o", file->mode);
+    return tl::unexpected(bad_key("file " + path, std::string("is readable or writable by group or others (mode ") +
+                                                      mode + "); a private key must be private: chmod 600 " + path));
+  }
   return key;
 }
 

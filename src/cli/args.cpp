@@ -73,6 +73,9 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
       if (!v) return tl::unexpected(v.error());
       auto d = parse_duration(*v);
       if (!d) return tl::unexpected(Error{Errc::invalid_argument, "--deadline: " + d.error().message});
+      if (*d > kMaxDeadline) {
+        return fail(Errc::invalid_argument, "--deadline " + *v + " is longer than the limit of 24 h (1440m, 86400s)");
+      }
       out.deadline = *d;
     } else if (flag == "--auth") {
       r = set(out.auth);

@@ -22,6 +22,9 @@ inline constexpr int kExitProtocol = 6;     // protocol_fault
 inline constexpr int kExitUnconfirmed = 7;  // unconfirmed: seat retained
 
 inline constexpr std::chrono::milliseconds kDefaultDeadline{150'000};
+// The longest --deadline: a delivery that needs a day is a mistake, and a
+// bound keeps every instant computed from it far from overflow.
+inline constexpr std::chrono::milliseconds kMaxDeadline{24LL * 60 * 60 * 1000};
 
 struct PushArgs {
   std::string repo;

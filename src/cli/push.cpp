@@ -71,6 +71,29 @@ Result<Validated> validate(const PushArgs& a) {
     if (auto ok = child::check_gated_object(v.repo, *a.oid); !ok) return tl::unexpected(ok.error());
     v.oid = *a.oid;
   } else {
+    // Looked up here, in this process, before any child exists: a syntax
+    // whose cost grows with the history (a commit-message search walks it
+    // all, and nothing could kill it at the deadline) is refused. ':' also
+    // covers '<rev>:<path>' and ':<n>:<path>', which name trees and blobs
+    // that could never be delivered anyway; no ref name contains ':'. A
+    // reflog selector ('main@{2024-05-01 12:00}') may, and reads only the
+    // reflog: it is left alone.
+    std::string outside_reflog;
+    for (std::size_t i = 0; i < a.rev->size(); ++i) {
+      if (a.rev->compare(i, 2, "@{") == 0) {
+        const std::size_t close = a.rev->find('}', i);
+        if (close != std::string::npos) {
+          i = close;
+          continue;
+        }
+      }
+      outside_reflog.push_back((*a.rev)[i]);
+    }
+    if (outside_reflog.find(':') != std::string::npos || outside_reflog.find("^{/") != std::string::npos) {
+      return fail(Errc::invalid_argument,
+                  "--rev '" + *a.rev + "': revision syntaxes that search the history (':/text', '^{/text}') or name "
+                  "a path are refused, because their cost has no bound; give a commit id, a branch or a tag");
+    }
     auto id = child::resolve_revision(v.repo, *a.rev);
     if (!id) return tl::unexpected(id.error());
     if (auto ok = child::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
@@ -127,11 +150,16 @@ class ProgressView {
 }  // namespace
 
 int run_push(const PushArgs& a) {
+  // The command's deadline counts from here: the checks and the revision
+  // lookup below spend the same budget as the delivery does.
+  const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count());
   auto v = validate(a);
   if (!v) return usage(v.error().message);
 
-  // SIGINT/SIGTERM become a revocation; blocked before any thread starts so
-  // that only the watcher ever sees them.
+  // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
+  // starts so that only the watcher ever sees them. A hang-up (the terminal
+  // or ssh session gone) must not kill the command before the child's stop
+  // is confirmed and its scratch and cgroup directories are removed.
   std::atomic<int> signals{0};
   std::mutex handle_mu;
   DeliveryHandle* live = nullptr;
@@ -139,9 +167,12 @@ int run_push(const PushArgs& a) {
     const int n = ++signals;
     std::lock_guard<std::mutex> lock(handle_mu);
     if (n == 1) {
+      const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
       std::fprintf(stderr, "git-courier: %s: revoking the delivery and confirming the child's stop "
-                           "(cancelling is not rollback)\n", signo == SIGINT ? "interrupted" : "terminated");
-      if (live) live->revoke(signo == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+                           "(cancelling is not rollback)\n", what);
+      if (live) {
+        live->revoke(signo == SIGINT ? "interrupted (SIGINT)" : signo == SIGHUP ? "hung up (SIGHUP)" : "terminated (SIGTERM)");
+      }
     } else {
       std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
     }
@@ -166,16 +197,20 @@ int run_push(const PushArgs& a) {
   req.remote = a.remote;
   req.ref = a.ref;
   req.oid = v->oid;
-  req.budget = a.deadline;
   req.ca_file = a.ca_file;
   req.allow_http_loopback = a.allow_http_loopback;
   if (a.pack_engine == "git") {
     req.pack_engine = PackEngine::git;
     req.git_program = v->git_program;
   }
-  // The turn's deadline is fixed at submit(); the tokens' is taken just
-  // before it, so it can only be earlier.
-  auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_now_ns() + a.deadline.count() * sys::kNsPerMs);
+  // What is left of the command's budget. The turn's deadline is fixed at
+  // submit() from it; the tokens' is taken just before, so it can only be
+  // earlier. Nothing left: the executor ends the delivery at once,
+  // deadline_killed before any dispatch.
+  const sys::MonoNs now = sys::mono_now_ns();
+  const std::int64_t left_ms = command_deadline > now ? (command_deadline - now) / sys::kNsPerMs : 0;
+  req.budget = std::chrono::milliseconds(left_ms);
+  auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(now, left_ms));
   if (!auth) return usage(auth.error().message);
   req.mint = (*auth)->mint();
   req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };
@@ -193,15 +228,21 @@ int run_push(const PushArgs& a) {
     std::lock_guard<std::mutex> lock(handle_mu);
     live = nullptr;
   }
-  (*auth)->after(o);
   watcher->reset();
 
+  // The outcome first: telling the credential helpers whether their
+  // credential worked is bookkeeping after the fact, and a slow helper
+  // must not hold back the answer. It has a bound of its own
+  // (kCredentialSettleBound).
   const DeliveryFacts facts{v->remote, a.ref, v->oid};
   const int code = exit_code_for(o.kind);
   if (a.json) std::printf("%s\n", json_report(o, facts).c_str());
   if (!a.quiet || code != kExitOk) {
     if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", human_line(o, facts).c_str());
   }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  (*auth)->after(o);
   return code;
 }
 

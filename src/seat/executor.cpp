@@ -758,7 +758,7 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
   auto d = std::make_shared<DeliveryHandle::Shared>();
   d->id = impl_->next_id++;
   d->submitted = sys::mono_now_ns();
-  d->deadline = d->submitted + static_cast<sys::MonoNs>(request.budget.count()) * sys::kNsPerMs;
+  d->deadline = sys::mono_after_ms(d->submitted, static_cast<std::int64_t>(request.budget.count()));
   d->req = std::move(request);
   d->exec = impl_;
   DeliveryHandle handle(d);

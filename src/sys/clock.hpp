@@ -14,6 +14,17 @@ MonoNs mono_now_ns();
 inline constexpr MonoNs kForever = INT64_MAX;
 
 inline constexpr MonoNs kNsPerMs = 1'000'000;
+
+// The instant `ms` milliseconds after `from`, saturating: a budget too large
+// to represent lands on kForever (never wraps into the past and so into an
+// instant kill), and a negative one never goes below 0.
+inline MonoNs mono_after_ms(MonoNs from, std::int64_t ms) {
+  MonoNs ns = 0;
+  if (__builtin_mul_overflow(ms, kNsPerMs, &ns)) return ms > 0 ? kForever : 0;
+  MonoNs at = 0;
+  if (__builtin_add_overflow(from, ns, &at)) return ns > 0 ? kForever : 0;
+  return at < 0 ? 0 : at;
+}
 inline double ns_to_ms(MonoNs ns) { return static_cast<double>(ns) / 1e6; }
 
 }  // namespace courier::sys

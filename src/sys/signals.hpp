@@ -1,4 +1,4 @@
-// signals.hpp — SIGINT/SIGTERM as events, not handlers: the signals are
+// signals.hpp — SIGINT/SIGTERM/SIGHUP as events, not handlers: the signals are
 // blocked in every thread (call before starting any) and read from a
 // signalfd by a watcher thread, which hands each one to a callback. No code
 // runs in signal context at all.
@@ -17,7 +17,8 @@ namespace courier::sys {
 class SignalWatcher {
  public:
   // Sets SIGINT and SIGTERM to their default disposition (undoing a
-  // shell's SIG_IGN for background jobs), blocks them in the calling thread
+  // shell's SIG_IGN for background jobs) and watches SIGHUP too unless it is
+  // ignored (`nohup`, kept as the user's choice); blocks them in the calling thread
   // (and so in threads it starts later) and starts watching. For programs
   // that own their signals (the CLI), not for library hosts. Errors: os_error.
   static Result<std::unique_ptr<SignalWatcher>> start(std::function<void(int signo)> on_signal);

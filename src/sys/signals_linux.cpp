@@ -15,6 +15,11 @@ Result<std::unique_ptr<SignalWatcher>> SignalWatcher::start(std::function<void(i
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  // SIGHUP (the terminal or session went away) ends the command like SIGTERM,
+  // unless it was ignored on purpose when we started (`nohup`): that choice
+  // is the user's, and is kept.
+  struct sigaction hup {};
+  if (::sigaction(SIGHUP, nullptr, &hup) == 0 && hup.sa_handler != SIG_IGN) sigaddset(&set, SIGHUP);
   // A shell starts background jobs with SIGINT ignored, and an ignored
   // signal is discarded even while blocked: take both back to the default
   // so that an explicit `kill -INT` still reaches the signalfd.
