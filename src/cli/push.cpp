@@ -100,11 +100,14 @@ Result<Validated> validate(const PushArgs& a) {
     v.oid = *id;
   }
   // H1: a lane directory we may not use is a usage error too, not a
-  // delivery that fails later. Checked last: it creates the directory when
-  // it is missing, and bad input must leave nothing behind.
+  // delivery that fails later. Only an existing one is checked here: bad
+  // input must leave nothing behind, so a missing one is created by the
+  // executor once everything else has been accepted.
   auto lane_dir = a.lane_dir ? Result<std::string>(*a.lane_dir) : default_lane_dir();
   if (!lane_dir) return tl::unexpected(lane_dir.error());
-  if (auto dir = sys::LaneDir::open(*lane_dir); !dir) return tl::unexpected(dir.error());
+  if (std::filesystem::exists(std::filesystem::symlink_status(*lane_dir, ec))) {
+    if (auto dir = sys::LaneDir::open(*lane_dir); !dir) return tl::unexpected(dir.error());
+  }
   return v;
 }
 

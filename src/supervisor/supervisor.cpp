@@ -138,6 +138,11 @@ struct Supervisor::Loop {
 
   std::optional<protocol::ResultMsg> result;
   sys::MonoNs result_ns = 0;
+  // The last upload progress: bytes of the POST body the child had handed
+  // to its connection. When no result comes (a kill at the deadline, a
+  // revocation, a fault after the POST began) it is what the outcome says
+  // about bytes that may have reached the remote (a lower bound).
+  std::optional<std::uint64_t> upload_done;
   std::optional<std::string> fault;        // protocol fault, first one wins
   std::optional<OutcomeKind> unconfirmed;  // set when confirmation failed
   // Subreaping: this process is a child subreaper, so the delivery's orphans
@@ -393,6 +398,7 @@ struct Supervisor::Loop {
     } else if (const auto* c = std::get_if<protocol::Check>(&msg)) {
       on_check(*c);
     } else if (const auto* p = std::get_if<protocol::Progress>(&msg)) {
+      if (p->phase == "upload") upload_done = p->done;
       if (opt().on_progress) {
         (void)notes.post([f = opt().on_progress, p = *p] { f(p); }, p->message ? std::uint64_t{0} : kKeyProgress);
       }
@@ -993,6 +999,7 @@ Outcome Supervisor::run() {
                                        : "exit code " + std::to_string(L.out.child.exit_code.value_or(-1))) +
                    ")";
   }
+  if (!L.out.bytes_sent && L.upload_done) L.out.bytes_sent = L.upload_done;
   return L.out;
 }
 
