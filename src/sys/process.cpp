@@ -49,12 +49,13 @@ std::optional<ProcStat> proc_stat(pid_t pid) {
   if (close == std::string::npos) return std::nullopt;
   std::istringstream rest(line.substr(close + 1));
   ProcStat st;
-  long ppid = 0;
-  rest >> st.state >> ppid;
+  long ppid = 0, pgid = 0;
+  rest >> st.state >> ppid >> pgid;
   st.ppid = static_cast<pid_t>(ppid);
-  // Fields 5..21 are skipped; 22 is starttime, 38 exit_signal (proc(5)).
+  st.pgid = static_cast<pid_t>(pgid);
+  // Fields 6..21 are skipped; 22 is starttime, 38 exit_signal (proc(5)).
   std::string skip;
-  for (int field = 5; field <= 21 && rest; ++field) rest >> skip;
+  for (int field = 6; field <= 21 && rest; ++field) rest >> skip;
   rest >> st.start_ticks;
   for (int field = 23; field <= 37 && rest; ++field) rest >> skip;
   rest >> st.exit_signal;
@@ -62,19 +63,29 @@ std::optional<ProcStat> proc_stat(pid_t pid) {
   return st;
 }
 
-std::vector<pid_t> children_of_self() {
+namespace {
+
+// Every process in /proc whose stat satisfies `keep` (one scan, one parser).
+template <class Keep>
+std::vector<pid_t> pids_where(Keep keep) {
   std::vector<pid_t> out;
-  const pid_t self = ::getpid();
   DIR* d = ::opendir("/proc");
   if (!d) return out;
   while (dirent* e = ::readdir(d)) {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0) continue;
-    if (auto st = proc_stat(static_cast<pid_t>(pid)); st && st->ppid == self) out.push_back(static_cast<pid_t>(pid));
+    if (auto st = proc_stat(static_cast<pid_t>(pid)); st && keep(*st)) out.push_back(static_cast<pid_t>(pid));
   }
   ::closedir(d);
   return out;
+}
+
+}  // namespace
+
+std::vector<pid_t> children_of_self() {
+  const pid_t self = ::getpid();
+  return pids_where([self](const ProcStat& st) { return st.ppid == self; });
 }
 
 pid_t self_pid() { return ::getpid(); }
@@ -103,47 +114,13 @@ Result<std::string> find_on_path(const std::string& name, const std::optional<st
 
 bool group_has_members(pid_t pgid) { return pgid > 0 && (::kill(-pgid, 0) == 0 || errno == EPERM); }
 
-namespace {
-
-// Fields after the parenthesised command name in /proc/<pid>/stat.
-bool stat_fields(pid_t pid, char& state, pid_t& pgid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return false;
-  const auto close = line.rfind(')');
-  if (close == std::string::npos) return false;
-  std::istringstream rest(line.substr(close + 1));
-  long ppid = 0, pg = 0;
-  rest >> state >> ppid >> pg;
-  pgid = static_cast<pid_t>(pg);
-  return static_cast<bool>(rest);
-}
-
-}  // namespace
-
 char proc_state(pid_t pid) {
-  char state = 0;
-  pid_t pgid = 0;
-  if (!stat_fields(pid, state, pgid)) return 0;
-  return state;
+  const auto st = proc_stat(pid);
+  return st ? st->state : 0;
 }
 
 std::vector<pid_t> pids_in_group(pid_t pgid) {
-  std::vector<pid_t> out;
-  DIR* d = ::opendir("/proc");
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
-    char state = 0;
-    pid_t pg = 0;
-    if (stat_fields(static_cast<pid_t>(pid), state, pg) && pg == pgid) {
-      out.push_back(static_cast<pid_t>(pid));
-    }
-  }
-  ::closedir(d);
-  return out;
+  return pids_where([pgid](const ProcStat& st) { return st.pgid == pgid; });
 }
 
 std::vector<std::string> environment_keys() {

@@ -56,6 +56,7 @@ bool is_child_subreaper();
 // A few fields of /proc/<pid>/stat.
 struct ProcStat {
   pid_t ppid = 0;
+  pid_t pgid = 0;
   char state = 0;                      // 'R', 'S', 'Z', ...
   unsigned long long start_ticks = 0;  // start time, clock ticks after boot
   int exit_signal = 0;                 // what its parent is sent when it dies
