@@ -115,6 +115,32 @@ void kill_escapee(pid_t pid) {
   if (auto st = sys::proc_stat(pid); st && st->ppid == getpid()) (void)sys::reap(fd->get());
 }
 
+// One run of an escaping stand-in: its outcome, what it printed, its one
+// escapee and that escapee's state right after the outcome (0: gone). The
+// state is read before the escapee is cleaned up, so the caller judges it
+// and a failing run still leaves nothing behind.
+struct Escape {
+  Outcome o;
+  std::string err;
+  pid_t escapee = 0;
+  char state = 0;
+};
+
+Escape run_escape(const std::string& scenario, CgroupMode mode, bool subreaper) {
+  auto opt = standin(scenario, 10'000, mode);
+  opt.subreaper = subreaper;
+  Escape e;
+  opt.on_stderr = [&e](std::string_view s) { e.err.append(s); };
+  Supervisor sup(opt);
+  e.o = sup.run();
+  auto hs = holders(e.err);
+  REQUIRE(hs.size() == 1);
+  e.escapee = hs[0];
+  e.state = sys::proc_state(hs[0]);
+  if (e.state != 0) kill_escapee(hs[0]);
+  return e;
+}
+
 long max_rss_kib() {
   rusage ru{};
   ::getrusage(RUSAGE_SELF, &ru);
@@ -243,78 +269,44 @@ TEST_SUITE("supervisor") {
       return;
     }
     SubreaperScope scope;
-    auto opt = standin("cgroup-escapee", 10'000, CgroupMode::required);
-    opt.subreaper = true;
-    std::string err;
-    opt.on_stderr = [&](std::string_view s) { err.append(s); };
-    Supervisor sup(opt);
-    Outcome o = sup.run();
-    auto hs = holders(err);
-    REQUIRE(hs.size() == 1);
-    const char st = sys::proc_state(hs[0]);
-    if (st != 0) kill_escapee(hs[0]);
-    CHECK_MESSAGE(err.find("escaped-cgroup 1") != std::string::npos, "the escapee did not leave the cgroup: ", err);
-    CHECK_MESSAGE(st == 0, "the stop was confirmed while the escapee lived: state ", st);
-    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
-    check_confirmed(o);
-    CHECK(o.child.cgroup);
-    CHECK(o.child.subreaped);
-    CHECK(o.child.strays == std::vector<std::int64_t>{hs[0]});
+    const Escape e = run_escape("cgroup-escapee", CgroupMode::required, true);
+    CHECK_MESSAGE(e.err.find("escaped-cgroup 1") != std::string::npos, "the escapee did not leave the cgroup: ", e.err);
+    CHECK_MESSAGE(e.state == 0, "the stop was confirmed while the escapee lived: state ", e.state);
+    REQUIRE_MESSAGE(e.o.kind == OutcomeKind::delivered, e.o.reason);
+    check_confirmed(e.o);
+    CHECK(e.o.child.cgroup);
+    CHECK(e.o.child.subreaped);
+    CHECK(e.o.child.strays == std::vector<std::int64_t>{e.escapee});
   }
 
   TEST_CASE("S2 S3: a double-forked setsid escapee with its pipes closed is killed and reaped by the subreaper before the stop is confirmed (process-group mode)") {
     SubreaperScope scope;
-    auto opt = standin("double-fork-escapee", 10'000, CgroupMode::off);
-    opt.subreaper = true;
-    std::string err;
-    opt.on_stderr = [&](std::string_view s) { err.append(s); };
-    Supervisor sup(opt);
-    Outcome o = sup.run();
-    auto hs = holders(err);
-    REQUIRE(hs.size() == 1);
-    const char st = sys::proc_state(hs[0]);
-    if (st != 0) kill_escapee(hs[0]);
-    CHECK_MESSAGE(st == 0, "the stop was confirmed while the escapee lived: state ", st);
-    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
-    check_confirmed(o);
-    CHECK(o.child.census.empty());
-    CHECK(o.child.subreaped);
-    CHECK(o.child.strays == std::vector<std::int64_t>{hs[0]});
+    const Escape e = run_escape("double-fork-escapee", CgroupMode::off, true);
+    CHECK_MESSAGE(e.state == 0, "the stop was confirmed while the escapee lived: state ", e.state);
+    REQUIRE_MESSAGE(e.o.kind == OutcomeKind::delivered, e.o.reason);
+    check_confirmed(e.o);
+    CHECK(e.o.child.census.empty());
+    CHECK(e.o.child.subreaped);
+    CHECK(e.o.child.strays == std::vector<std::int64_t>{e.escapee});
   }
 
   TEST_CASE("S2 S3: with subreaping a setsid escapee holding stdout is killed and reaped at the reap, so its end-of-file comes and the stop is confirmed (process-group mode)") {
     SubreaperScope scope;
-    auto opt = standin("escapee", 10'000, CgroupMode::off);
-    opt.subreaper = true;
-    std::string err;
-    opt.on_stderr = [&](std::string_view s) { err.append(s); };
-    Supervisor sup(opt);
-    Outcome o = sup.run();
-    auto hs = holders(err);
-    REQUIRE(hs.size() == 1);
-    const char st = sys::proc_state(hs[0]);
-    if (st != 0) kill_escapee(hs[0]);
-    CHECK_MESSAGE(st == 0, "the escapee holding stdout outlived the stop: state ", st);
-    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
-    check_confirmed(o);
-    CHECK(o.child.strays == std::vector<std::int64_t>{hs[0]});
+    const Escape e = run_escape("escapee", CgroupMode::off, true);
+    CHECK_MESSAGE(e.state == 0, "the escapee holding stdout outlived the stop: state ", e.state);
+    REQUIRE_MESSAGE(e.o.kind == OutcomeKind::delivered, e.o.reason);
+    check_confirmed(e.o);
+    CHECK(e.o.child.strays == std::vector<std::int64_t>{e.escapee});
   }
 
   TEST_CASE("S2 S3: without subreaping an escapee is outside the claim, and the outcome says the stop covers the kill domain only") {
     REQUIRE(sys::set_child_subreaper(false).has_value());
-    auto opt = standin("double-fork-escapee", 10'000, CgroupMode::off);
-    std::string err;
-    opt.on_stderr = [&](std::string_view s) { err.append(s); };
-    Supervisor sup(opt);
-    Outcome o = sup.run();
-    auto hs = holders(err);
-    REQUIRE(hs.size() == 1);
-    const char st = sys::proc_state(hs[0]);
-    kill_escapee(hs[0]);  // what the product, by design, could not see
-    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
-    CHECK_FALSE(o.child.subreaped);
-    CHECK(o.child.strays.empty());
-    CHECK_MESSAGE(st != 0, "the escapee was expected to outlive a kill-domain-only stop");
+    // run_escape kills the escapee the product, by design, could not see.
+    const Escape e = run_escape("double-fork-escapee", CgroupMode::off, false);
+    REQUIRE_MESSAGE(e.o.kind == OutcomeKind::delivered, e.o.reason);
+    CHECK_FALSE(e.o.child.subreaped);
+    CHECK(e.o.child.strays.empty());
+    CHECK_MESSAGE(e.state != 0, "the escapee was expected to outlive a kill-domain-only stop");
   }
 
   TEST_CASE("S2: a child that closes its pipes early is at EOF but not confirmed until it is reaped") {
@@ -529,22 +521,22 @@ TEST_SUITE("supervisor") {
     auto opt = standin("check-flood", 8'000);
     std::atomic<int> asked{0}, granted{0}, child_frames{0}, grants_written{0};
     test::Latch parked;
+    test::Latch read_past_room;
     // The first check parks authority until the loop has read a check past
-    // the queue's room, or for a second: a loop that dropped what the queue
-    // could not take has then dropped it; one that waits never reads it.
-    opt.authority = [&asked, &granted, &child_frames, parked](const std::string&) {
+    // the queue's room (the frame tap says so), or for a second: a loop that
+    // dropped what the queue could not take has then dropped it; one that
+    // waits never reads it, and the second is only how long we give it.
+    opt.authority = [&asked, &granted, parked, read_past_room](const std::string&) {
       if (++asked == 1) {
         parked.open();
-        const auto until = mono_now_ns() + 1'000 * kNsPerMs;
-        while (child_frames.load() < 1 + 1 + static_cast<int>(HostCalls::kMaxPending) && mono_now_ns() < until) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a bounded look, not a proof
-        }
+        (void)read_past_room.wait(1'000);
       }
       ++granted;
       return AuthorityAnswer{true, ""};
     };
-    opt.on_frame = [&child_frames, &grants_written](bool to_child, std::string_view body) {
-      if (!to_child) ++child_frames;
+    opt.on_frame = [&child_frames, &grants_written, read_past_room](bool to_child, std::string_view body) {
+      // hello, the first check, then more checks than the queue holds
+      if (!to_child && ++child_frames >= 1 + 1 + static_cast<int>(HostCalls::kMaxPending)) read_past_room.open();
       if (to_child && body.find("\"type\":\"authority\"") != std::string_view::npos &&
           body.find("\"ok\":true") != std::string_view::npos) {
         ++grants_written;
