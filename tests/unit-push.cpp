@@ -459,9 +459,15 @@ TEST_SUITE("push") {
                          << (last_pack ? std::to_string(last_pack->done) + "/" + std::to_string(last_pack->total)
                                        : std::string("none"))
                          << std::string(uploading ? ", upload begun" : ""));
-      CHECK_MESSAGE(server.count().count("POST /" + name + ".git/git-receive-pack") == 0, "a POST left the child");
-      auto back = test::git({"--git-dir", server.repo_path(name), "rev-parse", "--verify", "-q", "refs/heads/main"});
-      CHECK_MESSAGE(!back.ok(), "the remote ref moved: ", back.out);
+      // A kill before the upload began leaves nothing at the remote. One that
+      // landed in the upload (a faster machine than the budget assumed) is
+      // an attempt outside the delta search: its POST may have left and the
+      // remote may apply it, so it is retried, not judged here.
+      if (!uploading) {
+        CHECK_MESSAGE(server.count().count("POST /" + name + ".git/git-receive-pack") == 0, "a POST left the child");
+        auto back = test::git({"--git-dir", server.repo_path(name), "rev-parse", "--verify", "-q", "refs/heads/main"});
+        CHECK_MESSAGE(!back.ok(), "the remote ref moved: ", back.out);
+      }
       if (in_delta) {
         test::report("libgit2 delta kill", "deadline after submit", static_cast<double>(budget_ms), "ms");
         test::report("libgit2 delta kill", "objects searched when killed", static_cast<double>(last_pack->done), "objects");
