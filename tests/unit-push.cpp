@@ -415,9 +415,11 @@ TEST_SUITE("push") {
       std::vector<sys::MonoNs> received;  // when each progress event arrived here
       std::int64_t child = 0;
     };
-    std::int64_t budget_ms = 1'500;
+    // Where the delta search falls depends on the machine: the budget starts
+    // near it here and moves towards it after each attempt that missed.
+    std::int64_t budget_ms = 700;
     bool in_delta = false;
-    for (int attempt = 1; attempt <= 5 && !in_delta; ++attempt) {
+    for (int attempt = 1; attempt <= 8 && !in_delta; ++attempt) {
       const std::string name = "delta" + std::to_string(attempt);
       server.create_bare_repo(name);
       auto seen = std::make_shared<Seen>();
@@ -437,6 +439,13 @@ TEST_SUITE("push") {
         if (e.kind == DeliveryEvent::Kind::dispatched) seen->child = e.child_pid;
       };
       Outcome o = ex.submit(r).wait();
+      if (o.kind == OutcomeKind::delivered) {
+        // A machine fast enough to finish inside the budget: an attempt
+        // outside the delta search, retried with a shorter one.
+        MESSAGE("attempt " << attempt << ": delivered within " << budget_ms << " ms");
+        budget_ms = budget_ms * 2 / 3;
+        continue;
+      }
       REQUIRE_MESSAGE(o.kind == OutcomeKind::deadline_killed, "attempt ", attempt, " with ", budget_ms,
                       " ms: ", outcome_name(o.kind), ": ", o.reason);
       check_stop(o, seen->child);
