@@ -1,4 +1,4 @@
-// delivery_push.cpp — the `__delivery-push` child: hello, job, work, result.
+// delivery_push.cpp — the delivery child: hello, job, work, result.
 #include "child/delivery_push.hpp"
 
 #include <cstdio>
@@ -22,7 +22,7 @@ namespace {
 constexpr int kIn = 0;
 constexpr int kOut = 1;
 
-void say(const std::string& line) { std::fprintf(stderr, "git-courier __delivery-push: %s\n", line.c_str()); }
+void say(const std::string& line) { std::fprintf(stderr, "git-courier %s: %s\n", std::string(wire::kChildWord).c_str(), line.c_str()); }
 
 bool send(const protocol::ChildMessage& m) {
   auto body = protocol::encode(m);
@@ -49,7 +49,7 @@ int run_delivery_push(int argc, char** argv) {
   if (sys::is_tty(kIn)) {
     say("this is an internal command that git-courier runs for itself; it reads a job frame "
         "from its parent on stdin and refuses to run from a terminal. Use `git-courier push`.");
-    return kChildMisuse;
+    return wire::kChildMisuse;
   }
 
   protocol::Hello hello;
@@ -57,7 +57,7 @@ int run_delivery_push(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) hello.argv.emplace_back(argv[i]);
   hello.env_keys = sys::environment_keys();
   hello.fds = sys::open_fds();
-  if (!send(hello)) return kChildProtocolFailure;
+  if (!send(hello)) return wire::kChildProtocolFailure;
 
   // While the job is on its way (or, for a warm child, not yet assigned),
   // initialise libgit2 and libcurl: their set-up then is off the delivery's
@@ -75,20 +75,20 @@ int run_delivery_push(int argc, char** argv) {
   if (passed) {
     if (auto moved = sys::move_fd(std::move(passed), sys::kInheritedFd); !moved) {
       say("cannot take the lane lock: " + moved.error().message);
-      return kChildProtocolFailure;
+      return wire::kChildProtocolFailure;
     }
   }
   if (!frame || !*frame) {
     say(std::string("no job: ") + (frame ? "stdin ended before a job frame arrived" : frame.error().message) +
         ". This command only runs under `git-courier push`; it never pushes without a job.");
-    return kChildMisuse;
+    return wire::kChildMisuse;
   }
   auto msg = protocol::decode_parent(**frame);
   if (!msg || !std::holds_alternative<protocol::Job>(*msg)) {
     say(std::string("the first frame is not a valid job: ") +
         (msg ? std::string("got '") + protocol::type_name(*msg) + "'" : msg.error().message) +
         ". It never pushes without a job.");
-    return kChildMisuse;
+    return wire::kChildMisuse;
   }
   const auto& job = std::get<protocol::Job>(*msg);
   // The death signal follows the thread that spawned us; if that parent is
@@ -96,13 +96,13 @@ int run_delivery_push(int argc, char** argv) {
   if (sys::parent_pid() != job.parent_pid) {
     say("the parent named in the job (" + std::to_string(job.parent_pid) +
         ") is not this process's parent; exiting");
-    return kChildOrphaned;
+    return wire::kChildOrphaned;
   }
 
   Channel channel(kIn, kOut);
   protocol::ResultMsg result = run_push(job, channel);
-  if (!send(result)) return kChildProtocolFailure;
-  return result.status == "delivered" || result.status == "up_to_date" ? kChildDone : kChildPushFailed;
+  if (!send(result)) return wire::kChildProtocolFailure;
+  return result.status == "delivered" || result.status == "up_to_date" ? wire::kChildDone : wire::kChildPushFailed;
 }
 
 }  // namespace courier::child

@@ -32,7 +32,7 @@ using supervisor::AuthorityAnswer;
 using supervisor::CgroupMode;
 using supervisor::MintAnswer;
 
-// If argv asks for the `__delivery-push` child, runs it and returns its exit
+// If argv asks for the delivery child (wire::kChildWord), runs it and returns its exit
 // code; otherwise nullopt. A host's main() calls this first so that its own
 // executable can serve as the child.
 std::optional<int> run_child_if_requested(int argc, char** argv);

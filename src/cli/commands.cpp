@@ -12,6 +12,7 @@
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
 #include "protocol/session.hpp"
+#include "wire/child_argv.hpp"
 
 namespace courier::cli {
 
@@ -72,7 +73,7 @@ int self_check() {
     if (!ok) ++failures;
   };
   const std::vector<ChildMessage> child = {
-      Hello{kProtocolVersion, 42, {"/proc/self/exe", "__delivery-push"}, {"PATH"}, std::nullopt},
+      Hello{kProtocolVersion, 42, {"/proc/self/exe", std::string(wire::kChildWord)}, {"PATH"}, std::nullopt},
       Mint{std::string(kLegAdvertisement), "GET", "https://127.0.0.1/r.git/info/refs?service=git-receive-pack",
            std::nullopt, std::nullopt},
       Check{"upload"}, Progress{"pack", 3, 10},

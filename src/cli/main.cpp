@@ -1,13 +1,9 @@
 // main.cpp — the `git-courier` binary. The child entry comes first so that
-// this same executable serves as its own `__delivery-push` child.
-#include <cstring>
-
-#include "child/delivery_push.hpp"
+// this same executable serves as its own delivery child.
 #include "cli/commands.hpp"
+#include "courier.hpp"
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], courier::child::kSubcommand) == 0) {
-    return courier::child::run_delivery_push(argc, argv);
-  }
+  if (auto code = courier::run_child_if_requested(argc, argv)) return *code;
   return courier::cli::run(argc, argv);
 }

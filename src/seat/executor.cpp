@@ -25,7 +25,6 @@
 #include <thread>
 
 #include "courier.hpp"
-#include "child/delivery_push.hpp"
 #include "seat/lane.hpp"
 #include "sys/events.hpp"
 #include "sys/flock.hpp"
@@ -83,11 +82,6 @@ std::vector<int> retained_lane_lock_fds() {
   std::vector<int> out;
   for (const auto& fd : *g_retained) out.push_back(fd.get());
   return out;
-}
-
-std::optional<int> run_child_if_requested(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == child::kSubcommand) return child::run_delivery_push(argc, argv);
-  return std::nullopt;
 }
 
 Result<std::string> default_lane_dir() { return sys::default_lane_dir(); }

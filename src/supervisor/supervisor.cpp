@@ -11,7 +11,6 @@
 #include <functional>
 #include <mutex>
 
-#include "child/delivery_push.hpp"
 #include "protocol/frame.hpp"
 #include "protocol/session.hpp"
 #include "supervisor/host_calls.hpp"
@@ -24,6 +23,7 @@
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 #include "sys/unix_socket.hpp"
+#include "wire/child_argv.hpp"
 
 namespace courier::supervisor {
 
@@ -817,7 +817,7 @@ Outcome Supervisor::run() {
 
   sys::SpawnSpec spec;
   spec.exec_path = *program;
-  spec.argv = {argv0, child::kSubcommand};
+  spec.argv = {argv0, std::string(wire::kChildWord)};
   spec.env = child_environment();
   spec.stdin_fd = opt_.warm ? sock->second.get() : in->read_end.get();
   spec.stdout_fd = opt_.warm ? sock->second.get() : outp->write_end.get();

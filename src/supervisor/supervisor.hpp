@@ -1,6 +1,6 @@
 // supervisor.hpp — one delivery's child, from spawn to confirmed stop.
 //
-// The Supervisor spawns the `__delivery-push` child (C1), drives the framed
+// The Supervisor spawns the delivery child (C1), drives the framed
 // conversation from one event loop (P2), answers mint and check requests
 // through host callbacks run off the loop, enforces the absolute deadline
 // with an independent killer (D1, D2), and ends only when the stop is
