@@ -2,7 +2,7 @@
 // to the delivery child. The CLI, the test binaries and embedding hosts all
 // call it, so the child's argv word is recognised in one place.
 #include "child/delivery_push.hpp"
-#include "courier.hpp"
+#include "courier/courier.hpp"
 
 namespace courier {
 

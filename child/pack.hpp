@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/clock.hpp"
 
 namespace courier::child {

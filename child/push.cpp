@@ -16,7 +16,7 @@
 #include "transport/oid.hpp"
 #include "transport/report.hpp"
 #include "transport/request.hpp"
-#include "transport/wire_text.hpp"
+#include "wire/text.hpp"
 
 namespace courier::child {
 
@@ -157,7 +157,7 @@ class Push {
     post.on_body = [&](std::string_view chunk) -> Result<void> {
       auto lines = reader.feed(chunk);
       if (!lines) return tl::unexpected(lines.error());
-      for (const auto& l : *lines) progress_text("remote", transport::printable(l));
+      for (const auto& l : *lines) progress_text("remote", wire::printable(l));
       return {};
     };
     auto up = transport::perform_leg(post);

@@ -6,7 +6,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include "courier.hpp"
+#include "courier/courier.hpp"
 
 int main(int argc, char** argv) {
   if (auto code = courier::run_child_if_requested(argc, argv)) return *code;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "courier.hpp"
+#include "courier/courier.hpp"
 #include "fixture_server.hpp"
 #include "support.hpp"
 

@@ -68,8 +68,8 @@ TEST_SUITE("auth") {
     test::FixtureServer server(options);
     server.create_bare_repo("r");
     const std::string remote = server.url("r");
-    const std::string adv = leg_url(remote, protocol::kLegAdvertisement).value();
-    const std::string post = leg_url(remote, protocol::kLegReceivePack).value();
+    const std::string adv = wire::leg_url(remote, wire::Leg::advertisement);
+    const std::string post = wire::leg_url(remote, wire::Leg::receive_pack);
     auto c = context(60'000, remote);
     Ed25519Minter minter(k.key);
     Ed25519Minter stranger_minter(stranger.key);
@@ -125,7 +125,7 @@ TEST_SUITE("auth") {
     test::FixtureServer server(options);
     const std::string bare = server.create_bare_repo("r");
     const std::string remote = server.url("r");
-    const std::string adv = leg_url(remote, protocol::kLegAdvertisement).value();
+    const std::string adv = wire::leg_url(remote, wire::Leg::advertisement);
 
     const Http none = curl(server, "GET", adv, std::nullopt);
     CHECK(none.status == 401);

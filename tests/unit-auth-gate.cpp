@@ -203,7 +203,7 @@ TEST_SUITE("auth") {
 
   TEST_CASE("make_mint_callback: usable as SupervisorOptions::mint; the Ed25519 minter behind it") {
     TestKey k;
-    std::function<MintAnswer(const protocol::Mint&)> cb =
+    std::function<MintAnswer(const MintRequest&)> cb =
         make_mint_callback(std::make_shared<Ed25519Minter>(k.key), context(), nullptr);
     supervisor::SupervisorOptions o;
     o.mint = cb;
@@ -260,7 +260,7 @@ TEST_SUITE("auth") {
       auto minter = std::make_shared<CountingMinter>();
       test::Latch minted;
       auto gate = make_mint_callback(minter, context(60'000, ours), always(true));
-      o.mint = [gate, minted](const protocol::Mint& m) {
+      o.mint = [gate, minted](const MintRequest& m) {
         MintAnswer a = gate(m);
         if (a.header) minted.open();
         return a;

@@ -47,13 +47,13 @@ inline courier::auth::LegRequest post_leg(const courier::auth::MintContext& c, c
   return courier::auth::LegRequest{c, std::string(protocol::kLegReceivePack), "POST", url, body_hex(body)};
 }
 
-inline protocol::Mint mint_get(const std::string& url = kAdvertisementUrl) {
-  return protocol::Mint{std::string(protocol::kLegAdvertisement), "GET", url, std::nullopt, std::nullopt};
+inline MintRequest mint_get(const std::string& url = kAdvertisementUrl) {
+  return MintRequest{std::string(protocol::kLegAdvertisement), "GET", url, std::nullopt, std::nullopt};
 }
 
-inline protocol::Mint mint_post(const std::string& url = kReceivePackUrl,
+inline MintRequest mint_post(const std::string& url = kReceivePackUrl,
                                 std::optional<std::string> hash = std::string(64, 'a')) {
-  return protocol::Mint{std::string(protocol::kLegReceivePack), "POST", url, std::move(hash), 1234};
+  return MintRequest{std::string(protocol::kLegReceivePack), "POST", url, std::move(hash), 1234};
 }
 
 // A fresh key in its own temporary directory.

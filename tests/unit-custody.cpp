@@ -9,7 +9,7 @@
 
 #include "auth/ed25519_minter.hpp"
 #include "auth/minter.hpp"
-#include "courier.hpp"
+#include "courier/courier.hpp"
 #include "fixture_server.hpp"
 #include "supervisor/host_calls.hpp"
 #include "supervisor/supervisor.hpp"
@@ -44,7 +44,7 @@ TEST_SUITE("supervisor") {
     const auto deadline = opt.deadline;
     test::Latch parked, release;
     std::atomic<bool> holds{true};
-    opt.mint = [parked, release](const protocol::Mint&) {
+    opt.mint = [parked, release](const MintRequest&) {
       parked.open();
       release.wait(60'000);  // inside "signing"
       return MintAnswer{std::string("Authorization: Bearer SENTINEL-TOKEN"), ""};
@@ -78,7 +78,7 @@ TEST_SUITE("supervisor") {
   TEST_CASE("A2: a minter that never returns cannot hold the delivery past its deadline; the stop is confirmed") {
     auto opt = standin("mint-then-wedge", 600);
     test::Latch parked, release;
-    opt.mint = [parked, release](const protocol::Mint&) {
+    opt.mint = [parked, release](const MintRequest&) {
       parked.open();
       release.wait(60'000);
       return MintAnswer{std::nullopt, "too late"};

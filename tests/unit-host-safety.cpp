@@ -17,8 +17,9 @@
 #include <functional>
 #include <future>
 
-#include "courier.hpp"
+#include "courier/courier.hpp"
 #include "seat/lane.hpp"
+#include "wire/remote.hpp"
 #include "support.hpp"
 #include "sys/flock.hpp"
 
@@ -158,9 +159,9 @@ TEST_SUITE("seat") {
     REQUIRE(::chmod(lanes.c_str(), 02770) == 0);
     const std::string victim = t.path() + "/victim";
     test::write_file(victim, "precious\n");
-    const std::string key_fifo = *seat::lane_key("https://127.0.0.1:9/fifo.git");
-    const std::string key_link = *seat::lane_key("https://127.0.0.1:9/link.git");
-    const std::string key_open = *seat::lane_key("https://127.0.0.1:9/open.git");
+    const std::string key_fifo = *wire::lane_key("https://127.0.0.1:9/fifo.git");
+    const std::string key_link = *wire::lane_key("https://127.0.0.1:9/link.git");
+    const std::string key_open = *wire::lane_key("https://127.0.0.1:9/open.git");
     const int fd = ::open(lanes.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     REQUIRE(fd >= 0);
     const std::string link_name = seat::lane_lock_name(key_link);
@@ -199,7 +200,7 @@ TEST_SUITE("seat") {
     // A lane nobody planted works in the shared directory: its lock is 0660.
     Outcome ok = ex.submit(request("deliver", "https://127.0.0.1:9/fine.git", 5000)).wait();
     CHECK_MESSAGE(ok.kind == OutcomeKind::delivered, ok.reason);
-    CHECK((mode_of(lanes + "/" + seat::lane_lock_name(*seat::lane_key("https://127.0.0.1:9/fine.git"))) & 0777) ==
+    CHECK((mode_of(lanes + "/" + seat::lane_lock_name(*wire::lane_key("https://127.0.0.1:9/fine.git"))) & 0777) ==
           0660);
   }
 
@@ -209,7 +210,7 @@ TEST_SUITE("seat") {
     auto dir = sys::LaneDir::open(lanes);
     REQUIRE(dir.has_value());
     const std::string remote = "https://127.0.0.1:9/held.git";
-    auto lock = sys::LockFile::open(*dir, seat::lane_lock_name(*seat::lane_key(remote)));
+    auto lock = sys::LockFile::open(*dir, seat::lane_lock_name(*wire::lane_key(remote)));
     REQUIRE(lock.has_value());
     REQUIRE(lock->try_lock().value_or(false));
     std::string hostile = "pid=1 \x1b[2J\x1b[H\rforged line\n";
@@ -274,7 +275,7 @@ TEST_SUITE("seat") {
     };
     for (const auto& c : cases) {
       CAPTURE(c.url);
-      auto r = seat::parse_remote(c.url);
+      auto r = wire::parse_remote(c.url);
       REQUIRE_FALSE(r.has_value());
       CHECK_MESSAGE(r.error().message.find(c.needle) != std::string::npos, r.error().message);
     }
@@ -285,22 +286,22 @@ TEST_SUITE("seat") {
     for (const char* url : {"https://127.0.0.1:8443/team/r.git", "HTTPS://127.0.0.1:8443/team/r.git/",
                             "https://alice@127.0.0.1:8443/team/r.git"}) {
       CAPTURE(url);
-      auto r = seat::parse_remote(url);
+      auto r = wire::parse_remote(url);
       REQUIRE_MESSAGE(r.has_value(), r.error().message);
       CHECK(r->canonical == canonical);
       CHECK(r->lane == "https://127.0.0.1:8443/team/r");
     }
-    CHECK(seat::parse_remote("https://alice@h/r.git")->user.value_or("") == "alice");
-    CHECK(seat::parse_remote("https://H:443/R.git")->canonical == "https://h/R.git");  // path case kept on the wire
-    CHECK(seat::parse_remote("https://h/%c3%a9.git")->canonical == "https://h/%C3%A9.git");
+    CHECK(wire::parse_remote("https://alice@h/r.git")->user.value_or("") == "alice");
+    CHECK(wire::parse_remote("https://H:443/R.git")->canonical == "https://h/R.git");  // path case kept on the wire
+    CHECK(wire::parse_remote("https://h/%c3%a9.git")->canonical == "https://h/%C3%A9.git");
   }
 
   TEST_CASE("H2: a password in the remote URL is refused and never repeated") {
-    auto r = seat::parse_remote("https://alice:S3cretPW@127.0.0.1:8443/r.git");
+    auto r = wire::parse_remote("https://alice:S3cretPW@127.0.0.1:8443/r.git");
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().message.find("S3cretPW") == std::string::npos);
     CHECK(r.error().message.find("--auth credential") != std::string::npos);
-    auto m = seat::parse_url("https://alice:S3cretPW@127.0.0.1:bad/r.git");
+    auto m = wire::parse_url("https://alice:S3cretPW@127.0.0.1:bad/r.git");
     REQUIRE_FALSE(m.has_value());
     CHECK_MESSAGE(m.error().message.find("S3cretPW") == std::string::npos, m.error().message);
     test::TempDir t;

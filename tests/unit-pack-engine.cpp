@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "courier.hpp"
+#include "courier/courier.hpp"
 #include "fixture_server.hpp"
 #include "push_setup.hpp"
 #include "support.hpp"

@@ -14,7 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "courier.hpp"
+#include "sys/clock.hpp"
+#include "courier/courier.hpp"
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
 #include "push_setup.hpp"

@@ -13,8 +13,9 @@
 #include <set>
 #include <thread>
 
-#include "courier.hpp"
+#include "courier/courier.hpp"
 #include "seat/lane.hpp"
+#include "wire/remote.hpp"
 #include "supervisor/supervisor.hpp"
 #include "support.hpp"
 #include "sys/events.hpp"
@@ -142,16 +143,16 @@ TEST_SUITE("seat") {
     };
     for (const auto& [url, key] : same) {
       CAPTURE(url);
-      auto k = seat::lane_key(url);
+      auto k = wire::lane_key(url);
       REQUIRE(k.has_value());
       CHECK(*k == key);
     }
-    CHECK(*seat::lane_key("http://h/r") != *seat::lane_key("https://h/r"));
-    CHECK(*seat::lane_key("https://h/a/r") != *seat::lane_key("https://h/b/r"));
+    CHECK(*wire::lane_key("http://h/r") != *wire::lane_key("https://h/r"));
+    CHECK(*wire::lane_key("https://h/a/r") != *wire::lane_key("https://h/b/r"));
     for (std::string bad : {"example.com/r.git", "https:///r.git", "https://h:0/r", "https://h:99999/r",
                             "https://h/r?x=1", "https://h/r#frag", "https://h/ r", "https://[::1/r"}) {
       CAPTURE(bad);
-      CHECK_FALSE(seat::lane_key(bad).has_value());
+      CHECK_FALSE(wire::lane_key(bad).has_value());
     }
     CHECK(seat::lane_lock_name("https://h/r") != seat::lane_lock_name("https://h/s"));
   }

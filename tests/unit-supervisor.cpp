@@ -461,7 +461,7 @@ TEST_SUITE("supervisor") {
       CAPTURE(c.scenario);
       auto opt = standin(c.scenario, 20'000);
       opt.job.authenticated = c.authenticated;
-      opt.mint = [](const protocol::Mint&) { return MintAnswer{std::string("Authorization: Bearer t"), ""}; };
+      opt.mint = [](const MintRequest&) { return MintAnswer{std::string("Authorization: Bearer t"), ""}; };
       const auto start = mono_now_ns();
       Supervisor sup(opt);
       Outcome o = sup.run();
@@ -598,7 +598,7 @@ TEST_SUITE("supervisor") {
     opt.job.authenticated = true;
     std::atomic<bool> withdrawn{false};
     std::atomic<int> mints{0};
-    opt.mint = [&](const protocol::Mint&) {
+    opt.mint = [&](const MintRequest&) {
       ++mints;
       withdrawn = true;  // the turn ends while the minter is at work
       return MintAnswer{std::string("Authorization: Bearer a3-token-minted-after-revocation"), ""};

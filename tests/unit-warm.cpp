@@ -9,9 +9,11 @@
 #include <future>
 #include <memory>
 
-#include "courier.hpp"
+#include "sys/clock.hpp"
+#include "courier/courier.hpp"
 #include "fixture_server.hpp"
 #include "seat/lane.hpp"
+#include "wire/remote.hpp"
 #include "sys/flock.hpp"
 #include "support.hpp"
 #include "sys/process.hpp"
@@ -58,7 +60,7 @@ TEST_SUITE("seat") {
     auto h = ex.submit(r);
     REQUIRE(server.wait_for_held(20'000).has_value());
     // While the POST is held, the warm child holds the lane lock at fd 3.
-    const std::string lock = dir.path() + "/lanes/" + seat::lane_lock_name(*seat::lane_key(r.remote));
+    const std::string lock = dir.path() + "/lanes/" + seat::lane_lock_name(*wire::lane_key(r.remote));
     std::error_code ec;
     const auto fd3 = std::filesystem::read_symlink("/proc/" + std::to_string(warm) + "/fd/3", ec);
     CHECK_MESSAGE(fd3.string() == lock, "fd 3 of the warm child is ", fd3.string());
@@ -100,7 +102,7 @@ TEST_SUITE("seat") {
     // announces — when it is revoked: cancellation wins before any claim.
     auto lanes_dir = sys::LaneDir::open(lanes);
     REQUIRE(lanes_dir.has_value());
-    auto lock = sys::LockFile::open(*lanes_dir, seat::lane_lock_name(*seat::lane_key(r.remote)));
+    auto lock = sys::LockFile::open(*lanes_dir, seat::lane_lock_name(*wire::lane_key(r.remote)));
     REQUIRE(lock.has_value());
     REQUIRE(lock->try_lock().value_or(false));
     auto pending = std::make_shared<std::promise<void>>();

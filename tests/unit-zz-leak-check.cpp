@@ -11,7 +11,7 @@
 
 #include <algorithm>
 
-#include "courier.hpp"
+#include "courier/courier.hpp"
 #include "supervisor/host_calls.hpp"
 #include "support.hpp"
 #include "sys/io.hpp"

@@ -6,7 +6,7 @@
 #include "transport/media_type.hpp"
 #include "transport/oid.hpp"
 #include "transport/pktline.hpp"
-#include "transport/wire_text.hpp"
+#include "wire/text.hpp"
 
 namespace courier::transport {
 namespace {
@@ -59,14 +59,14 @@ std::optional<Error> err_packet(const Pkt& pkt) {
   constexpr std::string_view kErr = "ERR ";
   if (pkt.kind != PktKind::data || pkt.payload.compare(0, kErr.size(), kErr) != 0) return std::nullopt;
   return Error{Errc::remote_error,
-               "remote error: " + printable(chomp(std::string_view(pkt.payload).substr(kErr.size())))};
+               "remote error: " + wire::printable(wire::chomp(std::string_view(pkt.payload).substr(kErr.size())))};
 }
 
 Result<void> check_object_format(const Capabilities& caps) {
   const auto format = caps.value("object-format");
   if (!format || *format == kDefaultObjectFormat) return {};
   return fail(Errc::unsupported_object_format,
-              "unsupported object format: the remote repository uses object-format=" + printable(*format) +
+              "unsupported object format: the remote repository uses object-format=" + wire::printable(*format) +
                   "; git-courier supports sha1 repositories only");
 }
 
@@ -84,8 +84,8 @@ Result<Advertisement> parse_advertisement(std::string_view body) {
   if (!service) return tl::unexpected<Error>(service.error());
   if (auto err = err_packet(*service)) return tl::unexpected<Error>(*err);
   const std::string expected_service = "# service=" + std::string(kReceivePackService);
-  if (service->kind != PktKind::data || chomp(service->payload) != expected_service) {
-    return malformed("first packet is not \"" + expected_service + "\" but \"" + printable(service->payload) + "\"");
+  if (service->kind != PktKind::data || wire::chomp(service->payload) != expected_service) {
+    return malformed("first packet is not \"" + expected_service + "\" but \"" + wire::printable(service->payload) + "\"");
   }
   auto flush = in.take("the flush after the service line");
   if (!flush) return tl::unexpected<Error>(flush.error());
@@ -101,10 +101,10 @@ Result<Advertisement> parse_advertisement(std::string_view body) {
     if (pkt->kind != PktKind::data) return malformed("unexpected delim or response-end packet");
     if (auto err = err_packet(*pkt)) return tl::unexpected<Error>(*err);
 
-    std::string_view line = chomp(pkt->payload);
+    std::string_view line = wire::chomp(pkt->payload);
     const std::size_t nul = line.find('\0');
     if (nul != std::string_view::npos) {
-      if (!first) return malformed("capabilities after the first line: \"" + printable(line) + "\"");
+      if (!first) return malformed("capabilities after the first line: \"" + wire::printable(line) + "\"");
       adv.capabilities = parse_capabilities(line.substr(nul + 1));
       line = line.substr(0, nul);
       // Before looking at the id: a sha256 server's ids are 64 digits long,
@@ -115,10 +115,10 @@ Result<Advertisement> parse_advertisement(std::string_view body) {
     if (placeholder) return malformed("a ref line follows " + std::string(kCapabilitiesPlaceholder));
 
     const std::size_t space = line.find(' ');
-    if (space == std::string_view::npos) return malformed("ref line without a space: \"" + printable(line) + "\"");
+    if (space == std::string_view::npos) return malformed("ref line without a space: \"" + wire::printable(line) + "\"");
     const std::string_view oid = line.substr(0, space);
     const std::string_view name = line.substr(space + 1);
-    if (!is_valid_oid(oid)) return malformed("not a 40-hex object id: \"" + printable(oid) + "\"");
+    if (!is_valid_oid(oid)) return malformed("not a 40-hex object id: \"" + wire::printable(oid) + "\"");
 
     if (name == kCapabilitiesPlaceholder) {
       if (!first || !is_zero_oid(oid)) {
@@ -126,12 +126,12 @@ Result<Advertisement> parse_advertisement(std::string_view body) {
       }
       placeholder = true;
     } else if (is_zero_oid(oid)) {
-      return malformed("ref \"" + printable(name) + "\" advertised with the zero id");
+      return malformed("ref \"" + wire::printable(name) + "\" advertised with the zero id");
     } else if (name == kHaveName) {
       adv.haves.emplace_back(oid);
     } else {
-      if (!plausible_refname(name)) return malformed("invalid ref name \"" + printable(name) + "\"");
-      if (!adv.refs.emplace(name, oid).second) return malformed("ref \"" + printable(name) + "\" advertised twice");
+      if (!plausible_refname(name)) return malformed("invalid ref name \"" + wire::printable(name) + "\"");
+      if (!adv.refs.emplace(name, oid).second) return malformed("ref \"" + wire::printable(name) + "\" advertised twice");
     }
     first = false;
   }

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "transport/capabilities.hpp"
 
 namespace courier::transport {

@@ -11,7 +11,7 @@
 #include <memory>
 #include <mutex>
 
-#include "transport/wire_text.hpp"
+#include "wire/text.hpp"
 
 namespace courier::transport {
 
@@ -137,7 +137,7 @@ Result<void> check_remote_scheme(std::string_view url, bool allow_http_loopback)
   std::unique_ptr<CURLU, UrlDeleter> u(curl_url());
   const std::string s(url);
   if (!u || curl_url_set(u.get(), CURLUPART_URL, s.c_str(), 0) != CURLUE_OK) {
-    return fail(Errc::scheme_refused, "malformed remote URL '" + printable(url) + "'");
+    return fail(Errc::scheme_refused, "malformed remote URL '" + wire::printable(url) + "'");
   }
   char* scheme = nullptr;
   char* host = nullptr;
@@ -150,14 +150,14 @@ Result<void> check_remote_scheme(std::string_view url, bool allow_http_loopback)
   if (sc == "https") return {};
   if (sc == "http") {
     if (!is_loopback_host(h)) {
-      return fail(Errc::scheme_refused, "plain http:// is refused for " + printable(h) + ": only https, or http to loopback");
+      return fail(Errc::scheme_refused, "plain http:// is refused for " + wire::printable(h) + ": only https, or http to loopback");
     }
     if (!allow_http_loopback) {
       return fail(Errc::scheme_refused, "plain http:// to loopback needs allow_http_loopback (--allow-http-loopback)");
     }
     return {};
   }
-  return fail(Errc::scheme_refused, "scheme '" + printable(sc) + "' is refused: only https");
+  return fail(Errc::scheme_refused, "scheme '" + wire::printable(sc) + "' is refused: only https");
 }
 
 Result<LegResult> perform_leg(const LegOptions& opt) {
@@ -239,7 +239,7 @@ Result<LegResult> perform_leg(const LegOptions& opt) {
                                                                       : "upload stopped: authority withdrawn");
   }
   if (t.sink_error) return tl::unexpected(*t.sink_error);
-  const std::string what = opt.method + " " + printable(opt.url);
+  const std::string what = opt.method + " " + wire::printable(opt.url);
   if (rc != CURLE_OK) {
     const std::string detail = std::string(curl_easy_strerror(rc));
     switch (rc) {
@@ -265,7 +265,7 @@ Result<LegResult> perform_leg(const LegOptions& opt) {
     char* location = nullptr;
     curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location);
     return fail(Errc::http_redirect, what + ": the server answered " + std::to_string(out.status) +
-                                         " (redirect to " + printable(location ? location : "?") +
+                                         " (redirect to " + wire::printable(location ? location : "?") +
                                          "); redirects are never followed");
   }
   if (out.status == 401 || out.status == 403) {
@@ -273,7 +273,7 @@ Result<LegResult> perform_leg(const LegOptions& opt) {
   }
   if (out.status != 200) {
     return fail(Errc::http_status, what + ": the server answered " + std::to_string(out.status) +
-                                       (t.error_body.empty() ? "" : ": " + printable(t.error_body)));
+                                       (t.error_body.empty() ? "" : ": " + wire::printable(t.error_body)));
   }
   return out;
 }

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/clock.hpp"
 
 namespace courier::transport {

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "transport/wire_text.hpp"
+#include "wire/text.hpp"
 
 namespace courier::transport {
 namespace {
@@ -29,7 +29,7 @@ bool media_type_is(std::string_view header_value, std::string_view expected) {
 
 Result<void> expect_media_type(std::string_view header_value, std::string_view expected, std::string_view what) {
   if (media_type_is(header_value, expected)) return {};
-  return fail(Errc::bad_content_type, std::string(what) + " has Content-Type \"" + printable(header_value) +
+  return fail(Errc::bad_content_type, std::string(what) + " has Content-Type \"" + wire::printable(header_value) +
                                           "\", expected " + std::string(expected) +
                                           " (is the URL a smart-HTTP git remote?)");
 }

@@ -9,7 +9,7 @@
 
 #include <string_view>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::transport {
 

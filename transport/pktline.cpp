@@ -1,7 +1,7 @@
 // pktline.cpp — pkt-line encoding and incremental decoding.
 #include "transport/pktline.hpp"
 
-#include "transport/wire_text.hpp"
+#include "wire/text.hpp"
 
 namespace courier::transport {
 namespace {
@@ -23,7 +23,7 @@ Result<std::size_t> parse_length(std::string_view header) {
   for (char c : header) {
     const int v = hex_value(c);
     if (v < 0) {
-      return fail(Errc::pkt_invalid_length, "pkt-line length is not 4 hex digits: \"" + printable(header) + "\"");
+      return fail(Errc::pkt_invalid_length, "pkt-line length is not 4 hex digits: \"" + wire::printable(header) + "\"");
     }
     n = n * 16 + static_cast<std::size_t>(v);
   }

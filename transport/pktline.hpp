@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::transport {
 

@@ -2,7 +2,7 @@
 #include "transport/report.hpp"
 
 #include "transport/media_type.hpp"
-#include "transport/wire_text.hpp"
+#include "wire/text.hpp"
 
 namespace courier::transport {
 namespace {
@@ -23,9 +23,9 @@ tl::unexpected<Error> ReportReader::failed(Errc code, std::string message) {
 }
 
 std::string ReportReader::last_words() const {
-  const std::string_view said = chomp(last_progress_);
+  const std::string_view said = wire::chomp(last_progress_);
   if (said.empty()) return {};
-  return " (the remote last said: \"" + printable(said) + "\")";
+  return " (the remote last said: \"" + wire::printable(said) + "\")";
 }
 
 Result<std::vector<std::string>> ReportReader::feed(std::string_view bytes) {
@@ -76,7 +76,7 @@ Result<void> ReportReader::on_outer(const Pkt& pkt, std::vector<std::string>& pr
       }
       return {};
     case kBandFatal:
-      return failed(Errc::remote_error, "remote fatal error: \"" + printable(chomp(rest)) + "\"");
+      return failed(Errc::remote_error, "remote fatal error: \"" + wire::printable(wire::chomp(rest)) + "\"");
     default:
       return failed(Errc::report_malformed,
                     "unknown side-band channel " +
@@ -108,14 +108,14 @@ Result<void> ReportReader::on_line(const Pkt& pkt) {
       break;
   }
   if (pkt.payload.empty()) return {};  // keepalive
-  const std::string_view line = chomp(pkt.payload);
+  const std::string_view line = wire::chomp(pkt.payload);
   if (starts_with(line, "ERR ")) {
-    return failed(Errc::remote_error, "remote error: \"" + printable(line.substr(4)) + "\"");
+    return failed(Errc::remote_error, "remote error: \"" + wire::printable(line.substr(4)) + "\"");
   }
   if (stage_ == Stage::unpack) {
     constexpr std::string_view kUnpack = "unpack ";
     if (!starts_with(line, kUnpack) || line.size() == kUnpack.size()) {
-      return failed(Errc::report_malformed, "expected \"unpack ...\", got \"" + printable(line) + "\"");
+      return failed(Errc::report_malformed, "expected \"unpack ...\", got \"" + wire::printable(line) + "\"");
     }
     report_.unpack.assign(line.substr(kUnpack.size()));
     stage_ = Stage::refs;
@@ -131,10 +131,10 @@ Result<void> ReportReader::on_line(const Pkt& pkt) {
     status.ref.assign(rest.substr(0, space));
     if (space != std::string_view::npos) status.reason.assign(rest.substr(space + 1));
   } else {
-    return failed(Errc::report_malformed, "unexpected report line \"" + printable(line) + "\"");
+    return failed(Errc::report_malformed, "unexpected report line \"" + wire::printable(line) + "\"");
   }
   if (status.ref.empty() || status.ref.find(' ') != std::string::npos) {
-    return failed(Errc::report_malformed, "bad ref in report line \"" + printable(line) + "\"");
+    return failed(Errc::report_malformed, "bad ref in report line \"" + wire::printable(line) + "\"");
   }
   report_.refs.push_back(std::move(status));
   return {};
@@ -178,26 +178,26 @@ Result<PushVerdict> judge_report(const Report& report, std::string_view ref) {
   int lines_for_ours = 0;
   for (const RefStatus& status : report.refs) {
     if (status.ref != ref) {
-      return fail(Errc::report_mismatch, "report-status names " + printable(status.ref) +
-                                             ", which was not in the request for " + printable(ref));
+      return fail(Errc::report_mismatch, "report-status names " + wire::printable(status.ref) +
+                                             ", which was not in the request for " + wire::printable(ref));
     }
     ours = &status;
     ++lines_for_ours;
   }
   if (lines_for_ours > 1) {
     return fail(Errc::report_mismatch,
-                "report-status has " + std::to_string(lines_for_ours) + " lines for " + printable(ref));
+                "report-status has " + std::to_string(lines_for_ours) + " lines for " + wire::printable(ref));
   }
   if (!report.unpack_ok()) {
     if (ours != nullptr && ours->ok) {
-      return fail(Errc::report_mismatch, "report-status says ok for " + printable(ref) +
-                                             " although unpacking failed: " + printable(report.unpack));
+      return fail(Errc::report_mismatch, "report-status says ok for " + wire::printable(ref) +
+                                             " although unpacking failed: " + wire::printable(report.unpack));
     }
-    return fail(Errc::unpack_failed, "the remote could not unpack the pack: " + printable(report.unpack));
+    return fail(Errc::unpack_failed, "the remote could not unpack the pack: " + wire::printable(report.unpack));
   }
-  if (ours == nullptr) return fail(Errc::report_incomplete, "report-status has no line for " + printable(ref));
+  if (ours == nullptr) return fail(Errc::report_incomplete, "report-status has no line for " + wire::printable(ref));
   if (ours->ok) return PushVerdict{PushStatus::delivered, {}};
-  return PushVerdict{PushStatus::rejected, ours->reason.empty() ? "(no reason given)" : printable(ours->reason)};
+  return PushVerdict{PushStatus::rejected, ours->reason.empty() ? "(no reason given)" : wire::printable(ours->reason)};
 }
 
 }  // namespace courier::transport

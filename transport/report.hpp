@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "transport/pktline.hpp"
 
 namespace courier::transport {

@@ -4,7 +4,7 @@
 #include "transport/oid.hpp"
 #include "transport/pktline.hpp"
 #include "transport/refname.hpp"
-#include "transport/wire_text.hpp"
+#include "wire/text.hpp"
 
 #ifndef COURIER_VERSION
 #error "COURIER_VERSION must be defined by the build"
@@ -16,10 +16,10 @@ std::string courier_agent() { return std::string("git-courier/") + COURIER_VERSI
 
 Result<PushRequest> build_push_request(const Advertisement& adv, std::string_view ref, std::string_view new_oid) {
   if (!is_valid_oid(new_oid) || is_zero_oid(new_oid)) {
-    return fail(Errc::invalid_argument, "new object id \"" + printable(new_oid) + "\" is not a 40-hex sha1 id");
+    return fail(Errc::invalid_argument, "new object id \"" + wire::printable(new_oid) + "\" is not a 40-hex sha1 id");
   }
   if (!is_valid_push_refname(ref)) {
-    return fail(Errc::invalid_argument, "\"" + printable(ref) + "\" is not a valid ref name under refs/");
+    return fail(Errc::invalid_argument, "\"" + wire::printable(ref) + "\" is not a valid ref name under refs/");
   }
   const Capabilities& offered = adv.capabilities;
   if (!offered.has("report-status")) {

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "transport/advertisement.hpp"
 
 namespace courier::transport {

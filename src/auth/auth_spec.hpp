@@ -17,7 +17,7 @@
 
 #include "auth/credential_minter.hpp"
 #include "auth/minter.hpp"
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::auth {
 

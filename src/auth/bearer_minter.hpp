@@ -8,7 +8,7 @@
 #include <string>
 
 #include "auth/minter.hpp"
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::auth {
 

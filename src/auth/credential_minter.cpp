@@ -79,15 +79,15 @@ std::string CredentialQuery::lines() const {
 }
 
 Result<CredentialQuery> credential_query(std::string_view remote) {
-  auto url = parse_request_url(remote);
+  auto url = wire::parse_url(remote);
   if (!url) return tl::unexpected(url.error());
   if (url->query) return fail(Errc::invalid_argument, "a remote URL has no query");
   CredentialQuery q;
-  q.protocol = url->base.scheme;
-  q.host = url->base.host;
-  const int default_port = q.protocol == "https" ? 443 : q.protocol == "http" ? 80 : 0;
-  if (url->base.port != 0 && url->base.port != default_port) q.host += ":" + std::to_string(url->base.port);
-  q.path = percent_decode(std::string_view(url->base.path).substr(1));
+  q.protocol = url->scheme;
+  // git credential's host is host[:port] with the default port left out:
+  // exactly what follows "scheme://" in the origin.
+  q.host = url->origin().substr(url->scheme.size() + 3);
+  q.path = percent_decode(std::string_view(url->path).substr(1));
   if (url->userinfo) {
     const std::string_view userinfo = *url->userinfo;
     q.username = percent_decode(userinfo.substr(0, userinfo.find(':')));

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "auth/minter.hpp"
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/clock.hpp"
 
 namespace courier::auth {

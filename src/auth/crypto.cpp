@@ -15,20 +15,12 @@ namespace courier::auth {
 
 namespace {
 
-constexpr char kHexDigits[] = "0123456789abcdef";
-
 int url_value(char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
   if (c >= 'a' && c <= 'z') return c - 'a' + 26;
   if (c >= '0' && c <= '9') return c - '0' + 52;
   if (c == '-') return 62;
   if (c == '_') return 63;
-  return -1;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return -1;
 }
 
@@ -83,50 +75,6 @@ Result<std::string> base64url_decode(std::string_view text) {
   return out;
 }
 
-std::string sha256(std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned int len = 0;
-  // EVP_Digest with SHA-256 cannot fail short of memory exhaustion, in which
-  // case the empty result makes every comparison fail closed.
-  if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr) != 1) {
-    ERR_clear_error();
-    return {};
-  }
-  return std::string(reinterpret_cast<const char*>(md.data()), len);
-}
-
-std::string to_hex(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kHexDigits[b >> 4]);
-    out.push_back(kHexDigits[b & 0x0F]);
-  }
-  return out;
-}
-
-bool is_sha256_hex(std::string_view text) {
-  if (text.size() != 64) return false;
-  for (char c : text) {
-    if (hex_value(c) < 0) return false;
-  }
-  return true;
-}
-
-Result<std::string> from_hex(std::string_view hex) {
-  if (hex.size() % 2 != 0) return fail(Errc::invalid_value, "hex: odd length");
-  std::string out;
-  out.reserve(hex.size() / 2);
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    const int hi = hex_value(hex[i]);
-    const int lo = hex_value(hex[i + 1]);
-    if (hi < 0 || lo < 0) return fail(Errc::invalid_value, "hex: not a lower-case hex digit");
-    out.push_back(static_cast<char>((hi << 4) | lo));
-  }
-  return out;
-}
-
 Result<std::string> random_bytes(std::size_t n) {
   if (n > static_cast<std::size_t>(INT_MAX)) return fail(Errc::invalid_argument, "random_bytes: too many");
   std::string out(n, '\0');
@@ -135,22 +83,6 @@ Result<std::string> random_bytes(std::size_t n) {
   }
   return out;
 }
-
-Error openssl_error(const std::string& what) {
-  std::string message = what;
-  bool first = true;
-  for (unsigned long e = ERR_get_error(); e != 0; e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    message += first ? ": " : "; ";
-    message += buf;
-    first = false;
-  }
-  if (first) message += ": (no OpenSSL reason given)";
-  return Error{Errc::os_error, message};
-}
-
-void discard_openssl_errors() { ERR_clear_error(); }
 
 void wipe(std::string& secret) {
   if (!secret.empty()) OPENSSL_cleanse(secret.data(), secret.size());

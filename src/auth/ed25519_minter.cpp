@@ -210,7 +210,7 @@ Ed25519Minter::Ed25519Minter(std::shared_ptr<const Ed25519Key> key, std::functio
 Result<std::string> Ed25519Minter::token(const LegRequest& request) const {
   const MintContext& ctx = request.context;
   if (ctx.ttl.count() <= 0) return fail(Errc::invalid_argument, "token lifetime must be positive");
-  auto url = parse_request_url(request.url);
+  auto url = wire::parse_url(request.url);
   if (!url) return tl::unexpected(url.error());
 
   std::optional<std::string> ph;
@@ -242,9 +242,9 @@ Result<std::string> Ed25519Minter::token(const LegRequest& request) const {
       {"alg", std::string(kTokenAlg)}, {"typ", std::string(kTokenType)}, {"kid", key_->thumbprint()}};
   nlohmann::json claims = {
       {"iss", ctx.issuer},
-      {"aud", origin(url->base)},
+      {"aud", url->origin()},
       {"htm", request.method},
-      {"htu", canonical_url(*url)},
+      {"htu", url->without_userinfo()},
       {"iat", iat},
       {"exp", exp},
       {"jti", base64url_encode(*jti)},

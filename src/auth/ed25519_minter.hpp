@@ -18,7 +18,7 @@
 #include <string_view>
 
 #include "auth/minter.hpp"
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::auth {
 

@@ -11,16 +11,6 @@ namespace courier::auth {
 
 namespace {
 
-constexpr std::string_view kAdvertisementSuffix = "/info/refs";
-constexpr std::string_view kAdvertisementQuery = "service=git-receive-pack";
-constexpr std::string_view kReceivePackSuffix = "/git-receive-pack";
-
-int default_port(const std::string& scheme) {
-  if (scheme == "https") return 443;
-  if (scheme == "http") return 80;
-  return 0;
-}
-
 // The repository's base path: the remote's path without its trailing "/"s
 // ("" for the root), so that base + "/info/refs" is the leg's path.
 std::string repo_base(const std::string& path) {
@@ -52,100 +42,42 @@ bool has_dot_segment(std::string_view path) {
   return false;
 }
 
-bool has_control_or_space(std::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return true;
-  }
-  return false;
-}
-
-std::string describe(const seat::ParsedUrl& u) { return u.scheme + "://" + u.host + ":" + std::to_string(u.port); }
+std::string describe(const wire::Url& u) { return u.scheme + "://" + u.host + ":" + std::to_string(u.port); }
 
 }  // namespace
 
-// ---- URLs -----------------------------------------------------------------
-
-Result<RequestUrl> parse_request_url(std::string_view url) {
-  if (has_control_or_space(url)) {
-    return fail(Errc::invalid_argument, "malformed URL: it contains whitespace or control characters");
-  }
-  if (url.find('#') != std::string_view::npos) return fail(Errc::invalid_argument, "malformed URL: a fragment");
-  RequestUrl out;
-  std::string_view base = url;
-  if (const auto q = url.find('?'); q != std::string_view::npos) {
-    base = url.substr(0, q);
-    out.query = std::string(url.substr(q + 1));
-  }
-  auto parsed = seat::parse_url(base);
-  if (!parsed) return tl::unexpected(parsed.error());
-  out.base = std::move(*parsed);
-  out.userinfo = out.base.userinfo;
-  return out;
-}
-
-std::string origin(const seat::ParsedUrl& url) {
-  std::string out = url.scheme + "://" + url.host;
-  if (url.port != 0 && url.port != default_port(url.scheme)) out += ":" + std::to_string(url.port);
-  return out;
-}
-
-std::string canonical_url(const RequestUrl& url) {
-  std::string out = origin(url.base) + url.base.path;
-  if (url.query) out += "?" + *url.query;
-  return out;
-}
-
-Result<std::string> leg_url(std::string_view remote, std::string_view leg) {
-  auto parsed = parse_request_url(remote);
-  if (!parsed) return tl::unexpected(parsed.error());
-  if (parsed->query) return fail(Errc::invalid_argument, "a remote URL has no query");
-  std::string base(remote);
-  while (!base.empty() && base.back() == '/') base.pop_back();
-  if (leg == protocol::kLegAdvertisement)
-    return base + std::string(kAdvertisementSuffix) + "?" + std::string(kAdvertisementQuery);
-  if (leg == protocol::kLegReceivePack) return base + std::string(kReceivePackSuffix);
-  return fail(Errc::invalid_argument, "unknown leg '" + std::string(leg) + "'");
-}
-
 // ---- binding ----------------------------------------------------------------
 
-Binding check_leg_binding(std::string_view remote, const protocol::Mint& request) {
+Binding check_leg_binding(std::string_view remote, const MintRequest& request) {
   auto refused = [](std::string why) { return Binding{BindingVerdict::refused, std::move(why), {}}; };
   auto foreign = [&](std::string why) {
     return Binding{BindingVerdict::foreign, "'" + request.url + "' " + std::move(why), {}};
   };
 
-  auto want = parse_request_url(remote);
+  auto want = wire::parse_url(remote);
   if (!want || want->query) return refused("the delivery's remote URL is malformed");
-  auto got = parse_request_url(request.url);
+  auto got = wire::parse_url(request.url);
   if (!got) return foreign("is not a URL this delivery can use (" + got.error().message + ")");
   // The child requests the canonical remote, which never carries user
   // information (H2): a user name stays with the credential helper.
   if (got->userinfo) return foreign("carries user information");
-  if (got->base.scheme != want->base.scheme || got->base.host != want->base.host || got->base.port != want->base.port) {
-    return foreign("names " + describe(got->base) + ", not the delivery's " + describe(want->base));
+  if (got->scheme != want->scheme || got->host != want->host || got->port != want->port) {
+    return foreign("names " + describe(*got) + ", not the delivery's " + describe(*want));
   }
-  const std::string base = repo_base(want->base.path);
-  const std::string& path = got->base.path;
+  const std::string base = repo_base(want->path);
+  const std::string& path = got->path;
   if (has_dot_segment(path)) return foreign("has a '.' or '..' path segment");
   if (path.compare(0, base.size() + 1, base + "/") != 0) {
     return foreign("is outside the delivery's repository " + (base.empty() ? std::string("/") : base));
   }
 
   // This delivery's repository: from here on a mismatch is a refusal.
-  std::string expected_method;
-  std::string expected_path;
-  std::optional<std::string> expected_query;
-  if (request.leg == protocol::kLegAdvertisement) {
-    expected_method = "GET";
-    expected_path = base + std::string(kAdvertisementSuffix);
-    expected_query = std::string(kAdvertisementQuery);
-  } else if (request.leg == protocol::kLegReceivePack) {
-    expected_method = "POST";
-    expected_path = base + std::string(kReceivePackSuffix);
-  } else {
-    return refused("no token is minted for leg '" + request.leg + "'");
-  }
+  const wire::LegSpec* leg = wire::find_leg(request.leg);
+  if (leg == nullptr) return refused("no token is minted for leg '" + request.leg + "'");
+  const std::string expected_method(leg->method);
+  const std::string expected_path = base + std::string(leg->path_suffix);
+  const std::optional<std::string> expected_query =
+      leg->query.empty() ? std::nullopt : std::optional<std::string>(std::string(leg->query));
   if (request.method != expected_method) {
     return refused("leg '" + request.leg + "' is a " + expected_method + ", not a " + request.method);
   }
@@ -160,7 +92,7 @@ Binding check_leg_binding(std::string_view remote, const protocol::Mint& request
   } else if (request.body_sha256) {
     return refused("the advertisement GET has no body to hash");
   }
-  return Binding{BindingVerdict::ok, {}, canonical_url(*got)};
+  return Binding{BindingVerdict::ok, {}, got->without_userinfo()};
 }
 
 // ---- the gate -----------------------------------------------------------------
@@ -173,8 +105,8 @@ MintGate::MintGate(std::shared_ptr<Minter> minter, MintContext context, Authorit
   if (!options_.mono_clock) options_.mono_clock = sys::mono_now_ns;
 }
 
-supervisor::MintAnswer MintGate::answer(const protocol::Mint& request) {
-  supervisor::MintAnswer out;
+MintAnswer MintGate::answer(const MintRequest& request) {
+  MintAnswer out;
   auto refuse = [&out](std::string why) {
     out.refused = std::move(why);
     return out;
@@ -193,7 +125,7 @@ supervisor::MintAnswer MintGate::answer(const protocol::Mint& request) {
   }
   if (options_.mono_clock() >= context_.deadline) return refuse("the delivery's deadline has passed");
   if (authority_) {
-    const supervisor::AuthorityAnswer before = authority_("mint");
+    const AuthorityAnswer before = authority_("mint");
     if (!before.ok) {
       out.revoked = true;
       return refuse("authority refused before minting: " +
@@ -219,7 +151,7 @@ supervisor::MintAnswer MintGate::answer(const protocol::Mint& request) {
   // A3: the delivery may have been revoked while the minter ran. Its token
   // is dropped here and never reaches the pipe.
   if (authority_) {
-    const supervisor::AuthorityAnswer after = authority_("mint");
+    const AuthorityAnswer after = authority_("mint");
     if (!after.ok) {
       wipe(*header);
       out.revoked = true;
@@ -231,13 +163,11 @@ supervisor::MintAnswer MintGate::answer(const protocol::Mint& request) {
   return out;
 }
 
-std::function<supervisor::MintAnswer(const protocol::Mint&)> make_mint_callback(std::shared_ptr<Minter> minter,
-                                                                                MintContext context,
-                                                                                AuthorityFn authority,
-                                                                                MintGateOptions options) {
+MintFn make_mint_callback(std::shared_ptr<Minter> minter, MintContext context, AuthorityFn authority,
+                          MintGateOptions options) {
   auto gate =
       std::make_shared<MintGate>(std::move(minter), std::move(context), std::move(authority), std::move(options));
-  return [gate](const protocol::Mint& request) { return gate->answer(request); };
+  return [gate](const MintRequest& request) { return gate->answer(request); };
 }
 
 }  // namespace courier::auth

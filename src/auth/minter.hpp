@@ -22,11 +22,11 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/messages.hpp"
-#include "result.hpp"
-#include "seat/lane.hpp"
-#include "supervisor/supervisor.hpp"
+#include "courier/host_api.hpp"
+#include "courier/result.hpp"
 #include "sys/clock.hpp"
+#include "wire/legs.hpp"
+#include "wire/url.hpp"
 
 namespace courier::auth {
 
@@ -46,7 +46,7 @@ struct MintContext {
 // One leg, after the gate has checked its binding.
 struct LegRequest {
   MintContext context;
-  std::string leg;     // protocol::kLegAdvertisement | protocol::kLegReceivePack
+  std::string leg;     // a wire::kLegs name
   std::string method;  // GET | POST
   std::string url;     // the exact URL the child will request
   // Lower-case hex SHA-256 of the whole POST body (the child reports it in
@@ -72,30 +72,8 @@ class Minter {
 
 // ---- leg binding (A2) ------------------------------------------------------
 
-// A request URL taken apart: scheme, host and port as the lane parser reads
-// them, the path as given, the query if any.
-struct RequestUrl {
-  seat::ParsedUrl base;                 // query stripped; path "/" when empty
-  std::optional<std::string> query;     // after '?'
-  std::optional<std::string> userinfo;  // "user[:password]" before an '@' in the authority
-};
-
-// Errors: invalid_argument (unparseable, a fragment).
-Result<RequestUrl> parse_request_url(std::string_view url);
-
-// scheme://host[:port]: the default port (443/80) omitted, lower-case.
-std::string origin(const seat::ParsedUrl& url);
-// origin + path [+ "?" query]: the form a token's `htu` carries and a
-// verifier compares.
-std::string canonical_url(const RequestUrl& url);
-
-// The exact URL of a leg of `remote`. Rule: the remote's trailing "/"s are
-// dropped, then "/info/refs?service=git-receive-pack" or "/git-receive-pack"
-// is appended, so https://h/r.git, https://h/r.git/ and https://h/r.git//
-// all give https://h/r.git/info/refs?service=git-receive-pack (the child
-// builds its URLs the same way). Errors: invalid_argument (a malformed
-// remote, an unknown leg).
-Result<std::string> leg_url(std::string_view remote, std::string_view leg);
+// Leg URLs come from the one table (wire::leg_url); request URLs are taken
+// apart by the one parser (wire::parse_url).
 
 enum class BindingVerdict {
   ok,       // exactly one of this delivery's two legs
@@ -110,24 +88,24 @@ struct Binding {
 };
 
 // Pure. Accepts only
-//   leg "advertisement", GET,  URL = leg_url(remote, "advertisement"), no body hash
-//   leg "receive-pack",  POST, URL = leg_url(remote, "receive-pack"), body_sha256 = 64 lower-case hex
+//   leg "advertisement", GET,  URL = wire::leg_url(remote, advertisement), no body hash
+//   leg "receive-pack",  POST, URL = wire::leg_url(remote, receive_pack), body_sha256 = 64 lower-case hex
 // comparing parsed URLs: scheme and host case-insensitively, the port with
 // its default filled in, user information exactly as the remote has it
 // (normally none), path and query exactly (case-sensitive, no
 // normalisation of percent-escapes; a "." or ".." segment is foreign).
-Binding check_leg_binding(std::string_view remote, const protocol::Mint& request);
+Binding check_leg_binding(std::string_view remote, const MintRequest& request);
 
 // ---- the gate --------------------------------------------------------------
 
-using AuthorityFn = std::function<supervisor::AuthorityAnswer(const std::string& phase)>;
+using courier::AuthorityFn;
 
 struct MintGateOptions {
   // The job says the delivery carries credentials. False: every request is refused.
   bool authenticated = true;
   // At most this many mint requests per delivery (counted whether or not a
   // token results).
-  int max_mints = protocol::kMaxMints;
+  int max_mints = wire::kMaxMints;
   // Tests may move time; default sys::mono_now_ns.
   std::function<sys::MonoNs()> mono_clock;
 };
@@ -144,7 +122,7 @@ class MintGate {
   // foreign = true, a protocol fault); the mint cap; the deadline; authority
   // ("mint"); the minter; the deadline again; authority again (A3). An
   // authority refusal at either point answers revoked = true, and no header.
-  supervisor::MintAnswer answer(const protocol::Mint& request);
+  MintAnswer answer(const MintRequest& request);
 
   int requests() const { return requests_.load(); }
   int minted() const { return minted_.load(); }
@@ -158,11 +136,9 @@ class MintGate {
   std::atomic<int> minted_{0};
 };
 
-// The callable SupervisorOptions::mint (and DeliveryRequest::mint) expects,
+// The callable DeliveryRequest::mint (and SupervisorOptions::mint) expects,
 // backed by one MintGate for one delivery.
-std::function<supervisor::MintAnswer(const protocol::Mint&)> make_mint_callback(std::shared_ptr<Minter> minter,
-                                                                                MintContext context,
-                                                                                AuthorityFn authority,
-                                                                                MintGateOptions options = {});
+MintFn make_mint_callback(std::shared_ptr<Minter> minter, MintContext context, AuthorityFn authority,
+                          MintGateOptions options = {});
 
 }  // namespace courier::auth

@@ -291,12 +291,12 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
   if (c.htm != request.method) {
     return refuse(VerifyErrc::wrong_method, "minted for " + c.htm + ", used for " + request.method);
   }
-  auto url = parse_request_url(request.url);
+  auto url = wire::parse_url(request.url);
   if (!url) return refuse(VerifyErrc::bad_request, "request URL: " + url.error().message);
-  const std::string canonical = canonical_url(*url);
+  const std::string canonical = url->without_userinfo();
   if (c.htu != canonical) return refuse(VerifyErrc::wrong_url, "minted for " + c.htu + ", used for " + canonical);
-  if (c.aud != origin(url->base)) {
-    return refuse(VerifyErrc::wrong_audience, "aud " + c.aud + " is not " + origin(url->base));
+  if (c.aud != url->origin()) {
+    return refuse(VerifyErrc::wrong_audience, "aud " + c.aud + " is not " + url->origin());
   }
   if (request.method == "POST" || c.ph) {
     if (!c.ph) return refuse(VerifyErrc::body_hash_required, "a POST token must carry ph");

@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::auth {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::cli {
 

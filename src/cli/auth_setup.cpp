@@ -8,7 +8,7 @@
 namespace courier::cli {
 
 Result<std::unique_ptr<AuthSetup>> AuthSetup::from_spec(const std::string& spec, const DeliveryRequest& request,
-                                                        sys::MonoNs deadline) {
+                                                        MonoNs deadline) {
   auto setup = std::make_unique<AuthSetup>();
   auto factory = auth::minter_factory(spec);
   if (!factory) return fail(Errc::invalid_argument, "--auth: " + factory.error().message);

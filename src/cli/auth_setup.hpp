@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "courier.hpp"
+#include "courier/courier.hpp"
 
 namespace courier::cli {
 
@@ -17,15 +17,15 @@ class AuthSetup {
   // `deadline` must be no later than the turn's (take it before submit()).
   // Errors: invalid_argument (unknown mode, unreadable or wrong key file).
   static Result<std::unique_ptr<AuthSetup>> from_spec(const std::string& spec, const DeliveryRequest& request,
-                                                      sys::MonoNs deadline);
+                                                      MonoNs deadline);
 
   // The mint callback for DeliveryRequest::mint (null for --auth none).
-  std::function<MintAnswer(const protocol::Mint&)> mint() const { return mint_; }
+  MintFn mint() const { return mint_; }
   // After the outcome: tells a credential helper whether it worked.
   void after(const Outcome& o);
 
  private:
-  std::function<MintAnswer(const protocol::Mint&)> mint_;
+  MintFn mint_;
   std::function<void(bool accepted)> settle_;
 };
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
+#include "sys/clock.hpp"
 
 namespace courier::cli {
 

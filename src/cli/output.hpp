@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "supervisor/outcome.hpp"
+#include "courier/outcome.hpp"
 
 namespace courier::cli {
 

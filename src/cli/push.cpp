@@ -12,8 +12,8 @@
 #include "child/pack.hpp"
 #include "cli/auth_setup.hpp"
 #include "cli/output.hpp"
-#include "courier.hpp"
-#include "seat/lane.hpp"
+#include "courier/courier.hpp"
+#include "wire/remote.hpp"
 #include "sys/flock.hpp"
 #include "sys/process.hpp"
 #include "sys/signals.hpp"
@@ -48,7 +48,7 @@ Result<Validated> validate(const PushArgs& a) {
   // H2: a password, an ambiguous spelling or a malformed URL is a usage
   // error here, before anything runs; from here on only the canonical form
   // (no user information) is used or printed.
-  auto remote = seat::parse_remote(a.remote);
+  auto remote = wire::parse_remote(a.remote);
   if (!remote) return tl::unexpected(remote.error());
   v.lane = remote->lane;
   v.remote = remote->canonical;

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::protocol {
 

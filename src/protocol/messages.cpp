@@ -422,4 +422,6 @@ const char* type_name(const ParentMessage& m) {
   return names[m.index()];
 }
 
+MintRequest to_mint_request(const Mint& m) { return MintRequest{m.leg, m.method, m.url, m.body_sha256, m.body_len}; }
+
 }  // namespace courier::protocol

@@ -13,15 +13,17 @@
 #include <variant>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/host_api.hpp"
+#include "courier/result.hpp"
+#include "wire/legs.hpp"
 
 namespace courier::protocol {
 
 inline constexpr int kProtocolVersion = 1;
-inline constexpr int kMaxMints = 8;
+inline constexpr int kMaxMints = wire::kMaxMints;
 
-inline constexpr std::string_view kLegAdvertisement = "advertisement";
-inline constexpr std::string_view kLegReceivePack = "receive-pack";
+inline constexpr std::string_view kLegAdvertisement = wire::kLegs[0].name;
+inline constexpr std::string_view kLegReceivePack = wire::kLegs[1].name;
 
 // ---- child -> parent ----------------------------------------------------
 struct Hello {
@@ -43,6 +45,9 @@ struct Mint {
   std::optional<std::uint64_t> body_len;
   bool operator==(const Mint&) const = default;
 };
+
+// The host's view of a mint frame (the public type a mint callback takes).
+MintRequest to_mint_request(const Mint& m);
 
 struct Check {
   std::string phase;

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "protocol/messages.hpp"
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::protocol {
 

@@ -24,12 +24,14 @@
 #include <mutex>
 #include <thread>
 
-#include "courier.hpp"
+#include "courier/courier.hpp"
 #include "seat/lane.hpp"
+#include "supervisor/supervisor.hpp"
 #include "sys/events.hpp"
 #include "sys/flock.hpp"
 #include "sys/process.hpp"
-#include "transport/wire_text.hpp"
+#include "wire/remote.hpp"
+#include "wire/text.hpp"
 
 namespace courier {
 
@@ -226,7 +228,7 @@ struct Executor::Impl {
       // pid is parsed from the raw text, the text itself is shown escaped.
       const std::string raw = lane.file->read_holder();
       e.holder_pid = holder_pid_from(raw);
-      e.holder = transport::printable(raw, kMaxHolderShown);
+      e.holder = wire::printable(raw, kMaxHolderShown);
     }
     return e;
   }
@@ -758,7 +760,7 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
   DeliveryHandle handle(d);
   // H2: one canonical form for the lane and for what the child requests;
   // an ambiguous spelling or a password never gets this far.
-  auto remote = seat::parse_remote(d->req.remote);
+  auto remote = wire::parse_remote(d->req.remote);
   if (!remote) {
     d->claim = kRefused;
     d->finish(d->never_dispatched(OutcomeKind::failed, remote.error().message));

@@ -15,7 +15,7 @@
 #include <atomic>
 #include <mutex>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/cgroup.hpp"
 #include "sys/clock.hpp"
 #include "sys/spawn.hpp"

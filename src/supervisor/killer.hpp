@@ -9,7 +9,7 @@
 #include <memory>
 #include <thread>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "supervisor/kill_domain.hpp"
 #include "sys/events.hpp"
 

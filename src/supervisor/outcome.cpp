@@ -1,5 +1,5 @@
 // outcome.cpp — outcome names and the release rule.
-#include "supervisor/outcome.hpp"
+#include "courier/outcome.hpp"
 
 namespace courier {
 
@@ -32,7 +32,7 @@ SeatDisposition release_rule(OutcomeKind k) {
   return is_unconfirmed(k) ? SeatDisposition::retain : SeatDisposition::release;
 }
 
-std::optional<sys::MonoNs> Outcome::deadline_overrun() const {
+std::optional<MonoNs> Outcome::deadline_overrun() const {
   if (kind != OutcomeKind::deadline_killed || timings.kill == 0) return std::nullopt;
   return timings.kill - deadline;
 }

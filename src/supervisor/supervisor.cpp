@@ -423,7 +423,7 @@ struct Supervisor::Loop {
     auto mint = opt().mint;
     auto authority = opt().authority;
     const bool queued = host->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m](HostAnswer& a) {
-      MintAnswer minted = mint(m);
+      MintAnswer minted = mint(protocol::to_mint_request(m));
       a.header = std::move(minted.header);
       a.refusal = std::move(minted.refused);
       a.ok = a.header.has_value();

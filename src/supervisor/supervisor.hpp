@@ -19,18 +19,22 @@
 #include <string_view>
 
 #include "protocol/messages.hpp"
-#include "result.hpp"
-#include "supervisor/outcome.hpp"
+#include "courier/result.hpp"
+#include "courier/host_api.hpp"
+#include "courier/outcome.hpp"
 #include "sys/clock.hpp"
 
 namespace courier::supervisor {
 
 class KillDomain;
 
-// Named bounds (docs/bounds.md). The seat is released no later than
-// deadline + kill latency + kReapBound + kEofBound.
-inline constexpr sys::MonoNs kReapBound = 5'000 * sys::kNsPerMs;
-inline constexpr sys::MonoNs kEofBound = 5'000 * sys::kNsPerMs;
+using courier::AuthorityAnswer;
+using courier::CgroupMode;
+using courier::kEofBound;
+using courier::kReapBound;
+using courier::MintAnswer;
+using courier::MintRequest;
+
 // A child that has sent its result gets this long to exit by itself.
 inline constexpr sys::MonoNs kResultExitGrace = 1'000 * sys::kNsPerMs;
 // The child's stderr is relayed up to this many bytes, then counted and dropped.
@@ -46,23 +50,6 @@ inline constexpr sys::MonoNs kObserverDrainBound = 100 * sys::kNsPerMs;
 // The environment allowlist (A1): only these names reach the child.
 inline constexpr std::string_view kChildEnvAllowlist[] = {"PATH", "HOME", "TMPDIR", "SSL_CERT_FILE",
                                                           "SSL_CERT_DIR", "LANG", "TZ"};
-
-enum class CgroupMode { automatic, off, required };
-
-struct MintAnswer {
-  std::optional<std::string> header;  // the token header, or
-  std::string refused;                // why none was minted
-  // The child asked for a token for another destination than this
-  // delivery's remote: a protocol fault (P1), not a refusal.
-  bool foreign = false;
-  // Authority said no, before or after minting: the delivery is revoked (A4).
-  bool revoked = false;
-};
-
-struct AuthorityAnswer {
-  bool ok = false;
-  std::string reason;  // when !ok
-};
 
 struct SupervisorOptions {
   // The job as the host describes it; parent_pid, deadline_mono_ns and
@@ -100,8 +87,8 @@ struct SupervisorOptions {
   // and on_spawned run, in order, on a notifier thread through a bounded
   // queue (progress coalesced, stderr capped): one that blocks holds neither
   // the kill, nor the reap, nor the outcome (docs/embedding.md).
-  std::function<MintAnswer(const protocol::Mint&)> mint;
-  std::function<AuthorityAnswer(const std::string& phase)> authority;
+  courier::MintFn mint;
+  courier::AuthorityFn authority;
   std::function<void(const protocol::Progress&)> on_progress;
   std::function<void(std::string_view)> on_stderr;  // default: relayed to our stderr
   std::function<void(std::string_view)> on_event;   // one-line supervisor log (spawned, killed, ...)

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/fd.hpp"
 
 namespace courier::sys {

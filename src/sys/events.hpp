@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/clock.hpp"
 #include "sys/fd.hpp"
 

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/fd.hpp"
 
 namespace courier::sys {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::sys {
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <thread>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/events.hpp"
 #include "sys/fd.hpp"
 

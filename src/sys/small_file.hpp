@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 
 namespace courier::sys {
 

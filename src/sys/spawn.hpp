@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/fd.hpp"
 
 namespace courier::sys {

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "result.hpp"
+#include "courier/result.hpp"
 #include "sys/fd.hpp"
 
 namespace courier::sys {

@@ -1,4 +1,4 @@
-// courier.hpp — the public API for hosts that embed git-courier.
+// courier.hpp — (public) the API for hosts that embed git-courier.
 //
 //   int main(int argc, char** argv) {
 //     if (auto code = courier::run_child_if_requested(argc, argv)) return *code;
@@ -23,14 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "supervisor/outcome.hpp"
-#include "supervisor/supervisor.hpp"
+#include "courier/host_api.hpp"
+#include "courier/outcome.hpp"
+#include "courier/result.hpp"
 
 namespace courier {
-
-using supervisor::AuthorityAnswer;
-using supervisor::CgroupMode;
-using supervisor::MintAnswer;
 
 // If argv asks for the delivery child (wire::kChildWord), runs it and returns its exit
 // code; otherwise nullopt. A host's main() calls this first so that its own
@@ -65,7 +62,7 @@ enum class PackEngine {
 struct DeliveryRequest {
   std::string repo;     // local repository (never written to)
   std::string remote;   // https:// smart-HTTP URL; no password (H2). The child
-                        // requests its canonical form (seat::parse_remote).
+                        // requests its canonical form (wire::parse_remote).
   std::string ref;      // e.g. refs/heads/main
   std::string oid;      // the gated object id (full hex)
   std::optional<std::string> expect_old;
@@ -75,10 +72,10 @@ struct DeliveryRequest {
   std::optional<std::string> ca_file;
   bool allow_http_loopback = false;
   // Credentials (A1-A3): minted in this process, per HTTP request. Null: none.
-  std::function<MintAnswer(const protocol::Mint&)> mint;
+  MintFn mint;
   // "Does this delivery still own its turn?" Asked before each leg and after
   // each mint; a refusal revokes. Null: always yes.
-  std::function<AuthorityAnswer(const std::string& phase)> authority;
+  AuthorityFn authority;
   PackEngine pack_engine = PackEngine::libgit2;
   // For PackEngine::git: the git program (absolute path). Empty: `git` found
   // on this process's PATH at submit(); none there ends the delivery
@@ -120,8 +117,8 @@ struct ExecutorOptions {
   // does). Off: a confirmed stop covers the kill domain only.
   bool subreaper = false;
   // Tests only: shorter confirmation bounds.
-  sys::MonoNs reap_bound = supervisor::kReapBound;
-  sys::MonoNs eof_bound = supervisor::kEofBound;
+  MonoNs reap_bound = kReapBound;
+  MonoNs eof_bound = kEofBound;
   // Child stderr and supervisor log lines; default: this process's stderr.
   // Both reach the host through the delivery's notifier thread, never from
   // its supervising loop (stderr capped at 256 KiB per delivery).
@@ -177,7 +174,7 @@ class Executor {
 
   // Fixes the turn's absolute deadline now and queues the delivery. A
   // request on a poisoned lane finishes at once `lane_poisoned`; one whose
-  // remote is malformed, ambiguous or carries a password (seat::parse_remote,
+  // remote is malformed, ambiguous or carries a password (wire::parse_remote,
   // rule H2), or whose lane directory was refused (H1), finishes `failed`
   // with the reason. No child exists in either case.
   DeliveryHandle submit(DeliveryRequest request);

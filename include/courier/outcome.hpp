@@ -1,5 +1,5 @@
-// outcome.hpp — what a delivery ended as, and the release rule: the one
-// function that decides whether its seat may pass to the next turn.
+// outcome.hpp — (public) what a delivery ended as, and the release rule: the
+// one function that decides whether its seat may pass to the next turn.
 #pragma once
 
 #include <cstdint>
@@ -7,9 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "sys/clock.hpp"
 
 namespace courier {
+
+// An instant on CLOCK_MONOTONIC, in nanoseconds (system-wide on Linux, so a
+// host, its children and the outcome agree on it).
+using MonoNs = std::int64_t;
 
 enum class OutcomeKind {
   delivered,              // remote reported ok for the ref at the gated id
@@ -62,18 +65,18 @@ struct ChildFacts {
 };
 
 struct Timings {
-  sys::MonoNs submitted = 0;
-  sys::MonoNs seat = 0;         // the seat was granted (0: never)
-  sys::MonoNs spawned = 0;      // clone3 returned (0: never)
-  sys::MonoNs hello = 0;        // hello received
-  sys::MonoNs assigned = 0;     // the job was given to this child (warm: after hello)
-  sys::MonoNs job_sent = 0;     // the job frame was fully written (0: never)
-  sys::MonoNs job_accepted = 0; // the child's first frame after reading its job
-  sys::MonoNs kill = 0;         // first SIGKILL to the domain (0: none)
-  sys::MonoNs exited = 0;       // leader exit observed
-  sys::MonoNs reaped = 0;
-  sys::MonoNs confirmed = 0;    // stop confirmed: seat ready (0: never)
-  sys::MonoNs revoke = 0;       // revoke() called (0: never)
+  MonoNs submitted = 0;
+  MonoNs seat = 0;         // the seat was granted (0: never)
+  MonoNs spawned = 0;      // clone3 returned (0: never)
+  MonoNs hello = 0;        // hello received
+  MonoNs assigned = 0;     // the job was given to this child (warm: after hello)
+  MonoNs job_sent = 0;     // the job frame was fully written (0: never)
+  MonoNs job_accepted = 0; // the child's first frame after reading its job
+  MonoNs kill = 0;         // first SIGKILL to the domain (0: none)
+  MonoNs exited = 0;       // leader exit observed
+  MonoNs reaped = 0;
+  MonoNs confirmed = 0;    // stop confirmed: seat ready (0: never)
+  MonoNs revoke = 0;       // revoke() called (0: never)
 };
 
 struct Outcome {
@@ -83,7 +86,7 @@ struct Outcome {
   bool warm = false;             // the child was spawned ahead of need and then given this job
   ChildFacts child;
   Timings timings;
-  sys::MonoNs deadline = 0;
+  MonoNs deadline = 0;
   std::optional<std::string> old_oid;
   std::optional<std::uint64_t> objects;
   std::optional<std::uint64_t> bytes_sent;
@@ -100,7 +103,7 @@ struct Outcome {
 
   SeatDisposition seat() const { return release_rule(kind); }
   // kill time minus deadline (ns), when killed at the deadline.
-  std::optional<sys::MonoNs> deadline_overrun() const;
+  std::optional<MonoNs> deadline_overrun() const;
 };
 
 }  // namespace courier

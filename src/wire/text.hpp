@@ -1,4 +1,4 @@
-// wire_text.hpp — making bytes the remote sent safe to show a person.
+// text.hpp — making bytes the remote sent safe to show a person.
 //
 // Rejection reasons, fatal messages and malformed lines come from the remote
 // and end up in terminals, logs and JSON. Escaping control bytes keeps a
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace courier::transport {
+namespace courier::wire {
 
 inline constexpr std::size_t kMaxQuoted = 200;
 
@@ -22,4 +22,4 @@ std::string printable(std::string_view bytes, std::size_t max_len = kMaxQuoted);
 // or not; both mean the same line.
 std::string_view chomp(std::string_view line);
 
-}  // namespace courier::transport
+}  // namespace courier::wire

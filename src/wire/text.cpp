@@ -1,7 +1,7 @@
-// wire_text.cpp — escaping remote text for display.
-#include "transport/wire_text.hpp"
+// text.cpp — escaping remote text for display.
+#include "wire/text.hpp"
 
-namespace courier::transport {
+namespace courier::wire {
 
 std::string printable(std::string_view bytes, std::size_t max_len) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -30,4 +30,4 @@ std::string_view chomp(std::string_view line) {
   return line;
 }
 
-}  // namespace courier::transport
+}  // namespace courier::wire

@@ -1,0 +1,51 @@
+// remote.hpp — a delivery's remote: the one place a remote URL is refused or
+// made canonical, the lane key that decides which deliveries exclude each
+// other (one seat per lane, rule H2), and the scheme rule (T1).
+//
+// One remote, one lane, whatever its spelling. Spellings that every server
+// resolves alike are folded silently (scheme and host case, the default
+// port, a trailing "/"). Spellings that a server may resolve differently
+// from another server, or from the client, are refused with the canonical
+// spelling in the message: "." and ".." segments, empty segments ("//"),
+// percent-encoded unreserved characters ("%72" for "r") and an encoded "/"
+// ("%2F"). The canonical URL is what the child requests, what the minter
+// binds tokens to, and what every outcome prints; it never carries user
+// information. A password in the URL is refused (use --auth credential); a
+// user name alone is kept aside for the credential helper.
+//
+// The lane key is coarser than the canonical URL, on purpose: two remotes
+// that might be one repository must share a lane (over-serialising is safe,
+// under-serialising is not). It drops a trailing ".git", decodes every
+// percent-escape and folds the path's case (some servers ignore it). What no
+// client can know stays out of reach: a host name and its IP address, or two
+// names of one host, are two lanes (docs/design.md "Canonical remotes").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "courier/result.hpp"
+#include "wire/url.hpp"
+
+namespace courier::wire {
+
+struct Remote {
+  Url url;                          // the canonical URL taken apart (no user information)
+  std::string canonical;            // scheme://host[:port]/path — sent, bound, printed
+  std::optional<std::string> user;  // user name from the URL (percent-encoded as given)
+  std::string lane;                 // the lane key
+};
+
+// Errors: invalid_argument, naming what is wrong and, for an ambiguous
+// spelling, the canonical one to use instead.
+Result<Remote> parse_remote(std::string_view text);
+
+// The lane key of a remote. Errors: as parse_remote.
+Result<std::string> lane_key(std::string_view text);
+
+// T1: https, or plain http to a loopback address when the caller allowed
+// it. Errors: scheme_refused, saying which rule refused.
+Result<void> check_scheme(const Url& url, bool allow_http_loopback);
+
+}  // namespace courier::wire

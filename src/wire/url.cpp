@@ -1,0 +1,241 @@
+// url.cpp — the RFC 3986 parser for http(s) URLs (see url.hpp for the
+// narrowings and why).
+#include "wire/url.hpp"
+
+#include <vector>
+
+namespace courier::wire {
+
+namespace {
+
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = lower(c);
+  return out;
+}
+
+// RFC 3986 section 2: unreserved and sub-delims.
+bool unreserved(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
+bool sub_delim(char c) {
+  switch (c) {
+    case '!': case '$': case '&': case '\'': case '(': case ')':
+    case '*': case '+': case ',': case ';': case '=':
+      return true;
+    default:
+      return false;
+  }
+}
+bool pchar(char c) { return unreserved(c) || sub_delim(c) || c == ':' || c == '@'; }
+
+// Every byte allowed by `ok`, every '%' the start of a two-digit escape.
+// Returns what is wrong, or "".
+template <class Allowed>
+std::string check_chars(std::string_view part, std::string_view what, Allowed ok) {
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    const char c = part[i];
+    if (c == '%') {
+      if (i + 2 >= part.size() || !is_hex(part[i + 1]) || !is_hex(part[i + 2])) {
+        return "a '%' in the " + std::string(what) + " that is not followed by two hex digits";
+      }
+      i += 2;
+      continue;
+    }
+    if (!ok(c)) return "the character '" + std::string(1, c) + "' is not allowed in the " + std::string(what);
+  }
+  return {};
+}
+
+// What inet_aton would read as an address: digits, hex, 'x' and dots, with a
+// numeric last label. Such a host must be a plain dotted quad.
+bool looks_numeric(std::string_view host) {
+  if (!host.empty() && host.back() == '.') host.remove_suffix(1);
+  const auto dot = host.rfind('.');
+  const std::string_view last = dot == std::string_view::npos ? host : host.substr(dot + 1);
+  if (last.empty() || !is_digit(last.front())) return false;
+  for (char c : host) {
+    if (!is_hex(c) && c != '.' && c != 'x' && c != 'X') return false;
+  }
+  return true;
+}
+
+bool dotted_quad(std::string_view host) {
+  int parts = 0;
+  std::size_t at = 0;
+  while (at <= host.size()) {
+    const std::size_t end = std::min(host.find('.', at), host.size());
+    const std::string_view part = host.substr(at, end - at);
+    if (part.empty() || part.size() > 3 || (part.size() > 1 && part.front() == '0')) return false;
+    int n = 0;
+    for (char c : part) {
+      if (!is_digit(c)) return false;
+      n = n * 10 + (c - '0');
+    }
+    if (n > 255) return false;
+    ++parts;
+    if (end == host.size()) break;
+    at = end + 1;
+  }
+  return parts == 4;
+}
+
+std::string check_host(std::string_view host) {
+  if (host.empty()) return "no host";
+  if (host.front() == '[') {
+    if (host.size() < 4 || host.back() != ']') return "a malformed IPv6 literal";
+    for (char c : host.substr(1, host.size() - 2)) {
+      if (!is_hex(c) && c != ':' && c != '.') return "an IPv6 literal may hold only hex digits, ':' and '.'";
+    }
+    return {};
+  }
+  for (char c : host) {
+    if (!is_alpha(c) && !is_digit(c) && c != '-' && c != '.' && c != '_') {
+      return "the character '" + std::string(1, c) + "' is not allowed in a host name";
+    }
+  }
+  if (looks_numeric(host) && !dotted_quad(host)) return "a numeric host must be written as a dotted quad (a.b.c.d)";
+  return {};
+}
+
+// Splits "host[:port]" (an IPv6 literal keeps its brackets).
+struct HostPort {
+  std::string_view host;
+  std::optional<std::string_view> port;
+  std::string problem;
+};
+
+HostPort split_host_port(std::string_view authority) {
+  HostPort hp;
+  if (!authority.empty() && authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) return HostPort{{}, {}, "an unterminated IPv6 literal"};
+    hp.host = authority.substr(0, close + 1);
+    const std::string_view after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') return HostPort{{}, {}, "junk after an IPv6 literal"};
+      hp.port = after.substr(1);
+    }
+    return hp;
+  }
+  const auto colon = authority.find(':');
+  hp.host = authority.substr(0, colon);
+  if (colon != std::string_view::npos) hp.port = authority.substr(colon + 1);
+  return hp;
+}
+
+// Digits only, 1..65535; an empty port means the default (RFC 3986 3.2.3).
+Result<int> read_port(std::optional<std::string_view> text, std::string_view scheme) {
+  if (!text || text->empty()) return default_port(scheme);
+  if (text->size() > 5) return fail(Errc::invalid_argument, "bad port");
+  int n = 0;
+  for (char c : *text) {
+    if (!is_digit(c)) return fail(Errc::invalid_argument, "bad port");
+    n = n * 10 + (c - '0');
+  }
+  if (n <= 0 || n > 65535) return fail(Errc::invalid_argument, "bad port");
+  return n;
+}
+
+}  // namespace
+
+int default_port(std::string_view scheme) {
+  if (scheme == "https") return 443;
+  if (scheme == "http") return 80;
+  return 0;
+}
+
+std::string Url::origin() const {
+  std::string out = scheme + "://" + host;
+  if (port != 0 && port != default_port(scheme)) out += ":" + std::to_string(port);
+  return out;
+}
+
+std::string Url::without_userinfo() const {
+  std::string out = origin() + path;
+  if (query) out += "?" + *query;
+  return out;
+}
+
+bool Url::loopback() const {
+  if (host == "[::1]") return true;
+  return host.rfind("127.", 0) == 0 && dotted_quad(host);
+}
+
+std::string redact_url(std::string_view text) {
+  std::string shown;
+  const auto sep = text.find("://");
+  if (sep == std::string_view::npos) {
+    // Not a URL we can take apart: an '@' may still follow a secret.
+    const auto at = text.rfind('@');
+    shown = at == std::string_view::npos ? std::string(text) : "***@" + std::string(text.substr(at + 1));
+  } else {
+    const std::string_view rest = text.substr(sep + 3);
+    const auto slash = rest.find_first_of("/?#");
+    const std::string_view authority = rest.substr(0, slash);
+    const auto at = authority.rfind('@');
+    shown = at == std::string_view::npos ? std::string(text)
+                                         : std::string(text.substr(0, sep + 3)) + "***@" + std::string(rest.substr(at + 1));
+  }
+  for (auto& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return shown;
+}
+
+Result<Url> parse_url(std::string_view text, std::string_view what) {
+  auto bad = [&](const std::string& why) {
+    return fail(Errc::invalid_argument, "malformed " + std::string(what) + " '" + redact_url(text) + "': " + why);
+  };
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u == 0x7f) return bad("it contains whitespace or control characters");
+    if (u >= 0x80) return bad("it contains a byte outside ASCII (percent-encode it)");
+  }
+  const auto sep = text.find("://");
+  if (sep == std::string_view::npos || sep == 0) return bad("no scheme");
+  Url u;
+  u.scheme = lower(text.substr(0, sep));
+  if (!is_alpha(u.scheme.front())) return bad("bad scheme");
+  for (char c : u.scheme) {
+    if (!is_alpha(c) && !is_digit(c) && c != '+' && c != '-' && c != '.') return bad("bad scheme");
+  }
+  std::string_view rest = text.substr(sep + 3);
+  if (rest.find('#') != std::string_view::npos) return bad("a fragment is not allowed");
+  if (const auto q = rest.find('?'); q != std::string_view::npos) {
+    u.query = std::string(rest.substr(q + 1));
+    rest = rest.substr(0, q);
+    if (auto why = check_chars(*u.query, "query", [](char c) { return pchar(c) || c == '/' || c == '?'; });
+        !why.empty()) {
+      return bad(why);
+    }
+  }
+  const auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  u.path = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  if (auto why = check_chars(u.path, "path", [](char c) { return pchar(c) || c == '/'; }); !why.empty()) {
+    return bad(why);
+  }
+  if (const auto at = authority.find('@'); at != std::string_view::npos) {
+    const std::string_view info = authority.substr(0, at);
+    authority = authority.substr(at + 1);
+    if (authority.find('@') != std::string_view::npos) return bad("an '@' in user information must be written %40");
+    if (auto why = check_chars(info, "user information", [](char c) { return unreserved(c) || sub_delim(c) || c == ':'; });
+        !why.empty()) {
+      return bad("malformed user information");
+    }
+    u.userinfo = std::string(info);
+  }
+  const HostPort hp = split_host_port(authority);
+  if (!hp.problem.empty()) return bad(hp.problem);
+  if (auto why = check_host(hp.host); !why.empty()) return bad(why);
+  u.host = lower(hp.host);
+  auto port = read_port(hp.port, u.scheme);
+  if (!port) return bad(port.error().message);
+  u.port = *port;
+  return u;
+}
+
+}  // namespace courier::wire

@@ -1,0 +1,58 @@
+// url.hpp — http(s) URLs taken apart by syntax alone: the one parser every
+// part of git-courier asks (the remote, the legs, the minter's binding, the
+// verifier's audience), so there is one default-port rule and one idea of
+// loopback.
+//
+// The grammar is RFC 3986's (scheme "://" authority path-abempty
+// ["?" query]), with these deliberate narrowings, each of which refuses
+// rather than guesses:
+//   * a host is an IPv6 literal in brackets (no zone id) or a name of
+//     letters, digits, '-', '.' and '_' (no percent-escapes, no sub-delims:
+//     resolvers and libcurl treat those differently);
+//   * a host that reads as a number (what inet_aton would accept, such as
+//     "127.1" or "0x7f.0.0.1") must be a plain dotted quad, so that no two
+//     programs see two addresses in one spelling;
+//   * user information, path and query may hold only RFC 3986's characters
+//     for them, and every '%' must start a two-digit escape;
+//   * a fragment, whitespace, control characters and raw non-ASCII bytes
+//     are refused (percent-encode them).
+// tests/unit-wire-url.cpp checks it against libcurl's own parser (CURLU):
+// whatever this parser accepts, libcurl accepts and reads alike.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "courier/result.hpp"
+
+namespace courier::wire {
+
+// 443 for https, 80 for http, 0 for anything else.
+int default_port(std::string_view scheme);
+
+struct Url {
+  std::string scheme;                   // lower-case
+  std::optional<std::string> userinfo;  // before an '@' in the authority, raw
+  std::string host;                     // lower-case; an IPv6 literal keeps its brackets
+  int port = 0;                         // explicit, else default_port(scheme)
+  std::string path;                     // as given, "/" when empty
+  std::optional<std::string> query;     // after '?', raw
+
+  // scheme://host[:port], the default port omitted.
+  std::string origin() const;
+  // origin + path [+ "?" query]: what is requested, never user information.
+  std::string without_userinfo() const;
+  // 127.0.0.0/8 as a dotted quad, or [::1].
+  bool loopback() const;
+};
+
+// Errors: invalid_argument, "malformed <what> '<url>': <why>"; the message
+// never repeats user information (the URL is shown redacted).
+Result<Url> parse_url(std::string_view text, std::string_view what = "URL");
+
+// A URL as it may be shown or recorded: any user information replaced by
+// "***@", control characters by '?'. For text that may not even parse.
+std::string redact_url(std::string_view text);
+
+}  // namespace courier::wire

@@ -1,0 +1,180 @@
+// unit-wire-url.cpp — the wire leaf's one URL parser: its own rules, and a
+// differential check against libcurl's parser (CURLU), which is what the
+// child's requests finally go through: whatever wire::parse_url accepts,
+// libcurl accepts and reads as the same scheme, host, port, path, query and
+// user.
+#include <doctest/doctest.h>
+
+#include <curl/curl.h>
+
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+#include "wire/legs.hpp"
+#include "wire/remote.hpp"
+#include "wire/url.hpp"
+
+using namespace courier;
+
+namespace {
+
+struct CurlUrlFree {
+  void operator()(CURLU* u) const { curl_url_cleanup(u); }
+};
+
+struct CurlReading {
+  bool ok = false;
+  std::string scheme, host, port, path, query, user;
+};
+
+std::string part(CURLU* u, CURLUPart which, unsigned flags = 0) {
+  char* out = nullptr;
+  if (curl_url_get(u, which, &out, flags) != CURLUE_OK || out == nullptr) return {};
+  std::string s(out);
+  curl_free(out);
+  return s;
+}
+
+CurlReading curl_reads(const std::string& text) {
+  std::unique_ptr<CURLU, CurlUrlFree> u(curl_url());
+  CurlReading r;
+  if (curl_url_set(u.get(), CURLUPART_URL, text.c_str(), CURLU_PATH_AS_IS | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
+    return r;
+  }
+  r.ok = true;
+  r.scheme = part(u.get(), CURLUPART_SCHEME);
+  r.host = part(u.get(), CURLUPART_HOST);
+  r.port = part(u.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  r.path = part(u.get(), CURLUPART_PATH);
+  r.query = part(u.get(), CURLUPART_QUERY);
+  r.user = part(u.get(), CURLUPART_USER);
+  return r;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// URLs built from pieces that each probe one rule: case, user information,
+// numeric and bracketed hosts, ports, escapes, dot segments, characters
+// outside RFC 3986, queries and fragments.
+std::vector<std::string> generated_urls(std::size_t n) {
+  const std::vector<std::string> schemes = {"https", "http", "HTTPS", "Http", "git+https", "ftp"};
+  const std::vector<std::string> users = {"", "", "", "u@", "u:p@", "u%40x@", "@", "a:b:c@", "x@y@"};
+  const std::vector<std::string> hosts = {"h.example", "H.Example", "127.0.0.1", "127.1", "[::1]", "[::1",
+                                          "0x7f.0.0.1", "a_b.example", "", "10.0.0.256", "h.example.",
+                                          "xn--caf-dma.example", "[fe80::1%25eth0]", "h%2eexample", "a!b"};
+  const std::vector<std::string> ports = {"", "", ":", ":443", ":80", ":0", ":65536", ":08443", ":x", ":8443"};
+  const std::vector<std::string> paths = {"",       "/",      "/r.git", "/team/r.git/", "/a/../b", "/%41",
+                                          "/%zz",   "/%2F",   "/a|b",   "//x",          "/~u/r",   "/a:b@c",
+                                          "/a\"b",  "/a{b}",  "/%e9",   "/sp%20ace",    "/a/./b",  "/a\\b"};
+  const std::vector<std::string> queries = {"", "", "?x=1", "?service=git-receive-pack", "?a/b?c", "?%", "?a^b"};
+  const std::vector<std::string> fragments = {"", "", "", "#f"};
+  std::mt19937 rng(20261201);  // fixed: the same cases every run
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    out.push_back(pick(schemes) + "://" + pick(users) + pick(hosts) + pick(ports) + pick(paths) + pick(queries) +
+                  pick(fragments));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_SUITE("wire") {
+  TEST_CASE("H2 T1: whatever wire::parse_url accepts, libcurl accepts and reads alike (differential, 6000 URLs)") {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    std::size_t accepted = 0, refused_by_us_only = 0, refused_by_both = 0;
+    for (const std::string& text : generated_urls(6000)) {
+      CAPTURE(text);
+      const auto ours = wire::parse_url(text);
+      const CurlReading theirs = curl_reads(text);
+      if (!ours) {
+        CHECK_FALSE(ours.error().message.empty());
+        (theirs.ok ? refused_by_us_only : refused_by_both)++;
+        continue;
+      }
+      ++accepted;
+      REQUIRE_MESSAGE(theirs.ok, "accepted here, refused by libcurl");
+      CHECK(ours->scheme == lower(theirs.scheme));
+      CHECK(ours->host == lower(theirs.host));
+      CHECK(std::to_string(ours->port) == theirs.port);
+      CHECK(ours->path == theirs.path);
+      CHECK(ours->query.value_or("") == theirs.query);
+      if (ours->userinfo) CHECK(ours->userinfo->substr(0, ours->userinfo->find(':')) == theirs.user);
+    }
+    const std::string name = "wire::parse_url against CURLU";
+    test::report(name, "accepted by both", static_cast<double>(accepted), "URLs");
+    test::report(name, "refused here, accepted by libcurl", static_cast<double>(refused_by_us_only), "URLs");
+    test::report(name, "refused by both", static_cast<double>(refused_by_both), "URLs");
+    // The generator must reach both sides of the rules, or the check proves little.
+    CHECK(accepted > 500);
+    CHECK(refused_by_us_only > 100);
+  }
+
+  TEST_CASE("wire::parse_url: the default port is filled in and left out of the origin") {
+    CHECK(wire::parse_url("HTTPS://H.Example/r").value().port == 443);
+    CHECK(wire::parse_url("http://127.0.0.1/r").value().port == 80);
+    CHECK(wire::parse_url("https://h.example:443/A/b.git/info/refs?service=X").value().without_userinfo() ==
+          "https://h.example/A/b.git/info/refs?service=X");
+    CHECK(wire::parse_url("https://h.example:8443/r").value().origin() == "https://h.example:8443");
+    CHECK(wire::parse_url("https://[::1]:8443/r").value().origin() == "https://[::1]:8443");
+    CHECK(wire::parse_url("https://u:p@h.example/r").value().userinfo.value() == "u:p");
+    CHECK(wire::parse_url("https://u:p@h.example/r").value().without_userinfo() == "https://h.example/r");
+    CHECK_FALSE(wire::parse_url("https://h.example/r").value().userinfo.has_value());
+  }
+
+  TEST_CASE("wire::parse_url refuses what two programs could read differently") {
+    for (const char* bad : {"https://h.example/r#frag", "https://h.example/r?a b", "https://127.1/r",
+                            "https://0x7f.0.0.1/r", "https://h%2eexample/r", "https://h.example/a|b",
+                            "https://h.example/%zz", "https://x@y@h.example/r", "https://h.example/\xc3\xa9",
+                            "https://[fe80::1%25eth0]/r", "https://h.example:65536/r", "h.example/r"}) {
+      CAPTURE(bad);
+      auto r = wire::parse_url(bad);
+      REQUIRE_FALSE(r);
+      CHECK(r.error().code == Errc::invalid_argument);
+      CHECK(r.error().message.find("malformed URL") == 0);
+    }
+  }
+
+  TEST_CASE("wire::parse_url: an error message never repeats user information") {
+    auto r = wire::parse_url("https://alice:S3cretPW@h.example:bad/r");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message.find("S3cretPW") == std::string::npos);
+    CHECK(r.error().message.find("alice") == std::string::npos);
+  }
+
+  TEST_CASE("wire::Url::loopback: 127.0.0.0/8 as a dotted quad and [::1], nothing else") {
+    CHECK(wire::parse_url("http://127.0.0.1/r").value().loopback());
+    CHECK(wire::parse_url("http://127.200.3.4:9/r").value().loopback());
+    CHECK(wire::parse_url("http://[::1]/r").value().loopback());
+    CHECK_FALSE(wire::parse_url("http://localhost/r").value().loopback());
+    CHECK_FALSE(wire::parse_url("http://127.0.0.1.example/r").value().loopback());
+    CHECK_FALSE(wire::parse_url("http://128.0.0.1/r").value().loopback());
+  }
+
+  TEST_CASE("T1: the scheme rule allows https, and plain http only to loopback when asked") {
+    auto scheme = [](const char* url, bool allow) { return wire::check_scheme(wire::parse_url(url).value(), allow); };
+    CHECK(scheme("https://h.example/r", false));
+    CHECK(scheme("http://127.0.0.1/r", true));
+    CHECK(scheme("http://127.0.0.1/r", false).error().code == Errc::scheme_refused);
+    CHECK(scheme("http://h.example/r", true).error().code == Errc::scheme_refused);
+    CHECK(scheme("ftp://h.example/r", true).error().code == Errc::scheme_refused);
+  }
+
+  TEST_CASE("A2: the two legs come from one table; their URLs drop the remote's trailing slashes") {
+    CHECK(wire::leg_url("https://h/r.git//", wire::Leg::advertisement) ==
+          "https://h/r.git/info/refs?service=git-receive-pack");
+    CHECK(wire::leg_url("https://h/r.git", wire::Leg::receive_pack) == "https://h/r.git/git-receive-pack");
+    REQUIRE(wire::find_leg("receive-pack") != nullptr);
+    CHECK(wire::find_leg("receive-pack")->method == "POST");
+    CHECK(wire::find_leg("advertisement")->method == "GET");
+    CHECK(wire::find_leg("upload-pack") == nullptr);
+  }
+}
