@@ -104,7 +104,9 @@ TEST_SUITE("wire") {
       REQUIRE_MESSAGE(theirs.ok, "accepted here, refused by libcurl");
       CHECK(ours->scheme == lower(theirs.scheme));
       CHECK(ours->host == lower(theirs.host));
-      CHECK(std::to_string(ours->port) == theirs.port);
+      // Default ports are ours to know for http and https only (the only
+      // schemes the scheme rule lets through); an explicit port must agree.
+      if (wire::default_port(ours->scheme) != 0 || ours->port != 0) CHECK(std::to_string(ours->port) == theirs.port);
       CHECK(ours->path == theirs.path);
       CHECK(ours->query.value_or("") == theirs.query);
       if (ours->userinfo) CHECK(ours->userinfo->substr(0, ours->userinfo->find(':')) == theirs.user);
