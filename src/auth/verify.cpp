@@ -201,25 +201,33 @@ std::optional<std::string> bearer_token(std::string_view value) {
   return token;
 }
 
-VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
-                                       const std::vector<PublicKey>& trusted, ReplayCache& replay,
-                                       const VerifyOptions& options) {
-  const std::int64_t leeway = std::clamp<std::int64_t>(options.leeway_s, 0, kMaxLeewaySeconds);
-  const std::int64_t now = request.now_unix;
+namespace {
 
-  // ---- the compact serialisation
+// The three parts of a compact JWS, as sent.
+struct CompactJws {
+  std::string_view header;
+  std::string_view claims;
+  std::string_view signature;
+  std::string_view signed_part;  // "header.claims", what the signature covers
+};
+
+// Stage 1: split the compact serialisation. Refuses: malformed.
+VerifyResult<CompactJws> split_compact(std::string_view token) {
   if (token.size() > kMaxTokenBytes) return refuse(VerifyErrc::malformed, "token too long");
   const auto dot1 = token.find('.');
   const auto dot2 = dot1 == std::string_view::npos ? dot1 : token.find('.', dot1 + 1);
   if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos) {
     return refuse(VerifyErrc::malformed, "not a compact JWS (three dot-separated parts)");
   }
-  const std::string_view header_part = token.substr(0, dot1);
-  const std::string_view claims_part = token.substr(dot1 + 1, dot2 - dot1 - 1);
-  const std::string_view sig_part = token.substr(dot2 + 1);
+  return CompactJws{token.substr(0, dot1), token.substr(dot1 + 1, dot2 - dot1 - 1), token.substr(dot2 + 1),
+                    token.substr(0, dot2)};
+}
 
-  // ---- header: alg, typ, kid
-  auto header = decode_part(header_part, "header");
+// Stage 2: the header names our algorithm and type and a trusted key; the
+// signature verifies under that key. Refuses: unsupported_alg, wrong_type,
+// malformed, unknown_key, bad_signature.
+VerifyResult<const PublicKey*> check_header_and_signature(const CompactJws& jws, const std::vector<PublicKey>& trusted) {
+  auto header = decode_part(jws.header, "header");
   if (!header) return tl::unexpected(header.error());
   const auto alg = header->find("alg");
   if (alg == header->end() || !alg->is_string() || alg->get<std::string>() != kTokenAlg) {
@@ -237,19 +245,21 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
                                 [&](const PublicKey& k) { return k.kid == kid->get<std::string>(); });
   if (key == trusted.end())
     return refuse(VerifyErrc::unknown_key, "kid " + kid->get<std::string>() + " is not trusted");
-
-  // ---- signature over "header.claims" as sent
-  auto signature = base64url_decode(sig_part);
+  // The signature covers "header.claims" exactly as sent.
+  auto signature = base64url_decode(jws.signature);
   if (!signature) return refuse(VerifyErrc::malformed, "token signature: " + signature.error().message);
-  if (signature->size() != 64 || !verify_signature(key->raw, token.substr(0, dot2), *signature)) {
+  if (signature->size() != 64 || !verify_signature(key->raw, jws.signed_part, *signature)) {
     return refuse(VerifyErrc::bad_signature, "the signature does not verify under kid " + key->kid);
   }
+  return &*key;
+}
 
-  // ---- claims
-  auto claims = decode_part(claims_part, "claims");
+// Stage 3: the claims, each of its type. Refuses: malformed.
+VerifyResult<TokenClaims> read_claims(std::string_view part, const PublicKey& key) {
+  auto claims = decode_part(part, "claims");
   if (!claims) return tl::unexpected(claims.error());
   TokenClaims c;
-  c.kid = key->kid;
+  c.kid = key.kid;
   for (auto [name, field] :
        {std::pair{"iss", &c.iss}, std::pair{"aud", &c.aud}, std::pair{"htm", &c.htm}, std::pair{"htu", &c.htu},
         std::pair{"jti", &c.jti}, std::pair{"ref", &c.ref}, std::pair{"oid", &c.oid}}) {
@@ -270,8 +280,13 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
   }
   if (!is_b64url_text(c.jti) || c.jti.size() > 64)
     return refuse(VerifyErrc::malformed, "jti must be 1-64 base64url characters");
+  return c;
+}
 
-  // ---- time
+// Stage 4: lifetime, expiry, issue time and issuer. Refuses: malformed,
+// lifetime_too_long, expired, issued_in_future, wrong_issuer.
+VerifyResult<void> check_time_and_issuer(const TokenClaims& c, std::int64_t now, std::int64_t leeway,
+                                         const VerifyOptions& options) {
   if (c.exp < c.iat) return refuse(VerifyErrc::malformed, "exp is before iat");
   if (c.exp - c.iat > options.max_lifetime_s) {
     return refuse(VerifyErrc::lifetime_too_long, "lifetime " + std::to_string(c.exp - c.iat) + " s is over " +
@@ -286,8 +301,13 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
   if (options.issuer && c.iss != *options.issuer) {
     return refuse(VerifyErrc::wrong_issuer, "iss '" + c.iss + "' is not '" + *options.issuer + "'");
   }
+  return {};
+}
 
-  // ---- the request it is used for
+// Stage 5: the request it is used for: method, exact URL, audience, body
+// hash. Refuses: wrong_method, bad_request, wrong_url, wrong_audience,
+// body_hash_required, body_hash_mismatch.
+VerifyResult<void> check_request(const TokenClaims& c, const VerifyRequest& request) {
   if (c.htm != request.method) {
     return refuse(VerifyErrc::wrong_method, "minted for " + c.htm + ", used for " + request.method);
   }
@@ -307,12 +327,29 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
       return refuse(VerifyErrc::body_hash_mismatch, "the body's SHA-256 does not match ph");
     }
   }
+  return {};
+}
 
-  // ---- replay: last, so that only tokens that would be accepted are recorded
-  auto fresh = replay.remember(c.jti, c.exp + leeway, now);
+}  // namespace
+
+VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
+                                       const std::vector<PublicKey>& trusted, ReplayCache& replay,
+                                       const VerifyOptions& options) {
+  const std::int64_t leeway = std::clamp<std::int64_t>(options.leeway_s, 0, kMaxLeewaySeconds);
+  const std::int64_t now = request.now_unix;
+  auto jws = split_compact(token);
+  if (!jws) return tl::unexpected(jws.error());
+  auto key = check_header_and_signature(*jws, trusted);
+  if (!key) return tl::unexpected(key.error());
+  auto claims = read_claims(jws->claims, **key);
+  if (!claims) return tl::unexpected(claims.error());
+  if (auto ok = check_time_and_issuer(*claims, now, leeway, options); !ok) return tl::unexpected(ok.error());
+  if (auto ok = check_request(*claims, request); !ok) return tl::unexpected(ok.error());
+  // Replay last, so that only tokens that would be accepted are recorded.
+  auto fresh = replay.remember(claims->jti, claims->exp + leeway, now);
   if (!fresh) return refuse(VerifyErrc::replay_cache_error, fresh.error().message);
-  if (!*fresh) return refuse(VerifyErrc::replayed, "jti " + c.jti + " was already used");
-  return c;
+  if (!*fresh) return refuse(VerifyErrc::replayed, "jti " + claims->jti + " was already used");
+  return claims;
 }
 
 }  // namespace courier::auth
