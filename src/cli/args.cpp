@@ -25,6 +25,29 @@ Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
   return std::chrono::milliseconds(ms);
 }
 
+namespace {
+
+// --deadline: a duration no longer than the 24 h limit.
+Result<std::chrono::milliseconds> parse_deadline(const std::string& v) {
+  auto d = parse_duration(v);
+  if (!d) return tl::unexpected(Error{Errc::invalid_argument, "--deadline: " + d.error().message});
+  if (*d > kMaxDeadline) {
+    return fail(Errc::invalid_argument, "--deadline " + v + " is longer than the limit of 24 h (1440m, 86400s)");
+  }
+  return *d;
+}
+
+// --auth: none, credential, key:FILE or bearer:FILE, with a file name.
+Result<void> check_auth_spelling(const std::string& auth) {
+  if (auth != "none" && auth != "credential" && auth.rfind("key:", 0) != 0 && auth.rfind("bearer:", 0) != 0) {
+    return fail(Errc::invalid_argument, "--auth must be none, credential, key:FILE or bearer:FILE (got '" + auth + "')");
+  }
+  if (auth == "key:" || auth == "bearer:") return fail(Errc::invalid_argument, "--auth " + auth + " needs a file name");
+  return {};
+}
+
+}  // namespace
+
 Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
   PushArgs out;
   auto need_value = [&](std::size_t& i, const std::string& flag) -> Result<std::string> {
@@ -71,22 +94,12 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
     else if (flag == "--deadline") {
       auto v = value();
       if (!v) return tl::unexpected(v.error());
-      auto d = parse_duration(*v);
-      if (!d) return tl::unexpected(Error{Errc::invalid_argument, "--deadline: " + d.error().message});
-      if (*d > kMaxDeadline) {
-        return fail(Errc::invalid_argument, "--deadline " + *v + " is longer than the limit of 24 h (1440m, 86400s)");
-      }
+      auto d = parse_deadline(*v);
+      if (!d) return tl::unexpected(d.error());
       out.deadline = *d;
     } else if (flag == "--auth") {
       r = set(out.auth);
-      if (r && out.auth != "none" && out.auth != "credential" && out.auth.rfind("key:", 0) != 0 &&
-          out.auth.rfind("bearer:", 0) != 0) {
-        return fail(Errc::invalid_argument,
-                    "--auth must be none, credential, key:FILE or bearer:FILE (got '" + out.auth + "')");
-      }
-      if (r && (out.auth == "key:" || out.auth == "bearer:")) {
-        return fail(Errc::invalid_argument, "--auth " + out.auth + " needs a file name");
-      }
+      if (r) r = check_auth_spelling(out.auth);
     } else if (flag == "--ca-file") r = set_opt(out.ca_file);
     else if (flag == "--lane-dir") r = set_opt(out.lane_dir);
     else if (flag == "--pack-engine") {

@@ -152,6 +152,53 @@ class ProgressView {
 
 }  // namespace
 
+// The executor the command runs its one delivery in: one worker, a
+// subreaper (the CLI forks nothing else: every orphan is a delivery's), log
+// lines on a terminal only, the child's stderr unless --quiet.
+ExecutorOptions executor_options(const PushArgs& a) {
+  ExecutorOptions eo;
+  if (a.lane_dir) eo.lane_dir = *a.lane_dir;
+  eo.workers = 1;
+  eo.subreaper = true;
+  eo.on_log = [&a](std::string_view line) {
+    if (!a.quiet && sys::is_tty(2)) std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
+  };
+  eo.on_child_stderr = [&a](std::string_view text) {
+    if (!a.quiet) std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
+  };
+  return eo;
+}
+
+// The delivery as the checked arguments describe it (budget, credentials
+// and observer are added by the caller).
+DeliveryRequest delivery_request(const PushArgs& a, const Validated& v) {
+  DeliveryRequest req;
+  req.repo = v.repo;
+  req.remote = a.remote;
+  req.ref = a.ref;
+  req.oid = v.oid;
+  req.ca_file = a.ca_file;
+  req.allow_http_loopback = a.allow_http_loopback;
+  if (a.pack_engine == "git") {
+    req.pack_engine = PackEngine::git;
+    req.git_program = v.git_program;
+  }
+  return req;
+}
+
+// Prints the outcome (JSON on stdout, the human line on stderr unless
+// quiet and fine) and returns the exit code.
+int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
+  const int code = exit_code_for(o.kind);
+  if (a.json) std::printf("%s\n", json_report(o, facts).c_str());
+  if (!a.quiet || code != kExitOk) {
+    if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", human_line(o, facts).c_str());
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  return code;
+}
+
 int run_push(const PushArgs& a) {
   // The command's deadline counts from here: the checks and the revision
   // lookup below spend the same budget as the delivery does.
@@ -182,30 +229,11 @@ int run_push(const PushArgs& a) {
   });
   if (!watcher) return usage("cannot watch signals: " + watcher.error().message);
 
-  ExecutorOptions eo;
-  if (a.lane_dir) eo.lane_dir = *a.lane_dir;
-  eo.workers = 1;
-  eo.subreaper = true;  // the CLI forks nothing else: every orphan is a delivery's
-  eo.on_log = [&a](std::string_view line) {
-    if (!a.quiet && sys::is_tty(2)) std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
-  };
-  eo.on_child_stderr = [&a](std::string_view text) {
-    if (!a.quiet) std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
-  };
+  const ExecutorOptions eo = executor_options(a);
   ProgressView view(!a.quiet && !a.json && sys::is_tty(2));
   view.set_lane(v->lane);
 
-  DeliveryRequest req;
-  req.repo = v->repo;
-  req.remote = a.remote;
-  req.ref = a.ref;
-  req.oid = v->oid;
-  req.ca_file = a.ca_file;
-  req.allow_http_loopback = a.allow_http_loopback;
-  if (a.pack_engine == "git") {
-    req.pack_engine = PackEngine::git;
-    req.git_program = v->git_program;
-  }
+  DeliveryRequest req = delivery_request(a, *v);
   // What is left of the command's budget. The turn's deadline is fixed at
   // submit() from it; the tokens' is taken just before, so it can only be
   // earlier. Nothing left: the executor ends the delivery at once,
@@ -237,14 +265,7 @@ int run_push(const PushArgs& a) {
   // credential worked is bookkeeping after the fact, and a slow helper
   // must not hold back the answer. It has a bound of its own
   // (kCredentialSettleBound).
-  const DeliveryFacts facts{v->remote, a.ref, v->oid};
-  const int code = exit_code_for(o.kind);
-  if (a.json) std::printf("%s\n", json_report(o, facts).c_str());
-  if (!a.quiet || code != kExitOk) {
-    if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", human_line(o, facts).c_str());
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
+  const int code = report(a, o, DeliveryFacts{v->remote, a.ref, v->oid});
   (*auth)->after(o);
   return code;
 }
