@@ -1,15 +1,43 @@
-// main.cpp — the one doctest main for every unit and integration suite.
+// main.cpp — the doctest main of the integration binary (courier-tests): the
+// suites that spawn real processes and start servers.
 //
 // Like a host program, it first lets its own executable serve as the
-// delivery child, so supervisor tests that spawn /proc/self/exe run
-// the real child code.
+// delivery child, so supervisor tests that spawn /proc/self/exe run the real
+// child code. After a whole suite has run (ctest's --test-suite=NAME), it
+// runs the leak check (tests/leak_check.cpp) in the same process, last.
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <string_view>
+
 #include "courier/courier.hpp"
+
+namespace {
+
+bool whole_suite_run(int argc, char** argv) {
+  bool suite = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.rfind("--test-suite=", 0) == 0 || arg.rfind("-ts=", 0) == 0) suite = true;
+    if (arg.rfind("--test-case=", 0) == 0 || arg.rfind("-tc=", 0) == 0 || arg.rfind("--list", 0) == 0 ||
+        arg == "--help" || arg == "-h") {
+      return false;
+    }
+  }
+  return suite;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (auto code = courier::run_child_if_requested(argc, argv)) return *code;
   doctest::Context context(argc, argv);
-  return context.run();
+  int rc = context.run();
+  if (context.shouldExit() || !whole_suite_run(argc, argv)) return rc;
+  doctest::Context leak;
+  leak.setOption("no-intro", true);
+  leak.setOption("no-skip", true);
+  leak.setOption("test-case", "leak check: this run leaves*");
+  const int leak_rc = leak.run();
+  return rc != 0 ? rc : leak_rc;
 }

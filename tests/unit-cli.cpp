@@ -105,10 +105,4 @@ TEST_SUITE("cli") {
     auto none = test::run({COURIER_BINARY});
     CHECK(none.exit_code == kExitUsage);
   }
-
-  TEST_CASE("the protocol self-check passes") {
-    auto r = test::run({COURIER_BINARY, "self-check"});
-    CHECK(r.exit_code == 0);
-    CHECK(r.out.find("self-check passed") != std::string::npos);
-  }
 }

@@ -1,5 +1,4 @@
-// commands.cpp — `git-courier` subcommands: help, version, push, keygen,
-// self-check.
+// commands.cpp — `git-courier` subcommands: help, version, push, keygen.
 #include "cli/commands.hpp"
 
 #include <cstdio>
@@ -9,10 +8,7 @@
 #include "auth/ed25519_minter.hpp"
 #include "cli/args.hpp"
 #include "cli/push.hpp"
-#include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
-#include "protocol/session.hpp"
-#include "wire/child_argv.hpp"
 
 namespace courier::cli {
 
@@ -27,7 +23,6 @@ constexpr const char* kUsage =
     "commands:\n"
     "  push        deliver an object to a ref (see `git-courier push --help`)\n"
     "  keygen      make an Ed25519 signing key for --auth key:FILE\n"
-    "  self-check  encode and decode every protocol message, check the frame caps\n"
     "\n"
     "  --help      this text\n"
     "  --version   print the version\n";
@@ -65,53 +60,6 @@ void usage_error(const std::string& message, const char* hint) {
   std::fprintf(stderr, "git-courier: %s\n%s", message.c_str(), hint);
 }
 
-int self_check() {
-  using namespace protocol;
-  int failures = 0;
-  auto check = [&](bool ok, const std::string& what) {
-    std::printf("%s %s\n", ok ? "ok  " : "FAIL", what.c_str());
-    if (!ok) ++failures;
-  };
-  const std::vector<ChildMessage> child = {
-      Hello{kProtocolVersion, 42, {"/proc/self/exe", std::string(wire::kChildWord)}, {"PATH"}, std::nullopt},
-      Mint{std::string(kLegAdvertisement), "GET", "https://127.0.0.1/r.git/info/refs?service=git-receive-pack",
-           std::nullopt, std::nullopt},
-      Check{"upload"}, Progress{"pack", 3, 10},
-      ResultMsg{"delivered", "refs/heads/main", std::string(40, 'a'), std::nullopt, std::nullopt,
-                std::nullopt, 3, 1200}};
-  for (const auto& m : child) {
-    auto body = encode(m);
-    auto back = body ? decode_child(*body) : Result<ChildMessage>(tl::unexpected(body.error()));
-    check(back && *back == m, std::string("child message '") + type_name(m) + "' round-trips");
-  }
-  Job job;
-  job.parent_pid = 1;
-  job.repo = "/r";
-  job.remote = "https://127.0.0.1/r.git";
-  job.ref = "refs/heads/main";
-  job.oid = std::string(40, 'a');
-  job.deadline_mono_ns = 1;
-  job.scratch_dir = "/tmp";
-  const std::vector<ParentMessage> parent = {job, Minted{"advertisement", "Authorization: x", std::nullopt},
-                                             Authority{"upload", true, std::nullopt}};
-  for (const auto& m : parent) {
-    auto body = encode(m);
-    auto back = body ? decode_parent(*body) : Result<ParentMessage>(tl::unexpected(body.error()));
-    check(back && *back == m, std::string("parent message '") + type_name(m) + "' round-trips");
-  }
-  check(!encode_frame(std::string(kMaxFrame + 1, 'x')), "writer refuses a frame of kMaxFrame + 1 bytes");
-  check(encode_frame(std::string(kMaxFrame, 'x')).has_value(), "writer accepts a frame of exactly kMaxFrame bytes");
-  FrameDecoder d;
-  const char over[4] = {0x00, 0x10, 0x00, 0x01};
-  d.feed(over, 4);
-  auto r = d.next();
-  check(!r && r.error().code == Errc::frame_too_large, "reader refuses an over-cap length from the header");
-  ParentSession s({std::string(40, 'a'), false, kMaxMints, kProtocolVersion, "refs/heads/main"});
-  check(!s.accept(Check{"x"}), "a message before hello is refused");
-  std::printf("%s\n", failures == 0 ? "self-check passed" : "self-check FAILED");
-  return failures == 0 ? 0 : 1;
-}
-
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -130,7 +78,6 @@ int run(int argc, char** argv) {
     std::printf("git-courier %s (protocol %d)\n", COURIER_VERSION, protocol::kProtocolVersion);
     return kExitOk;
   }
-  if (cmd == "self-check") return self_check();
   if (cmd == "push") {
     auto parsed = parse_push_args(rest);
     if (!parsed) {

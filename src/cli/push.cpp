@@ -17,7 +17,6 @@
 #include "sys/flock.hpp"
 #include "sys/process.hpp"
 #include "sys/signals.hpp"
-#include "transport/http_leg.hpp"
 #include "transport/oid.hpp"
 #include "transport/refname.hpp"
 
@@ -52,7 +51,7 @@ Result<Validated> validate(const PushArgs& a) {
   if (!remote) return tl::unexpected(remote.error());
   v.lane = remote->lane;
   v.remote = remote->canonical;
-  if (auto scheme = transport::check_remote_scheme(v.remote, a.allow_http_loopback); !scheme) {
+  if (auto scheme = wire::check_scheme(remote->url, a.allow_http_loopback); !scheme) {
     return fail(Errc::invalid_argument, scheme.error().message);
   }
   if (!transport::is_valid_push_refname(a.ref)) {
