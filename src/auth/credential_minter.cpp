@@ -2,7 +2,6 @@
 #include "auth/credential_minter.hpp"
 
 #include <signal.h>
-#include <unistd.h>  // environ
 
 #include <filesystem>
 #include <sstream>
@@ -102,8 +101,7 @@ Result<CredentialQuery> credential_query(std::string_view remote) {
 
 std::vector<std::string> credential_environment() {
   std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string entry(*e);
+  for (const std::string& entry : sys::environment()) {
     if (entry.rfind("GIT_TERMINAL_PROMPT=", 0) == 0) continue;
     env.push_back(entry);
   }

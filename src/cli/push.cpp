@@ -2,7 +2,6 @@
 #include "cli/push.hpp"
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>

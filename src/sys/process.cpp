@@ -132,6 +132,12 @@ std::vector<std::string> environment_keys() {
   return keys;
 }
 
+std::vector<std::string> environment() {
+  std::vector<std::string> entries;
+  for (char** e = environ; e && *e; ++e) entries.emplace_back(*e);
+  return entries;
+}
+
 bool has_unreaped_child() {
   siginfo_t info{};
   if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) return false;

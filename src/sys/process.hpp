@@ -43,6 +43,8 @@ bool group_has_members(pid_t pgid);
 
 // Names of the variables in this process's environment.
 std::vector<std::string> environment_keys();
+// This process's whole environment, as KEY=VALUE entries.
+std::vector<std::string> environment();
 
 // prctl(PR_SET_CHILD_SUBREAPER): while on, an orphaned descendant of this
 // process (its parent died) is reparented to this process instead of init,
