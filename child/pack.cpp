@@ -1,10 +1,11 @@
-// pack.cpp — pack building with libgit2; the one place libgit2 errors are
-// converted to Error.
+// pack.cpp — pack building with libgit2 (the repository is opened, and
+// libgit2 errors converted, by src/repo/repository.cpp).
 //
 // libgit2 honours the packbuilder progress callback only while objects are
 // being added; the delta search that follows ignores it. That is why this
 // runs in a child: past the deadline, the parent's SIGKILL ends it.
 #include "child/pack.hpp"
+#include "repo/repository.hpp"
 
 #include <git2.h>
 
@@ -14,63 +15,19 @@
 
 namespace courier::child {
 
+using repo::gated_object;
+using repo::git_failure;
+using repo::Object;
+using repo::open_repo;
+
 namespace {
 
-Error git_failure(const std::string& what) {
-  const git_error* e = git_error_last();
-  return Error{Errc::os_error, what + ": " + (e && e->message ? e->message : "libgit2 error")};
-}
-
-struct RepoDeleter {
-  void operator()(git_repository* r) const { git_repository_free(r); }
-};
-struct ObjectDeleter {
-  void operator()(git_object* o) const { git_object_free(o); }
-};
 struct WalkDeleter {
   void operator()(git_revwalk* w) const { git_revwalk_free(w); }
 };
 struct BuilderDeleter {
   void operator()(git_packbuilder* p) const { git_packbuilder_free(p); }
 };
-using Repo = std::unique_ptr<git_repository, RepoDeleter>;
-using Object = std::unique_ptr<git_object, ObjectDeleter>;
-
-Result<Repo> open_repo(const std::string& path) {
-  init_libgit2();
-  git_repository* raw = nullptr;
-  // NO_SEARCH: exactly this directory, never a parent's repository.
-  if (git_repository_open_ext(&raw, path.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr) != 0) {
-    return fail(Errc::invalid_argument, "cannot open repository " + path + ": " +
-                                            (git_error_last() ? git_error_last()->message : "not a repository"));
-  }
-  return Repo(raw);
-}
-
-// The gated object, with its type checked (commit, or annotated tag of one).
-Result<Object> gated_object(git_repository* repo, const std::string& hex) {
-  git_oid oid;
-  if (hex.size() != GIT_OID_HEXSZ || git_oid_fromstr(&oid, hex.c_str()) != 0) {
-    return fail(Errc::invalid_argument, "malformed object id '" + hex + "'");
-  }
-  git_object* raw = nullptr;
-  if (git_object_lookup(&raw, repo, &oid, GIT_OBJECT_ANY) != 0) {
-    return fail(Errc::invalid_argument, "object " + hex + " is not in the repository");
-  }
-  Object obj(raw);
-  const git_object_t type = git_object_type(obj.get());
-  if (type == GIT_OBJECT_COMMIT) return obj;
-  if (type == GIT_OBJECT_TAG) {
-    git_object* peeled = nullptr;
-    if (git_object_peel(&peeled, obj.get(), GIT_OBJECT_ANY) == 0) {
-      Object target(peeled);
-      if (git_object_type(target.get()) == GIT_OBJECT_COMMIT) return obj;
-    }
-    return fail(Errc::invalid_argument, "tag " + hex + " does not point to a commit");
-  }
-  return fail(Errc::invalid_argument, "object " + hex + " is a " + git_object_type2string(type) +
-                                          ", not a commit or an annotated tag of one");
-}
 
 struct Progress {
   const PackSpec* spec = nullptr;
@@ -104,37 +61,6 @@ int on_pack_data(void* buf, std::size_t size, void* payload) {
 }
 
 }  // namespace
-
-void init_libgit2() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    git_libgit2_init();
-    for (int level : {GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG, GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_PROGRAMDATA}) {
-      git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
-    }
-  });
-}
-
-Result<void> check_gated_object(const std::string& repo_path, const std::string& oid) {
-  auto repo = open_repo(repo_path);
-  if (!repo) return tl::unexpected(repo.error());
-  auto obj = gated_object(repo->get(), oid);
-  if (!obj) return tl::unexpected(obj.error());
-  return {};
-}
-
-Result<std::string> resolve_revision(const std::string& repo_path, const std::string& rev) {
-  auto repo = open_repo(repo_path);
-  if (!repo) return tl::unexpected(repo.error());
-  git_object* raw = nullptr;
-  if (git_revparse_single(&raw, repo->get(), rev.c_str()) != 0) {
-    return fail(Errc::invalid_argument, "unknown revision '" + rev + "' in " + repo_path);
-  }
-  Object obj(raw);
-  char hex[GIT_OID_HEXSZ + 1];
-  git_oid_tostr(hex, sizeof hex, git_object_id(obj.get()));
-  return std::string(hex);
-}
 
 Result<GitPackPlan> plan_git_pack(const PackSpec& spec) {
   auto repo = open_repo(spec.repo);

@@ -10,9 +10,14 @@
 #include <vector>
 
 #include "courier/result.hpp"
+#include "repo/repository.hpp"
 #include "sys/clock.hpp"
 
 namespace courier::child {
+
+// The child opens and checks the repository through src/repo/.
+using repo::check_gated_object;
+using repo::init_libgit2;
 
 struct PackSpec {
   std::string repo;
@@ -29,18 +34,6 @@ struct PackResult {
   std::uint64_t objects = 0;
   std::uint64_t bytes = 0;
 };
-
-// libgit2 is initialised once and told to ignore global and system git
-// configuration, so nothing outside the repository changes the pack.
-void init_libgit2();
-
-// Errors: invalid_argument (no such repository, malformed id, unknown object,
-// not a commit or an annotated tag of one).
-Result<void> check_gated_object(const std::string& repo, const std::string& oid);
-
-// Resolves a revision (anything git rev-parse takes) to a full id, reading
-// only. Errors: invalid_argument (no such repository, unknown revision).
-Result<std::string> resolve_revision(const std::string& repo, const std::string& rev);
 
 // Errors: as check_gated_object, leg_timeout (deadline while adding
 // objects), os_error (libgit2 failures, sink failures).

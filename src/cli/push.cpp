@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <mutex>
 
-#include "child/pack.hpp"
 #include "cli/auth_setup.hpp"
+#include "repo/repository.hpp"
 #include "cli/output.hpp"
 #include "courier/courier.hpp"
 #include "wire/remote.hpp"
@@ -66,7 +66,7 @@ Result<Validated> validate(const PushArgs& a) {
   }
   if (a.oid) {
     if (!transport::is_valid_oid(*a.oid)) return fail(Errc::invalid_argument, "--oid must be a full 40-hex object id");
-    if (auto ok = child::check_gated_object(v.repo, *a.oid); !ok) return tl::unexpected(ok.error());
+    if (auto ok = repo::check_gated_object(v.repo, *a.oid); !ok) return tl::unexpected(ok.error());
     v.oid = *a.oid;
   } else {
     // Looked up here, in this process, before any child exists: a syntax
@@ -92,9 +92,9 @@ Result<Validated> validate(const PushArgs& a) {
                   "--rev '" + *a.rev + "': revision syntaxes that search the history (':/text', '^{/text}') or name "
                   "a path are refused, because their cost has no bound; give a commit id, a branch or a tag");
     }
-    auto id = child::resolve_revision(v.repo, *a.rev);
+    auto id = repo::resolve_revision(v.repo, *a.rev);
     if (!id) return tl::unexpected(id.error());
-    if (auto ok = child::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
+    if (auto ok = repo::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
     v.oid = *id;
   }
   // H1: a lane directory we may not use is a usage error too, not a
