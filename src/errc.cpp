@@ -14,6 +14,7 @@ const char* errc_name(Errc code) {
     X(bad_content_type) X(advertisement_malformed) X(unsupported_object_format)
     X(capability_missing) X(remote_error) X(report_malformed) X(report_incomplete)
     X(report_mismatch) X(unpack_failed) X(os_error) X(spawn_failed) X(invalid_argument) X(scheme_refused) X(tls_failed) X(connect_failed) X(http_status) X(http_redirect) X(http_auth) X(leg_aborted) X(leg_timeout) X(body_too_large)
+    X(curl_refused)
 #undef X
   }
   return "unknown";

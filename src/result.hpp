@@ -66,6 +66,7 @@ enum class Errc {
   leg_aborted,
   leg_timeout,
   body_too_large,
+  curl_refused,  // libcurl refused an option (or an info query): named in the message
 };
 
 struct Error {
