@@ -1,16 +1,16 @@
 // push.cpp — the child's delivery: legs, pack, report.
 #include "child/push.hpp"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
 
 #include "child/pack.hpp"
 #include "sys/clock.hpp"
+#include "sys/file.hpp"
 #include "sys/io.hpp"
+#include "sys/process.hpp"
 #include "transport/advertisement.hpp"
 #include "transport/http_leg.hpp"
 #include "transport/oid.hpp"
@@ -42,6 +42,27 @@ std::uint64_t ms_since(sys::MonoNs t) { return static_cast<std::uint64_t>((sys::
 // else on the wire is a transport failure.
 const char* status_for(const Error& e) { return e.code == Errc::http_auth ? "auth_failed" : "transport_failed"; }
 
+// A stage's answer: the value to go on with, or the result that ends the
+// delivery (a failure, or an answer that needs no POST).
+template <class T>
+using Step = tl::expected<T, protocol::ResultMsg>;
+
+// The pack spooled for the POST: the request's prefix, then the pack.
+struct Spool {
+  transport::PushRequest request;
+  sys::ScopedFd fd;
+  std::string body_sha256;  // of the whole body, prefix and pack
+  std::uint64_t body_len = 0;
+};
+
+// One delivery, in stages (each below with its contract):
+//   preflight      the gated object and the remote's scheme, before any I/O
+//   advertise      leg 1: the advertisement GET, parsed
+//   settle         an advertisement that ends the delivery without a POST
+//   spool_pack     the pack, built into the scratch directory
+//   upload         leg 2: the receive-pack POST, sent at most once, its
+//                  report read
+//   conclude       the report judged for our ref (T4)
 class Push {
  public:
   Push(const protocol::Job& job, Channel& ch) : job_(job), ch_(ch) {
@@ -55,17 +76,40 @@ class Push {
   }
 
   protocol::ResultMsg run() {
-    if (auto ok = check_gated_object(job_.repo, job_.oid); !ok) return failed("failed", ok.error().message);
+    if (auto ok = preflight(); !ok) return ok.error();
+    const std::string adv_url = base_ + "/info/refs?service=git-receive-pack";
+    auto adv = advertise(adv_url);
+    if (!adv) return adv.error();
+    if (auto ok = settle(*adv); !ok) return ok.error();
+    auto spool = spool_pack(*adv);
+    if (!spool) return spool.error();
+    const std::string post_url = base_ + "/git-receive-pack";
+    auto report = upload(*spool, post_url);
+    if (!report) return report.error();
+    return conclude(*report);
+  }
+
+ private:
+  // Local checks before any request: the gated object exists in the
+  // repository (C3), and the remote's scheme is one T1 allows. Ends with
+  // failed / transport_failed.
+  Step<void> preflight() {
+    if (auto ok = check_gated_object(job_.repo, job_.oid); !ok) return stop("failed", ok.error().message);
     if (auto ok = transport::check_remote_scheme(job_.remote, job_.allow_http_loopback); !ok) {
-      return failed("transport_failed", ok.error().message);
+      return stop("transport_failed", ok.error().message);
     }
-    // ---- leg 1: the advertisement ----
+    return {};
+  }
+
+  // Leg 1: a token for the GET, authority asked, the advertisement fetched,
+  // its content type checked and parsed. Records advertise_ms. Ends with
+  // auth_failed, failed (authority) or transport_failed.
+  Step<transport::Advertisement> advertise(const std::string& adv_url) {
     const sys::MonoNs t_adv = sys::mono_now_ns();
     progress("advertise", 0, 1);
-    const std::string adv_url = base_ + "/info/refs?service=git-receive-pack";
     auto auth = token(std::string(protocol::kLegAdvertisement), "GET", adv_url, std::nullopt, std::nullopt);
-    if (!auth) return failed("auth_failed", auth.error().message);
-    if (auto ok = ch_.check("advertisement"); !ok) return failed("failed", ok.error().message);
+    if (!auth) return stop("auth_failed", auth.error().message);
+    if (auto ok = ch_.check("advertisement"); !ok) return stop("failed", ok.error().message);
     std::string body;
     transport::LegOptions get = leg_options("GET", adv_url, *auth, transport::kAdvertisementContentType);
     get.on_body = [&](std::string_view chunk) -> Result<void> {
@@ -73,82 +117,104 @@ class Push {
       return {};
     };
     auto leg = transport::perform_leg(get);
-    if (!leg) return failed(status_for(leg.error()), leg.error().message);
+    if (!leg) return stop(status_for(leg.error()), leg.error().message);
     if (auto ok = transport::check_advertisement_content_type(leg->content_type); !ok) {
-      return failed("transport_failed", ok.error().message);
+      return stop("transport_failed", ok.error().message);
     }
     auto adv = transport::parse_advertisement(body);
-    if (!adv) return failed("transport_failed", adv.error().message);
+    if (!adv) return stop("transport_failed", adv.error().message);
     progress("advertise", 1, 1);
     result_.advertise_ms = ms_since(t_adv);
-    const std::string old_oid(adv->oid_of(job_.ref));
+    return std::move(*adv);
+  }
+
+  // Records the ref's old id; ends the delivery when the advertisement
+  // settles it: up_to_date (already at the gated id, no POST, T2) or
+  // rejected (expect_old does not match). Goes on otherwise.
+  Step<void> settle(const transport::Advertisement& adv) {
+    const std::string old_oid(adv.oid_of(job_.ref));
     result_.old_oid = old_oid;
     if (old_oid == job_.oid) {
       result_.status = "up_to_date";
       result_.oid = job_.oid;
       result_.objects = 0;
       result_.bytes_sent = 0;
-      return result_;
+      return tl::unexpected(result_);
     }
     if (job_.expect_old && *job_.expect_old != old_oid) {
       result_.status = "rejected";
       result_.reason = "expect_old mismatch: the remote has " + old_oid + ", expected " + *job_.expect_old;
-      return result_;
+      return tl::unexpected(result_);
     }
+    return {};
+  }
 
-    // ---- the pack, spooled in the scratch directory (never the repository) ----
+  // The request (T4: exactly our ref, from the advertised id) and the pack,
+  // spooled in the scratch directory (never the repository, C3), with the
+  // body's digest for the POST's token. Records objects and pack_ms. Ends
+  // with transport_failed (the request) or failed: building the pack is
+  // local work, never blamed on the transport.
+  Step<Spool> spool_pack(const transport::Advertisement& adv) {
     const sys::MonoNs t_pack = sys::mono_now_ns();
-    auto request = transport::build_push_request(*adv, job_.ref, job_.oid);
-    if (!request) return failed("transport_failed", request.error().message);
-    const std::string spool = job_.scratch_dir + "/pack-" + std::to_string(::getpid()) + ".pack";
-    sys::ScopedFd fd(::open(spool.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
-    if (!fd) return failed("failed", "cannot create the pack spool in " + job_.scratch_dir);
+    auto request = transport::build_push_request(adv, job_.ref, job_.oid);
+    if (!request) return stop("transport_failed", request.error().message);
+    const std::string spool = job_.scratch_dir + "/pack-" + std::to_string(sys::self_pid()) + ".pack";
+    auto fd = sys::create_new_file(spool, 0600);
+    if (!fd) return stop("failed", "cannot create the pack spool in " + job_.scratch_dir + ": " + fd.error().message);
     std::unique_ptr<EVP_MD_CTX, DigestDeleter> digest(EVP_MD_CTX_new());
     EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr);
     EVP_DigestUpdate(digest.get(), request->body_prefix.data(), request->body_prefix.size());
-    PackSpec spec;
-    spec.repo = job_.repo;
-    spec.oid = job_.oid;
-    for (const auto& [ref, id] : adv->refs) {
-      if (!transport::is_zero_oid(id)) spec.hide.push_back(id);
-    }
-    spec.hide.insert(spec.hide.end(), adv->haves.begin(), adv->haves.end());
-    spec.deadline = job_.deadline_mono_ns;
+    PackSpec spec = pack_spec(adv);
     spec.sink = [&](const void* data, std::size_t n) -> Result<void> {
       EVP_DigestUpdate(digest.get(), data, n);
-      return sys::write_all(fd.get(), static_cast<const char*>(data), n);
+      return sys::write_all(fd->get(), static_cast<const char*>(data), n);
     };
-    spec.progress = [&](std::uint64_t done, std::uint64_t total) { progress("pack", done, total, true); };
     auto pack = job_.pack_git ? build_pack_with_git(spec, *job_.pack_git, job_.scratch_dir) : build_pack(spec);
-    // Building the pack is local work (the repository, the pack engine, the
-    // spool): its failures are `failed`, never blamed on the transport.
-    if (!pack) return failed("failed", pack.error().message);
+    if (!pack) return stop("failed", pack.error().message);
     unsigned char sum[EVP_MAX_MD_SIZE];
     unsigned int sum_len = 0;
     EVP_DigestFinal_ex(digest.get(), sum, &sum_len);
-    const std::string body_sha256 = hex(sum, sum_len);
-    const std::uint64_t body_len = request->body_prefix.size() + pack->bytes;
     result_.objects = pack->objects;
     result_.pack_ms = ms_since(t_pack);
     progress("pack", pack->objects, pack->objects);
+    const std::uint64_t body_len = request->body_prefix.size() + pack->bytes;
+    return Spool{std::move(*request), std::move(*fd), hex(sum, sum_len), body_len};
+  }
 
-    // ---- leg 2: the receive-pack POST, sent at most once ----
+  // What the pack engine is asked for: the gated object, minus everything
+  // the remote advertised (its refs and its haves), by the deadline. The
+  // sink is the caller's.
+  PackSpec pack_spec(const transport::Advertisement& adv) {
+    PackSpec spec;
+    spec.repo = job_.repo;
+    spec.oid = job_.oid;
+    for (const auto& [ref, id] : adv.refs) {
+      if (!transport::is_zero_oid(id)) spec.hide.push_back(id);
+    }
+    spec.hide.insert(spec.hide.end(), adv.haves.begin(), adv.haves.end());
+    spec.deadline = job_.deadline_mono_ns;
+    spec.progress = [this](std::uint64_t done, std::uint64_t total) { progress("pack", done, total, true); };
+    return spec;
+  }
+
+  // Leg 2, at most once (T2): a token bound to the body's digest and
+  // length, authority asked, the body sent and the report-status read.
+  // Records upload_ms and bytes_sent as the body leaves, so a leg that
+  // fails afterwards still says how much was sent. Ends with auth_failed,
+  // failed (authority) or transport_failed.
+  Step<transport::Report> upload(const Spool& spool, const std::string& post_url) {
     const sys::MonoNs t_up = sys::mono_now_ns();
-    const std::string post_url = base_ + "/git-receive-pack";
-    auto post_auth = token(std::string(protocol::kLegReceivePack), "POST", post_url, body_sha256, body_len);
-    if (!post_auth) return failed("auth_failed", post_auth.error().message);
-    if (auto ok = ch_.check("upload"); !ok) return failed("failed", ok.error().message);
+    auto post_auth = token(std::string(protocol::kLegReceivePack), "POST", post_url, spool.body_sha256, spool.body_len);
+    if (!post_auth) return stop("auth_failed", post_auth.error().message);
+    if (auto ok = ch_.check("upload"); !ok) return stop("failed", ok.error().message);
     bool authority = true;  // granted just now; any later refusal ends us by a kill
-    transport::ReportReader reader(request->side_band);
+    transport::ReportReader reader(spool.request.side_band);
     transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
     post.content_type = std::string(transport::kReceivePackRequestType);
-    post.body_prefix = request->body_prefix;
-    post.body_fd = fd.get();
-    post.body_len = body_len;
+    post.body_prefix = spool.request.body_prefix;
+    post.body_fd = spool.fd.get();
+    post.body_len = spool.body_len;
     post.may_send = [&]() { return authority; };
-    // Recorded as it happens, not from the leg's result: a leg that fails
-    // after the body left (a 500, a truncated report) returns no result, and
-    // its outcome must still say how many bytes were sent.
     result_.bytes_sent = 0;
     post.on_upload = [&](std::uint64_t sent, std::uint64_t total) {
       result_.bytes_sent = sent;
@@ -162,14 +228,20 @@ class Push {
     };
     auto up = transport::perform_leg(post);
     result_.upload_ms = ms_since(t_up);
-    if (!up) return failed(status_for(up.error()), up.error().message);
+    if (!up) return stop(status_for(up.error()), up.error().message);
     result_.bytes_sent = up->bytes_sent;
     if (auto ok = transport::check_result_content_type(up->content_type); !ok) {
-      return failed("transport_failed", ok.error().message);
+      return stop("transport_failed", ok.error().message);
     }
     auto report = reader.finish();
-    if (!report) return failed("transport_failed", report.error().message);
-    auto verdict = transport::judge_report(*report, job_.ref);
+    if (!report) return stop("transport_failed", report.error().message);
+    return std::move(*report);
+  }
+
+  // T4: delivered only when the report says ok for our ref; rejected with
+  // the remote's reason for ng; transport_failed for anything else.
+  protocol::ResultMsg conclude(const transport::Report& report) {
+    auto verdict = transport::judge_report(report, job_.ref);
     if (!verdict) return failed("transport_failed", verdict.error().message);
     if (verdict->status == transport::PushStatus::delivered) {
       result_.status = "delivered";
@@ -181,7 +253,6 @@ class Push {
     return result_;
   }
 
- private:
   // What both legs share: the job's trust, loopback permission and deadline.
   transport::LegOptions leg_options(const char* method, const std::string& url, const std::optional<std::string>& authorization,
                             std::string_view accept) const {
@@ -200,6 +271,11 @@ class Push {
     result_.status = status;
     result_.reason = reason;
     return result_;
+  }
+
+  // failed() as a stage's stop.
+  tl::unexpected<protocol::ResultMsg> stop(const std::string& status, const std::string& reason) {
+    return tl::unexpected(failed(status, reason));
   }
 
   Result<std::optional<std::string>> token(const std::string& leg, const std::string& method, const std::string& url,

@@ -1,16 +1,31 @@
 // http_leg.cpp — one push leg over libcurl; the one place libcurl errors are
 // converted to Error.
+//
+// A leg runs in stages, each a function below with its contract:
+//   check_before_io     the rules that refuse without I/O (T1 scheme, D1)
+//   leg_headers         the request's header lines
+//   leg_option_table    every libcurl option of the leg, as a table built
+//                       from named groups (request, trust, timing, exchange,
+//                       method); set_options sets it row by row, and the
+//                       first option libcurl refuses ends the leg before a
+//                       byte is sent, naming the option
+//   curl_easy_perform   the one request
+//   judge_leg           what happened, as a LegResult or an Error
 #include "transport/http_leg.hpp"
 
 #include <curl/curl.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <type_traits>
+#include <variant>
+#include <vector>
 
+#include "sys/file.hpp"
 #include "wire/text.hpp"
 
 namespace courier::transport {
@@ -26,6 +41,7 @@ struct SlistDeleter {
 struct UrlDeleter {
   void operator()(CURLU* u) const { curl_url_cleanup(u); }
 };
+using HeaderList = std::unique_ptr<curl_slist, SlistDeleter>;
 
 bool is_loopback_host(const std::string& host) {
   if (host == "[::1]" || host == "::1") return true;
@@ -39,6 +55,96 @@ bool is_loopback_host(const std::string& host) {
   return dots == 3;
 }
 
+// ---- libcurl options and infos: set, read and converted in one place ----
+
+// The value of one libcurl option, of the type libcurl reads for it.
+struct OffsetValue {
+  curl_off_t value;
+};
+using DataCallback = std::size_t (*)(char*, std::size_t, std::size_t, void*);  // read and write callbacks
+using OptionValue =
+    std::variant<long, OffsetValue, const char*, void*, curl_slist*, DataCallback, curl_xferinfo_callback>;
+
+// One row of a leg's option table.
+struct CurlOption {
+  CURLoption id;
+  OptionValue value;
+};
+using OptionTable = std::vector<CurlOption>;
+
+// A string option's "unset" (libcurl's own default, or nothing).
+const char* const kNoString = nullptr;
+
+// "CURLOPT_<name>" as libcurl knows it, or the number of an option this
+// libcurl does not know.
+std::string option_name(CURLoption id) {
+  if (const curl_easyoption* o = curl_easy_option_by_id(id)) return std::string("CURLOPT_") + o->name;
+  return "option " + std::to_string(static_cast<long>(id)) + " (unknown to this libcurl)";
+}
+
+// Whether `v` is of the type libcurl reads for the option: curl_easy_setopt
+// takes its value through varargs, so a wrong type would be read as garbage.
+bool value_fits(const curl_easyoption& o, const OptionValue& v) {
+  switch (o.type) {
+    case CURLOT_LONG:
+    case CURLOT_VALUES: return std::holds_alternative<long>(v);
+    case CURLOT_OFF_T: return std::holds_alternative<OffsetValue>(v);
+    case CURLOT_STRING: return std::holds_alternative<const char*>(v);
+    case CURLOT_OBJECT:
+    case CURLOT_CBPTR: return std::holds_alternative<void*>(v);
+    case CURLOT_SLIST: return std::holds_alternative<curl_slist*>(v);
+    case CURLOT_FUNCTION:
+      return std::holds_alternative<DataCallback>(v) || std::holds_alternative<curl_xferinfo_callback>(v);
+    case CURLOT_BLOB: return false;
+  }
+  return false;
+}
+
+// Sets one option. Errors: curl_refused, naming the option: an option this
+// libcurl does not know, a value it refuses, or a value of the wrong type.
+Result<void> set_option(CURL* c, const CurlOption& o) {
+  const curl_easyoption* known = curl_easy_option_by_id(o.id);
+  if (known && !value_fits(*known, o.value)) {
+    return fail(Errc::curl_refused, "the leg gives " + option_name(o.id) + " a value of the wrong type");
+  }
+  const CURLcode rc = std::visit(
+      [&](auto v) {
+        if constexpr (std::is_same_v<decltype(v), OffsetValue>) {
+          return curl_easy_setopt(c, o.id, v.value);
+        } else {
+          return curl_easy_setopt(c, o.id, v);
+        }
+      },
+      o.value);
+  if (rc != CURLE_OK) {
+    return fail(Errc::curl_refused, "libcurl refused " + option_name(o.id) + " (" + curl_easy_strerror(rc) +
+                                        "); the leg was not started");
+  }
+  return {};
+}
+
+// Sets the table in order; the first refusal ends it. Errors: as set_option.
+Result<void> set_options(CURL* c, const OptionTable& table) {
+  for (const CurlOption& o : table) {
+    if (auto ok = set_option(c, o); !ok) return ok;
+  }
+  return {};
+}
+
+// curl_easy_getinfo, checked. T is the type libcurl writes for `info`.
+// Errors: curl_refused, naming the info.
+template <class T>
+Result<T> get_info(CURL* c, CURLINFO info, const char* name) {
+  T value{};
+  const CURLcode rc = curl_easy_getinfo(c, info, &value);
+  if (rc != CURLE_OK) return fail(Errc::curl_refused, std::string("libcurl refused ") + name + " (" + curl_easy_strerror(rc) + ")");
+  return value;
+}
+
+Result<long> response_code(CURL* c) { return get_info<long>(c, CURLINFO_RESPONSE_CODE, "CURLINFO_RESPONSE_CODE"); }
+
+// ---- the transfer's callbacks ----
+
 struct Transfer {
   const LegOptions* opt = nullptr;
   CURL* curl = nullptr;
@@ -51,18 +157,17 @@ struct Transfer {
   long status = 0;
 };
 
-long response_code(CURL* c) {
-  long code = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-  return code;
-}
-
 std::size_t on_write(char* data, std::size_t size, std::size_t n, void* p) {
   auto* t = static_cast<Transfer*>(p);
   const std::size_t len = size * n;
   if (!t->checked_status) {
+    auto code = response_code(t->curl);
+    if (!code) {
+      t->sink_error = code.error();
+      return CURL_WRITEFUNC_ERROR;
+    }
     t->checked_status = true;
-    t->status = response_code(t->curl);
+    t->status = *code;
   }
   if (t->status != 200) {
     if (t->error_body.size() < 512) t->error_body.append(data, std::min<std::size_t>(len, 512 - t->error_body.size()));
@@ -100,15 +205,13 @@ std::size_t on_read(char* buf, std::size_t size, std::size_t n, void* p) {
     const std::uint64_t offset = t->sent - prefix.size();
     const std::uint64_t left = t->opt->body_len - t->sent;
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(room, left));
-    ssize_t r;
-    do {
-      r = ::pread(t->opt->body_fd, buf, want, static_cast<off_t>(offset));
-    } while (r < 0 && errno == EINTR);
-    if (r <= 0) {
-      t->sink_error = Error{Errc::leg_aborted, "reading the spooled pack failed"};
+    auto r = sys::read_at(t->opt->body_fd, buf, want, offset);
+    if (!r || *r == 0) {
+      t->sink_error = Error{Errc::leg_aborted, "reading the spooled pack failed: " +
+                                                   (r ? std::string("it ended early") : r.error().message)};
       return CURL_READFUNC_ABORT;
     }
-    out = static_cast<std::size_t>(r);
+    out = *r;
   }
   t->sent += out;
   if (t->opt->on_upload) t->opt->on_upload(t->sent, t->opt->body_len);
@@ -124,6 +227,199 @@ long remaining_ms(sys::MonoNs deadline) {
   const sys::MonoNs left = deadline - sys::mono_now_ns();
   if (left <= 0) return 0;
   return static_cast<long>((left + sys::kNsPerMs - 1) / sys::kNsPerMs);
+}
+
+// ---- the stages of a leg ----
+
+// Stage 1: what a leg refuses without any I/O: a scheme T1 refuses, a
+// deadline already passed. Errors: scheme_refused, leg_timeout.
+Result<void> check_before_io(const LegOptions& opt) {
+  if (auto ok = check_remote_scheme(opt.url, opt.allow_http_loopback); !ok) return ok;
+  if (remaining_ms(opt.deadline) <= 0) return fail(Errc::leg_timeout, "the deadline passed before the leg started");
+  return {};
+}
+
+// Stage 2: the request's header lines: no Expect (T2), ours, the minted
+// Authorization (T3). Errors: curl_refused (libcurl could not build the list).
+Result<HeaderList> leg_headers(const LegOptions& opt) {
+  HeaderList headers;
+  bool complete = true;
+  auto add_header = [&](const std::string& h) {
+    // On failure libcurl leaves the list as it was (still ours to free).
+    if (curl_slist* longer = curl_slist_append(headers.get(), h.c_str())) {
+      (void)headers.release();
+      headers.reset(longer);
+    } else {
+      complete = false;
+    }
+  };
+  add_header("Expect:");  // no 100-continue round trip
+  add_header("User-Agent: git-courier/" COURIER_VERSION);
+  add_header("Pragma: no-cache");
+  if (!opt.accept.empty()) add_header("Accept: " + opt.accept);
+  if (opt.authorization) add_header(*opt.authorization);
+  if (opt.method == "POST") add_header("Content-Type: " + opt.content_type);
+  if (!complete) return fail(Errc::curl_refused, "libcurl could not build the request headers; the leg was not started");
+  return headers;
+}
+
+// Stage 3, the option table by groups; the groups' order is the order set.
+
+// T1 T2: the URL, https only (http only when the caller allowed loopback,
+// which check_before_io has already judged), redirects never followed,
+// HTTP/1.1, no proxy from the environment.
+OptionTable request_options(const LegOptions& opt) {
+  return {
+      {CURLOPT_URL, opt.url.c_str()},
+      {CURLOPT_PROTOCOLS_STR, opt.allow_http_loopback ? "https,http" : "https"},
+      {CURLOPT_FOLLOWLOCATION, 0L},
+      {CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1)},
+      {CURLOPT_PROXY, ""},  // never a proxy from the environment
+      {CURLOPT_NOPROXY, "*"},
+  };
+}
+
+// T1: the peer and its name always verified; the trust anchors.
+OptionTable trust_options(const LegOptions& opt) {
+  OptionTable o{
+      {CURLOPT_SSL_VERIFYPEER, 1L},
+      {CURLOPT_SSL_VERIFYHOST, 2L},
+  };
+  const char* cert_file = std::getenv("SSL_CERT_FILE");
+  const char* cert_dir = std::getenv("SSL_CERT_DIR");
+  if (opt.ca_file) {
+    // T1: a CA file pins trust. Setting CAINFO alone keeps libcurl's built-in
+    // CA directory (Debian's is /etc/ssl/certs), and SSL_CERT_DIR would add
+    // another: the directory is cleared so the file is the only anchor.
+    o.push_back({CURLOPT_CAINFO, opt.ca_file->c_str()});
+    o.push_back({CURLOPT_CAPATH, kNoString});
+  } else {
+    if (cert_file && *cert_file) o.push_back({CURLOPT_CAINFO, cert_file});
+    if (cert_dir && *cert_dir) o.push_back({CURLOPT_CAPATH, cert_dir});
+  }
+  return o;
+}
+
+// D1: every wait bounded by the deadline (the progress callback ends the
+// transfer at it); no signals, since the child may run threads.
+OptionTable timing_options(const LegOptions& opt, Transfer& t) {
+  return {
+      {CURLOPT_NOSIGNAL, 1L},
+      {CURLOPT_TIMEOUT_MS, remaining_ms(opt.deadline)},
+      {CURLOPT_CONNECTTIMEOUT_MS, remaining_ms(opt.deadline)},
+      {CURLOPT_NOPROGRESS, 0L},
+      {CURLOPT_XFERINFOFUNCTION, &on_progress},
+      {CURLOPT_XFERINFODATA, static_cast<void*>(&t)},
+  };
+}
+
+// The exchange: our headers out; the answer into on_write, undecoded.
+OptionTable exchange_options(Transfer& t, curl_slist* headers) {
+  return {
+      {CURLOPT_HTTPHEADER, headers},
+      {CURLOPT_WRITEFUNCTION, DataCallback{&on_write}},
+      {CURLOPT_WRITEDATA, static_cast<void*>(&t)},
+      {CURLOPT_ACCEPT_ENCODING, kNoString},
+  };
+}
+
+// T2: a GET, or a POST that is never replayed: a fresh connection that is
+// closed afterwards, and no seek callback, so libcurl cannot rewind the
+// body to send it again. The body comes from on_read.
+OptionTable method_options(const LegOptions& opt, Transfer& t) {
+  if (opt.method != "POST") return {{CURLOPT_HTTPGET, 1L}};
+  return {
+      {CURLOPT_POST, 1L},
+      {CURLOPT_FRESH_CONNECT, 1L},
+      {CURLOPT_FORBID_REUSE, 1L},
+      {CURLOPT_POSTFIELDSIZE_LARGE, OffsetValue{static_cast<curl_off_t>(opt.body_len)}},
+      {CURLOPT_READFUNCTION, DataCallback{&on_read}},
+      {CURLOPT_READDATA, static_cast<void*>(&t)},
+  };
+}
+
+// Stage 3: the leg's whole option table, groups in order, then the tests'
+// extra option (LegOptions::test_extra_option) when there is one.
+OptionTable leg_option_table(const LegOptions& opt, Transfer& t, curl_slist* headers) {
+  OptionTable table;
+  for (OptionTable group : {request_options(opt), trust_options(opt), timing_options(opt, t),
+                            exchange_options(t, headers), method_options(opt, t)}) {
+    table.insert(table.end(), group.begin(), group.end());
+  }
+  if (opt.test_extra_option) {
+    table.push_back({static_cast<CURLoption>(opt.test_extra_option->id), opt.test_extra_option->value});
+  }
+  return table;
+}
+
+// The answer as libcurl saw it. Errors: curl_refused (an info query).
+Result<LegResult> read_answer(const Transfer& t) {
+  LegResult out;
+  auto status = response_code(t.curl);
+  if (!status) return tl::unexpected(status.error());
+  out.status = *status;
+  out.bytes_sent = t.sent;
+  out.bytes_received = t.received;
+  auto ct = get_info<char*>(t.curl, CURLINFO_CONTENT_TYPE, "CURLINFO_CONTENT_TYPE");
+  if (!ct) return tl::unexpected(ct.error());
+  if (*ct) out.content_type = *ct;
+  return out;
+}
+
+// A libcurl failure of the transfer as our error, or nothing when the
+// status the server answered explains it better (judge_status reports it).
+std::optional<Error> transfer_error(const std::string& what, CURLcode rc, long status) {
+  const std::string detail = std::string(curl_easy_strerror(rc));
+  switch (rc) {
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_ABORTED_BY_CALLBACK:
+      return Error{Errc::leg_timeout, what + ": the deadline passed (" + detail + ")"};
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+      return Error{Errc::tls_failed, what + ": TLS failed: " + detail};
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+      return Error{Errc::connect_failed, what + ": " + detail};
+    case CURLE_UNSUPPORTED_PROTOCOL:
+      return Error{Errc::scheme_refused, what + ": " + detail};
+    default:
+      if (status != 0 && status != 200) return std::nullopt;  // reported by status
+      return Error{Errc::connect_failed, what + ": " + detail};
+  }
+}
+
+// T2: any status but 200 ends the leg, a redirect included (never followed).
+Result<LegResult> judge_status(const Transfer& t, const std::string& what, LegResult out) {
+  const std::string answered = what + ": the server answered " + std::to_string(out.status);
+  if (out.status >= 300 && out.status < 400) {
+    auto location = get_info<char*>(t.curl, CURLINFO_REDIRECT_URL, "CURLINFO_REDIRECT_URL");
+    const std::string target = !location ? location.error().message : wire::printable(*location ? *location : "?");
+    return fail(Errc::http_redirect, answered + " (redirect to " + target + "); redirects are never followed");
+  }
+  if (out.status == 401 || out.status == 403) return fail(Errc::http_auth, answered);
+  if (out.status != 200) {
+    return fail(Errc::http_status, answered + (t.error_body.empty() ? "" : ": " + wire::printable(t.error_body)));
+  }
+  return out;
+}
+
+// Stage 5: the leg's result. Our own stops first (the sender's abort, a sink
+// that refused the body), then libcurl's code, then the status.
+Result<LegResult> judge_leg(const LegOptions& opt, const Transfer& t, CURLcode rc) {
+  if (t.aborted_by_sender) {
+    return fail(Errc::leg_aborted, sys::mono_now_ns() >= opt.deadline ? "upload stopped: the deadline passed"
+                                                                      : "upload stopped: authority withdrawn");
+  }
+  if (t.sink_error) return tl::unexpected(*t.sink_error);
+  auto out = read_answer(t);
+  if (!out) return out;
+  const std::string what = opt.method + " " + wire::printable(opt.url);
+  if (rc != CURLE_OK) {
+    if (auto e = transfer_error(what, rc, out->status)) return tl::unexpected(*e);
+  }
+  return judge_status(t, what, std::move(*out));
 }
 
 }  // namespace
@@ -162,120 +458,20 @@ Result<void> check_remote_scheme(std::string_view url, bool allow_http_loopback)
 
 Result<LegResult> perform_leg(const LegOptions& opt) {
   init_transport();
-  if (auto ok = check_remote_scheme(opt.url, opt.allow_http_loopback); !ok) return tl::unexpected(ok.error());
-  if (remaining_ms(opt.deadline) <= 0) return fail(Errc::leg_timeout, "the deadline passed before the leg started");
+  if (auto ok = check_before_io(opt); !ok) return tl::unexpected(ok.error());
   std::unique_ptr<CURL, CurlDeleter> curl(curl_easy_init());
   if (!curl) return fail(Errc::connect_failed, "curl_easy_init failed");
-  CURL* c = curl.get();
   Transfer t;
   t.opt = &opt;
-  t.curl = c;
-
-  std::unique_ptr<curl_slist, SlistDeleter> headers;
-  auto add_header = [&](const std::string& h) {
-    headers.reset(curl_slist_append(headers.release(), h.c_str()));
-  };
-  add_header("Expect:");  // no 100-continue round trip
-  add_header("User-Agent: git-courier/" COURIER_VERSION);
-  add_header("Pragma: no-cache");
-  if (!opt.accept.empty()) add_header("Accept: " + opt.accept);
-  if (opt.authorization) add_header(*opt.authorization);
-  if (opt.method == "POST") add_header("Content-Type: " + opt.content_type);
-
-  curl_easy_setopt(c, CURLOPT_URL, opt.url.c_str());
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, opt.allow_http_loopback ? "https,http" : "https");
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
-  curl_easy_setopt(c, CURLOPT_PROXY, "");     // never a proxy from the environment
-  curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 2L);
-  const char* cert_file = std::getenv("SSL_CERT_FILE");
-  const char* cert_dir = std::getenv("SSL_CERT_DIR");
-  if (opt.ca_file) {
-    // T1: a CA file pins trust. Setting CAINFO alone keeps libcurl's built-in
-    // CA directory (Debian's is /etc/ssl/certs), and SSL_CERT_DIR would add
-    // another: the directory is cleared so the file is the only anchor.
-    curl_easy_setopt(c, CURLOPT_CAINFO, opt.ca_file->c_str());
-    curl_easy_setopt(c, CURLOPT_CAPATH, nullptr);
-  } else {
-    if (cert_file && *cert_file) curl_easy_setopt(c, CURLOPT_CAINFO, cert_file);
-    if (cert_dir && *cert_dir) curl_easy_setopt(c, CURLOPT_CAPATH, cert_dir);
+  t.curl = curl.get();
+  auto headers = leg_headers(opt);
+  if (!headers) return tl::unexpected(headers.error());
+  // Every option, or no request at all.
+  if (auto ok = set_options(curl.get(), leg_option_table(opt, t, headers->get())); !ok) {
+    return tl::unexpected(ok.error());
   }
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, remaining_ms(opt.deadline));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, remaining_ms(opt.deadline));
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, nullptr);
-  if (opt.method == "POST") {
-    // T2: never replayed. A fresh connection that is closed afterwards, and
-    // no seek callback, so libcurl cannot rewind the body to send it again.
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
-    curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(opt.body_len));
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, on_read);
-    curl_easy_setopt(c, CURLOPT_READDATA, &t);
-  } else {
-    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
-  }
-
-  const CURLcode rc = curl_easy_perform(c);
-  LegResult out;
-  out.status = response_code(c);
-  out.bytes_sent = t.sent;
-  out.bytes_received = t.received;
-  char* ct = nullptr;
-  curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct);
-  if (ct) out.content_type = ct;
-
-  if (t.aborted_by_sender) {
-    return fail(Errc::leg_aborted, sys::mono_now_ns() >= opt.deadline ? "upload stopped: the deadline passed"
-                                                                      : "upload stopped: authority withdrawn");
-  }
-  if (t.sink_error) return tl::unexpected(*t.sink_error);
-  const std::string what = opt.method + " " + wire::printable(opt.url);
-  if (rc != CURLE_OK) {
-    const std::string detail = std::string(curl_easy_strerror(rc));
-    switch (rc) {
-      case CURLE_OPERATION_TIMEDOUT:
-      case CURLE_ABORTED_BY_CALLBACK:
-        return fail(Errc::leg_timeout, what + ": the deadline passed (" + detail + ")");
-      case CURLE_SSL_CONNECT_ERROR:
-      case CURLE_PEER_FAILED_VERIFICATION:
-      case CURLE_SSL_CACERT_BADFILE:
-      case CURLE_SSL_CERTPROBLEM:
-        return fail(Errc::tls_failed, what + ": TLS failed: " + detail);
-      case CURLE_COULDNT_CONNECT:
-      case CURLE_COULDNT_RESOLVE_HOST:
-        return fail(Errc::connect_failed, what + ": " + detail);
-      case CURLE_UNSUPPORTED_PROTOCOL:
-        return fail(Errc::scheme_refused, what + ": " + detail);
-      default:
-        if (out.status != 0 && out.status != 200) break;  // reported by status below
-        return fail(Errc::connect_failed, what + ": " + detail);
-    }
-  }
-  if (out.status >= 300 && out.status < 400) {
-    char* location = nullptr;
-    curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &location);
-    return fail(Errc::http_redirect, what + ": the server answered " + std::to_string(out.status) +
-                                         " (redirect to " + wire::printable(location ? location : "?") +
-                                         "); redirects are never followed");
-  }
-  if (out.status == 401 || out.status == 403) {
-    return fail(Errc::http_auth, what + ": the server answered " + std::to_string(out.status));
-  }
-  if (out.status != 200) {
-    return fail(Errc::http_status, what + ": the server answered " + std::to_string(out.status) +
-                                       (t.error_body.empty() ? "" : ": " + wire::printable(t.error_body)));
-  }
-  return out;
+  const CURLcode rc = curl_easy_perform(curl.get());
+  return judge_leg(opt, t, rc);
 }
 
 }  // namespace courier::transport

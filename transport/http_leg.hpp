@@ -45,6 +45,14 @@ struct LegOptions {
   std::function<Result<void>(std::string_view)> on_body;
   // The response body may not exceed this many bytes.
   std::uint64_t max_body = 64ull * 1024 * 1024;
+  // Tests only: one more libcurl option (a CURLoption number and a long
+  // value), set after the leg's own. It lets a test make an option fail on
+  // purpose and see the leg end before any byte is sent.
+  struct ExtraOption {
+    int id = 0;
+    long value = 0;
+  };
+  std::optional<ExtraOption> test_extra_option;
 };
 
 struct LegResult {
@@ -54,7 +62,11 @@ struct LegResult {
   std::uint64_t bytes_received = 0;  // response body bytes
 };
 
-// Errors: scheme_refused (nothing sent), tls_failed, connect_failed,
+// Every libcurl option of the leg is set and checked before the request:
+// an option the linked libcurl does not know or refuses ends the leg with
+// curl_refused naming the option, and nothing is sent.
+// Errors: scheme_refused (nothing sent), curl_refused (nothing sent, unless
+// an info query failed after the request), tls_failed, connect_failed,
 // leg_timeout (the deadline), leg_aborted (may_send said stop, or on_body
 // failed: its error message is kept), http_redirect (3xx, not followed),
 // http_auth (401/403), http_status (any other non-200), body_too_large.

@@ -67,7 +67,8 @@ namespace courier {
   X(http_auth) \
   X(leg_aborted) \
   X(leg_timeout) \
-  X(body_too_large)
+  X(body_too_large) \
+  X(curl_refused) /* libcurl refused an option (or an info query): named in the message */
 
 enum class Errc {
 #define COURIER_ERRC_ENUMERATOR(n) n,
