@@ -4,7 +4,6 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <stdlib.h>  // mkdtemp
 
 #include <algorithm>
 #include <array>
@@ -17,6 +16,7 @@
 #include <system_error>
 
 #include "auth/crypto.hpp"
+#include "sys/scratch_dir.hpp"
 #include "sys/small_file.hpp"
 
 namespace courier::auth {
@@ -157,12 +157,13 @@ Result<GeneratedKey> keygen(const std::string& path) {
   // replace a file that appeared meanwhile.
   const fs::path target(path);
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (parent / ".git-courier-keygen-XXXXXX").string();
-  if (!::mkdtemp(tmpl.data())) {
+  auto made = sys::make_unique_dir((parent / ".git-courier-keygen-").string());
+  if (!made) {
     wipe(pem);
     return fail(Errc::os_error, "keygen: cannot create a private directory in " + parent.string() + ": " +
-                                    std::error_code(errno, std::generic_category()).message());
+                                    made.error().message);
   }
+  const std::string tmpl = *made;
   const fs::path staging = fs::path(tmpl) / "key.pem";
   auto cleanup = [&] { fs::remove_all(tmpl, ec); };
   {

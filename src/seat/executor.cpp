@@ -10,8 +10,6 @@
 // unconfirmed one poisons the lane for the life of the process (S3).
 // A scheduler thread expires queued deliveries at their deadline and wakes
 // the workers when a lane lock file is closed by another process.
-#include <poll.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -385,13 +383,10 @@ struct Executor::Impl {
     return std::move(warm);
   }
 
-  void run_turn(const std::shared_ptr<DeliveryHandle::Shared>& d) {
-    const sys::MonoNs seat_at = sys::mono_now_ns();
-    DeliveryEvent granted;
-    granted.kind = DeliveryEvent::Kind::seat_granted;
-    granted.delivery = d->id;
-    d->emit(granted);  // the witness point: the seat is ours from here
-
+  // The supervisor's options for one turn: the delivery's job and deadline
+  // (D1), the executor's bounds, the host's callbacks, and the lane lock
+  // the child inherits (S6).
+  SupervisorOptions turn_options(const std::shared_ptr<DeliveryHandle::Shared>& d) {
     SupervisorOptions so;
     so.job.repo = d->req.repo;
     so.job.remote = d->remote;
@@ -417,10 +412,18 @@ struct Executor::Impl {
       so.inherit_fd = l.file->fd();  // S6: the child holds the lane lock too
     }
     std::weak_ptr<DeliveryHandle::Shared> weak = d;
-    so.on_progress = [weak](const protocol::Progress& p) {
+    so.on_progress = progress_relay(weak);
+    so.on_event = log_sink();
+    so.on_spawned = spawn_observer(weak);
+    return so;
+  }
+
+  // The child's progress, as the delivery's progress events.
+  static std::function<void(const protocol::Progress&)> progress_relay(std::weak_ptr<DeliveryHandle::Shared> weak) {
+    return [weak](const protocol::Progress& p) {
       if (auto s = weak.lock()) {
         DeliveryEvent e;
-    e.kind = DeliveryEvent::Kind::progress;
+        e.kind = DeliveryEvent::Kind::progress;
         e.delivery = s->id;
         e.phase = p.phase;
         e.done = p.done;
@@ -429,8 +432,12 @@ struct Executor::Impl {
         s->emit(e);
       }
     };
-    so.on_event = log_sink();
-    so.on_spawned = [this, weak](std::int64_t pid) {
+  }
+
+  // The child exists: its pid goes into the lane's holder record (while
+  // this delivery still holds the seat) and out as the dispatched event.
+  std::function<void(std::int64_t)> spawn_observer(std::weak_ptr<DeliveryHandle::Shared> weak) {
+    return [this, weak](std::int64_t pid) {
       auto s = weak.lock();
       if (!s) return;
       {
@@ -445,25 +452,21 @@ struct Executor::Impl {
         }
       }
       DeliveryEvent e;
-    e.kind = DeliveryEvent::Kind::dispatched;
+      e.kind = DeliveryEvent::Kind::dispatched;
       e.delivery = s->id;
       e.child_pid = pid;
       s->emit(e);
     };
-    std::shared_ptr<WarmSlot> warm_slot = take_warm();
-    auto sup = warm_slot ? warm_slot->sup : std::make_shared<Supervisor>(so);
-    {
-      // A warm child becomes this delivery's only once assigned: a
-      // revocation before that must not cost the spare child its life.
-      std::lock_guard<std::mutex> lock(d->mu);
-      d->sup = warm_slot ? nullptr : sup;
-    }
+  }
+
+  // The dispatch claim (S5). True: this turn may have a child. False:
+  // cancellation (or the deadline) won the race, no child was or will be
+  // spawned, the work provably never started, so the seat went straight
+  // back and the delivery is finished; a warm child taken for it stays warm.
+  bool claim(const std::shared_ptr<DeliveryHandle::Shared>& d, std::shared_ptr<WarmSlot>& warm_slot) {
     int expected = kQueued;
     if (!d->claim.compare_exchange_strong(expected, kClaimed)) {
-      // Not this delivery's after all: the warm child stays warm.
       if (warm_slot) keep_warm(std::move(warm_slot));
-      // Cancellation won the race: no child was or will be spawned, the
-      // work provably never started, so the seat goes straight back.
       Outcome o;
       {
         std::lock_guard<std::mutex> lock(d->mu);
@@ -476,49 +479,77 @@ struct Executor::Impl {
         end_turn(d->lane, d->id, o);
       }
       d->finish(std::move(o));
-      return;
+      return false;
     }
     {
       std::lock_guard<std::mutex> lock(d->mu);
       d->state = DeliveryState::running;
     }
-    Outcome o;
-    bool ran = false;
-    if (warm_slot) {
-      // A revocation that came in after the claim but before the job was
-      // handed over: the cold supervisor below ends it without a spawn, and
-      // the warm child stays warm for the next delivery.
-      bool revoked_already = false;
-      {
-        std::lock_guard<std::mutex> lock(d->mu);
-        revoked_already = d->revoke_ns != 0;
-      }
-      if (revoked_already) {
-        keep_warm(std::move(warm_slot));
-        sup = std::make_shared<Supervisor>(so);
-        adopt(d, sup);
-      }
+    return true;
+  }
+
+  // A claimed turn on a warm child: the job is handed to it, and its
+  // outcome is the turn's. Null when the warm child did not run this
+  // delivery (revoked before the hand-over, refused the job, or gone before
+  // it took it): `sup` is then a fresh cold supervisor that a revocation of
+  // `d` reaches. Spawns the next warm child.
+  std::optional<Outcome> run_warm(const std::shared_ptr<DeliveryHandle::Shared>& d, const SupervisorOptions& so,
+                                  std::shared_ptr<Supervisor>& sup, std::shared_ptr<WarmSlot> warm_slot) {
+    // A revocation that came in after the claim but before the job was
+    // handed over: the cold supervisor below ends it without a spawn, and
+    // the warm child stays warm for the next delivery.
+    bool revoked_already = false;
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      revoked_already = d->revoke_ns != 0;
     }
-    if (warm_slot) {
-      if (sup->assign(so)) {
-        adopt(d, sup);
-        o = warm_slot->outcome.get();
-        warm_slot->thread.join();
-        // Assigned but gone before it took the job: it never had this
-        // delivery, which then gets a cold child like any other.
-        ran = o.warm;
-      } else {
-        warm_slot->retire("could not take a job");
-      }
-      start_warm();
-      if (!ran) {
-        sup = std::make_shared<Supervisor>(so);
-        adopt(d, sup);
-      }
+    if (revoked_already) {
+      keep_warm(std::move(warm_slot));
+      sup = std::make_shared<Supervisor>(so);
+      adopt(d, sup);
+      return std::nullopt;
     }
+    std::optional<Outcome> o;
+    if (sup->assign(so)) {
+      adopt(d, sup);
+      o = warm_slot->outcome.get();
+      warm_slot->thread.join();
+      // Assigned but gone before it took the job: it never had this
+      // delivery, which then gets a cold child like any other.
+      if (!o->warm) o.reset();
+    } else {
+      warm_slot->retire("could not take a job");
+    }
+    start_warm();
+    if (!o) {
+      sup = std::make_shared<Supervisor>(so);
+      adopt(d, sup);
+    }
+    return o;
+  }
+
+  void run_turn(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    const sys::MonoNs seat_at = sys::mono_now_ns();
+    DeliveryEvent granted;
+    granted.kind = DeliveryEvent::Kind::seat_granted;
+    granted.delivery = d->id;
+    d->emit(granted);  // the witness point: the seat is ours from here
+
+    const SupervisorOptions so = turn_options(d);
+    std::shared_ptr<WarmSlot> warm_slot = take_warm();
+    auto sup = warm_slot ? warm_slot->sup : std::make_shared<Supervisor>(so);
+    {
+      // A warm child becomes this delivery's only once assigned: a
+      // revocation before that must not cost the spare child its life.
+      std::lock_guard<std::mutex> lock(d->mu);
+      d->sup = warm_slot ? nullptr : sup;
+    }
+    if (!claim(d, warm_slot)) return;
+    std::optional<Outcome> warm_outcome;
+    if (warm_slot) warm_outcome = run_warm(d, so, sup, std::move(warm_slot));
     // Cold: the supervisor made before the claim, which a revocation after
     // the claim reaches through d->sup.
-    if (!ran) o = sup->run();
+    Outcome o = warm_outcome ? std::move(*warm_outcome) : sup->run();
     o.timings.submitted = d->submitted;
     o.timings.seat = seat_at;
     if (o.dispatched) spawned.fetch_add(1);

@@ -10,8 +10,6 @@
 // call kill() however stuck the supervising thread is (D2).
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <mutex>
 
@@ -23,7 +21,7 @@
 namespace courier::supervisor {
 
 // Why the domain was killed first. The supervisor turns it into an outcome.
-enum class StopCause : int { none, deadline, revoked, protocol_fault, after_result, leader_exit, shutdown };
+enum class StopCause : int { none, deadline, revoked, protocol_fault, after_result, leader_exit };
 
 class KillDomain {
  public:

@@ -17,12 +17,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/messages.hpp"
 #include "courier/result.hpp"
 #include "courier/host_api.hpp"
 #include "courier/outcome.hpp"
 #include "sys/clock.hpp"
+#include "wire/child_argv.hpp"
 
 namespace courier::supervisor {
 
@@ -61,6 +63,9 @@ struct SupervisorOptions {
   // existing file; anything else is refused (spawn_failed). Empty: the
   // running executable, /proc/self/exe.
   std::string child_program;
+  // The words the child is started with after argv[0]: argv is exactly
+  // [program, child_args...] (C1). The program's main() must recognise them.
+  std::vector<std::string> child_args = {std::string(wire::kChildWord)};
   // A descriptor the child inherits at sys::kInheritedFd (the lane lock, S6).
   int inherit_fd = -1;
   CgroupMode cgroup = CgroupMode::automatic;
@@ -131,6 +136,20 @@ class Supervisor {
 
  private:
   struct Loop;
+  // What the drive loop reads of the revocation, under mu_.
+  struct Revocation {
+    bool revoked = false;
+    std::string reason;
+    sys::MonoNs at = 0;
+  };
+  Revocation revocation();
+  // Warm mode: the assignment waiting, moved to assigned_ (null: none).
+  const SupervisorOptions* take_assignment();
+  // run()'s stages; each returns the outcome when the run ends there.
+  std::optional<Outcome> prepare(Loop& L);
+  std::optional<Outcome> spawn(Loop& L);
+  Outcome decide(Loop& L);
+
   SupervisorOptions opt_;
   std::mutex mu_;                       // guards revoked_/domain_ publication
   bool revoked_ = false;

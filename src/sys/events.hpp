@@ -40,10 +40,17 @@ class TimerFd {
   ScopedFd fd_;
 };
 
+// What an Epoll watches a descriptor for (and reports in Ready::events):
+// the epoll(7) bits, named here so that no caller needs <sys/epoll.h>.
+inline constexpr std::uint32_t kReadable = 0x001;  // EPOLLIN
+inline constexpr std::uint32_t kPriority = 0x002;  // EPOLLPRI (cgroup.events changed)
+inline constexpr std::uint32_t kWritable = 0x004;  // EPOLLOUT
+
 class Epoll {
  public:
   static Result<Epoll> create();
-  // events: EPOLLIN/EPOLLOUT/EPOLLPRI...; `tag` comes back in wait().
+  // events: kReadable, kWritable, kPriority (or 0: watched for nothing,
+  // kept registered); `tag` comes back in wait().
   Result<void> add(int fd, std::uint32_t events, std::uint64_t tag) const;
   Result<void> modify(int fd, std::uint32_t events, std::uint64_t tag) const;
   Result<void> remove(int fd) const;

@@ -10,6 +10,9 @@
 #include "sys/events.hpp"
 #include "sys/io.hpp"
 
+static_assert(courier::sys::kReadable == EPOLLIN && courier::sys::kPriority == EPOLLPRI &&
+              courier::sys::kWritable == EPOLLOUT);
+
 namespace courier::sys {
 
 Result<EventFd> EventFd::create() {

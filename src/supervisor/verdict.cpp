@@ -1,0 +1,98 @@
+// verdict.cpp — the verdict: observed facts in, the Outcome out. Pure.
+#include "supervisor/verdict.hpp"
+
+namespace courier::supervisor {
+
+namespace {
+
+// A failure the child reports at or after a deadline kill is the deadline's
+// doing (its own timeouts race our kill); a remote's answer is not.
+bool result_stands(const StopFacts& f) {
+  if (!f.result) return false;
+  const OutcomeKind k = kind_from_status(f.result->status);
+  return !(f.cause == StopCause::deadline && f.result_ns >= f.deadline && k != OutcomeKind::delivered &&
+           k != OutcomeKind::up_to_date && k != OutcomeKind::rejected);
+}
+
+void take_result(const protocol::ResultMsg& r, Outcome& out) {
+  out.kind = kind_from_status(r.status);
+  out.reason = r.reason.value_or("");
+  if (r.detail) out.reason += ": " + *r.detail;
+  out.old_oid = r.old_oid;
+  out.objects = r.objects;
+  out.bytes_sent = r.bytes_sent;
+  out.advertise_ms = r.advertise_ms;
+  out.pack_ms = r.pack_ms;
+  out.upload_ms = r.upload_ms;
+}
+
+std::string exit_text(const ChildFacts& c) {
+  return c.signal ? "signal " + std::to_string(*c.signal) : "exit code " + std::to_string(c.exit_code.value_or(-1));
+}
+
+}  // namespace
+
+OutcomeKind kind_from_status(const std::string& status) {
+  if (status == "delivered") return OutcomeKind::delivered;
+  if (status == "up_to_date") return OutcomeKind::up_to_date;
+  if (status == "rejected") return OutcomeKind::rejected;
+  if (status == "auth_failed") return OutcomeKind::auth_failed;
+  if (status == "transport_failed") return OutcomeKind::transport_failed;
+  return OutcomeKind::failed;
+}
+
+bool stop_confirmed(const ChildFacts& c) {
+  return c.reaped && c.stdout_eof && c.stderr_eof && (!c.cgroup || c.cgroup_empty);
+}
+
+BoundVerdict bound_expired(const BoundFacts& f) {
+  BoundVerdict v;
+  if (f.reaped) {
+    if (!f.child.stdout_eof || !f.child.stderr_eof) {
+      v.action = BoundAction::unconfirmed;
+      v.unconfirmed = {OutcomeKind::cleanup_unbounded,
+                       "end-of-file not seen on the child's " + std::string(!f.child.stdout_eof ? "stdout" : "stderr") +
+                           " within EOF_BOUND (" + std::to_string(f.eof_bound / sys::kNsPerMs) +
+                           " ms) after the reap: a process outside the kill domain holds it"};
+    } else if (f.child.cgroup && !f.child.cgroup_empty) {
+      v.action = BoundAction::unconfirmed;
+      v.unconfirmed = {OutcomeKind::domain_populated,
+                       "the child's cgroup " + f.cgroup_path + " was still populated EOF_BOUND after the kill"};
+    }
+  } else if (f.killed) {
+    v.action = BoundAction::unconfirmed;
+    v.unconfirmed = {OutcomeKind::unreaped, "the child " + std::to_string(f.child.pid) + " did not exit within REAP_BOUND (" +
+                                                std::to_string(f.reap_bound / sys::kNsPerMs) + " ms) after SIGKILL"};
+  } else if (f.result) {
+    v.action = BoundAction::stop_after_result;
+  }
+  return v;
+}
+
+Outcome verdict(StopFacts f) {
+  Outcome out = std::move(f.observed);
+  if (f.unconfirmed) {
+    out.kind = f.unconfirmed->kind;
+    out.reason = f.unconfirmed->reason + "; the seat is retained";
+    return out;
+  }
+  if (f.fault) {
+    out.kind = OutcomeKind::protocol_fault;
+    out.reason = *f.fault;
+  } else if (result_stands(f)) {
+    take_result(*f.result, out);
+  } else if (f.cause == StopCause::deadline) {
+    out.kind = OutcomeKind::deadline_killed;
+    out.reason = "killed at the deadline; stop confirmed";
+  } else if (f.cause == StopCause::revoked) {
+    out.kind = OutcomeKind::revoked;
+    out.reason = "revoked: " + f.revoke_reason + "; child killed, stop confirmed";
+  } else {
+    out.kind = OutcomeKind::protocol_fault;
+    out.reason = "the child exited without a result (" + exit_text(out.child) + ")";
+  }
+  if (!out.bytes_sent && f.upload_done) out.bytes_sent = f.upload_done;
+  return out;
+}
+
+}  // namespace courier::supervisor

@@ -1,0 +1,16 @@
+// scratch_dir.hpp — private directories made with mkdtemp(3): fresh, mode
+// 0700, under a name nobody else can have taken.
+#pragma once
+
+#include <string>
+
+#include "courier/result.hpp"
+
+namespace courier::sys {
+
+// Creates a directory named `prefix` followed by six random characters
+// (e.g. "/tmp/x-" gives "/tmp/x-Ab3dE9"), mode 0700, and returns its path.
+// Errors: os_error (with errno's text).
+Result<std::string> make_unique_dir(const std::string& prefix);
+
+}  // namespace courier::sys
