@@ -102,7 +102,7 @@ int run_delivery_push(int argc, char** argv) {
   Channel channel(kIn, kOut);
   protocol::ResultMsg result = run_push(job, channel);
   if (!send(result)) return wire::kChildProtocolFailure;
-  return result.status == "delivered" || result.status == "up_to_date" ? wire::kChildDone : wire::kChildPushFailed;
+  return wire::status_succeeded(result.status) ? wire::kChildDone : wire::kChildPushFailed;
 }
 
 }  // namespace courier::child

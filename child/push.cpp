@@ -16,6 +16,8 @@
 #include "transport/oid.hpp"
 #include "transport/report.hpp"
 #include "transport/request.hpp"
+#include "wire/legs.hpp"
+#include "wire/status.hpp"
 #include "wire/text.hpp"
 
 namespace courier::child {
@@ -40,7 +42,9 @@ std::uint64_t ms_since(sys::MonoNs t) { return static_cast<std::uint64_t>((sys::
 
 // The status a failed leg reports: 401/403 is an auth failure; everything
 // else on the wire is a transport failure.
-const char* status_for(const Error& e) { return e.code == Errc::http_auth ? "auth_failed" : "transport_failed"; }
+wire::DeliveryStatus status_for(const Error& e) {
+  return e.code == Errc::http_auth ? wire::DeliveryStatus::auth_failed : wire::DeliveryStatus::transport_failed;
+}
 
 // A stage's answer: the value to go on with, or the result that ends the
 // delivery (a failure, or an answer that needs no POST).
@@ -70,20 +74,18 @@ class Push {
     // parent takes no result for anything else (P1).
     result_.ref = job.ref;
     result_.oid = job.oid;
-    result_.status = "failed";
-    base_ = job.remote;
-    while (!base_.empty() && base_.back() == '/') base_.pop_back();
+    result_.status = wire::DeliveryStatus::failed;
   }
 
   protocol::ResultMsg run() {
     if (auto ok = preflight(); !ok) return ok.error();
-    const std::string adv_url = base_ + "/info/refs?service=git-receive-pack";
+    const std::string adv_url = wire::leg_url(job_.remote, wire::Leg::advertisement);
     auto adv = advertise(adv_url);
     if (!adv) return adv.error();
     if (auto ok = settle(*adv); !ok) return ok.error();
     auto spool = spool_pack(*adv);
     if (!spool) return spool.error();
-    const std::string post_url = base_ + "/git-receive-pack";
+    const std::string post_url = wire::leg_url(job_.remote, wire::Leg::receive_pack);
     auto report = upload(*spool, post_url);
     if (!report) return report.error();
     return conclude(*report);
@@ -94,9 +96,9 @@ class Push {
   // repository (C3), and the remote's scheme is one T1 allows. Ends with
   // failed / transport_failed.
   Step<void> preflight() {
-    if (auto ok = check_gated_object(job_.repo, job_.oid); !ok) return stop("failed", ok.error().message);
+    if (auto ok = check_gated_object(job_.repo, job_.oid); !ok) return stop(wire::DeliveryStatus::failed, ok.error().message);
     if (auto ok = transport::check_remote_scheme(job_.remote, job_.allow_http_loopback); !ok) {
-      return stop("transport_failed", ok.error().message);
+      return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
     }
     return {};
   }
@@ -108,8 +110,8 @@ class Push {
     const sys::MonoNs t_adv = sys::mono_now_ns();
     progress("advertise", 0, 1);
     auto auth = token(std::string(protocol::kLegAdvertisement), "GET", adv_url, std::nullopt, std::nullopt);
-    if (!auth) return stop("auth_failed", auth.error().message);
-    if (auto ok = ch_.check("advertisement"); !ok) return stop("failed", ok.error().message);
+    if (!auth) return stop(wire::DeliveryStatus::auth_failed, auth.error().message);
+    if (auto ok = ch_.check("advertisement"); !ok) return stop(wire::DeliveryStatus::failed, ok.error().message);
     std::string body;
     transport::LegOptions get = leg_options("GET", adv_url, *auth, transport::kAdvertisementContentType);
     get.on_body = [&](std::string_view chunk) -> Result<void> {
@@ -119,10 +121,10 @@ class Push {
     auto leg = transport::perform_leg(get);
     if (!leg) return stop(status_for(leg.error()), leg.error().message);
     if (auto ok = transport::check_advertisement_content_type(leg->content_type); !ok) {
-      return stop("transport_failed", ok.error().message);
+      return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
     }
     auto adv = transport::parse_advertisement(body);
-    if (!adv) return stop("transport_failed", adv.error().message);
+    if (!adv) return stop(wire::DeliveryStatus::transport_failed, adv.error().message);
     progress("advertise", 1, 1);
     result_.advertise_ms = ms_since(t_adv);
     return std::move(*adv);
@@ -135,14 +137,14 @@ class Push {
     const std::string old_oid(adv.oid_of(job_.ref));
     result_.old_oid = old_oid;
     if (old_oid == job_.oid) {
-      result_.status = "up_to_date";
+      result_.status = wire::DeliveryStatus::up_to_date;
       result_.oid = job_.oid;
       result_.objects = 0;
       result_.bytes_sent = 0;
       return tl::unexpected(result_);
     }
     if (job_.expect_old && *job_.expect_old != old_oid) {
-      result_.status = "rejected";
+      result_.status = wire::DeliveryStatus::rejected;
       result_.reason = "expect_old mismatch: the remote has " + old_oid + ", expected " + *job_.expect_old;
       return tl::unexpected(result_);
     }
@@ -157,10 +159,10 @@ class Push {
   Step<Spool> spool_pack(const transport::Advertisement& adv) {
     const sys::MonoNs t_pack = sys::mono_now_ns();
     auto request = transport::build_push_request(adv, job_.ref, job_.oid);
-    if (!request) return stop("transport_failed", request.error().message);
+    if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     const std::string spool = job_.scratch_dir + "/pack-" + std::to_string(sys::self_pid()) + ".pack";
     auto fd = sys::create_new_file(spool, 0600);
-    if (!fd) return stop("failed", "cannot create the pack spool in " + job_.scratch_dir + ": " + fd.error().message);
+    if (!fd) return stop(wire::DeliveryStatus::failed, "cannot create the pack spool in " + job_.scratch_dir + ": " + fd.error().message);
     std::unique_ptr<EVP_MD_CTX, DigestDeleter> digest(EVP_MD_CTX_new());
     EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr);
     EVP_DigestUpdate(digest.get(), request->body_prefix.data(), request->body_prefix.size());
@@ -170,7 +172,7 @@ class Push {
       return sys::write_all(fd->get(), static_cast<const char*>(data), n);
     };
     auto pack = job_.pack_git ? build_pack_with_git(spec, *job_.pack_git, job_.scratch_dir) : build_pack(spec);
-    if (!pack) return stop("failed", pack.error().message);
+    if (!pack) return stop(wire::DeliveryStatus::failed, pack.error().message);
     unsigned char sum[EVP_MAX_MD_SIZE];
     unsigned int sum_len = 0;
     EVP_DigestFinal_ex(digest.get(), sum, &sum_len);
@@ -205,12 +207,12 @@ class Push {
   Step<transport::Report> upload(const Spool& spool, const std::string& post_url) {
     const sys::MonoNs t_up = sys::mono_now_ns();
     auto post_auth = token(std::string(protocol::kLegReceivePack), "POST", post_url, spool.body_sha256, spool.body_len);
-    if (!post_auth) return stop("auth_failed", post_auth.error().message);
-    if (auto ok = ch_.check("upload"); !ok) return stop("failed", ok.error().message);
+    if (!post_auth) return stop(wire::DeliveryStatus::auth_failed, post_auth.error().message);
+    if (auto ok = ch_.check("upload"); !ok) return stop(wire::DeliveryStatus::failed, ok.error().message);
     bool authority = true;  // granted just now; any later refusal ends us by a kill
     transport::ReportReader reader(spool.request.side_band);
     transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
-    post.content_type = std::string(transport::kReceivePackRequestType);
+    post.content_type = std::string(wire::leg_spec(wire::Leg::receive_pack).request_type);
     post.body_prefix = spool.request.body_prefix;
     post.body_fd = spool.fd.get();
     post.body_len = spool.body_len;
@@ -231,10 +233,10 @@ class Push {
     if (!up) return stop(status_for(up.error()), up.error().message);
     result_.bytes_sent = up->bytes_sent;
     if (auto ok = transport::check_result_content_type(up->content_type); !ok) {
-      return stop("transport_failed", ok.error().message);
+      return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
     }
     auto report = reader.finish();
-    if (!report) return stop("transport_failed", report.error().message);
+    if (!report) return stop(wire::DeliveryStatus::transport_failed, report.error().message);
     return std::move(*report);
   }
 
@@ -242,13 +244,13 @@ class Push {
   // the remote's reason for ng; transport_failed for anything else.
   protocol::ResultMsg conclude(const transport::Report& report) {
     auto verdict = transport::judge_report(report, job_.ref);
-    if (!verdict) return failed("transport_failed", verdict.error().message);
+    if (!verdict) return failed(wire::DeliveryStatus::transport_failed, verdict.error().message);
     if (verdict->status == transport::PushStatus::delivered) {
-      result_.status = "delivered";
+      result_.status = wire::DeliveryStatus::delivered;
       result_.oid = job_.oid;
       return result_;
     }
-    result_.status = "rejected";
+    result_.status = wire::DeliveryStatus::rejected;
     result_.reason = verdict->reason;
     return result_;
   }
@@ -267,14 +269,14 @@ class Push {
     return o;
   }
 
-  protocol::ResultMsg failed(const std::string& status, const std::string& reason) {
+  protocol::ResultMsg failed(wire::DeliveryStatus status, const std::string& reason) {
     result_.status = status;
     result_.reason = reason;
     return result_;
   }
 
   // failed() as a stage's stop.
-  tl::unexpected<protocol::ResultMsg> stop(const std::string& status, const std::string& reason) {
+  tl::unexpected<protocol::ResultMsg> stop(wire::DeliveryStatus status, const std::string& reason) {
     return tl::unexpected(failed(status, reason));
   }
 
@@ -300,7 +302,6 @@ class Push {
 
   const protocol::Job& job_;
   Channel& ch_;
-  std::string base_;
   protocol::ResultMsg result_;
   sys::MonoNs last_progress_ = 0;
 };

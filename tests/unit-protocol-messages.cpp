@@ -39,14 +39,14 @@ TEST_SUITE("protocol") {
         Progress{"pack", 5, 9},
         Progress{"remote", 0, 0, std::string("Resolving deltas: 100% (3/3)")},
         [] {
-          ResultMsg r{"up_to_date", "refs/heads/main", kOid, kOid, {}, {}, 0, 0};
+          ResultMsg r{wire::DeliveryStatus::up_to_date, "refs/heads/main", kOid, kOid, {}, {}, 0, 0};
           r.advertise_ms = 12;
           r.pack_ms = 0;
           r.upload_ms = 0;
           return r;
         }(),
-        ResultMsg{"delivered", "refs/heads/main", kOid, std::string(40, '0'), std::nullopt, std::nullopt, 3, 99},
-        ResultMsg{"rejected", "refs/heads/main", std::nullopt, std::nullopt, "non-fast-forward", "detail", std::nullopt,
+        ResultMsg{wire::DeliveryStatus::delivered, "refs/heads/main", kOid, std::string(40, '0'), std::nullopt, std::nullopt, 3, 99},
+        ResultMsg{wire::DeliveryStatus::rejected, "refs/heads/main", std::nullopt, std::nullopt, "non-fast-forward", "detail", std::nullopt,
                   std::nullopt}};
     for (const auto& m : all) {
       auto body = encode(m);

@@ -11,7 +11,7 @@ const std::string kOid(40, 'a');
 Hello hello() { return Hello{kProtocolVersion, 7, {}, {}, std::nullopt}; }
 Mint mint() { return Mint{"advertisement", "GET", "https://h/r.git/info/refs?service=git-receive-pack", {}, {}}; }
 ResultMsg result(std::optional<std::string> oid = kOid) {
-  return ResultMsg{"delivered", "refs/heads/main", oid, {}, {}, {}, {}, {}};
+  return ResultMsg{wire::DeliveryStatus::delivered, "refs/heads/main", oid, {}, {}, {}, {}, {}};
 }
 ParentSession session(bool authenticated = true) {
   ParentSession::Config c;
@@ -101,8 +101,9 @@ TEST_SUITE("protocol") {
   }
 
   TEST_CASE("P1: a result naming another ref than the job's is a violation, whatever its status") {
-    for (const char* status : {"delivered", "up_to_date", "rejected", "failed"}) {
-      CAPTURE(status);
+    for (auto status : {wire::DeliveryStatus::delivered, wire::DeliveryStatus::up_to_date,
+                        wire::DeliveryStatus::rejected, wire::DeliveryStatus::failed}) {
+      CAPTURE(wire::status_word(status));
       for (const char* ref : {"refs/heads/EVIL", "refs/heads/main ", "refs/heads/Main", "refs/heads/mai", ""}) {
         CAPTURE(ref);
         auto s = session();
@@ -119,7 +120,7 @@ TEST_SUITE("protocol") {
   TEST_CASE("P1: a result must name the gated object, even a failure") {
     auto s = session();
     REQUIRE(s.accept(hello()));
-    ResultMsg r{"transport_failed", "refs/heads/main", {}, {}, "tls", {}, {}, {}};
+    ResultMsg r{wire::DeliveryStatus::transport_failed, "refs/heads/main", {}, {}, "tls", {}, {}, {}};
     auto no_oid = s.accept(r);
     REQUIRE_FALSE(no_oid);
     CHECK(no_oid.error().code == Errc::result_oid_mismatch);

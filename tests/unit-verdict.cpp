@@ -25,7 +25,7 @@ ChildFacts stopped(bool cgroup = false) {
 
 protocol::ResultMsg result(const std::string& status) {
   protocol::ResultMsg r;
-  r.status = status;
+  r.status = wire::status_from_word(status).value();
   r.reason = "why";
   return r;
 }
@@ -124,7 +124,7 @@ TEST_SUITE("verdict") {
       StopFacts f = confirmed_stop(StopCause::deadline);
       f.result = result(status);
       f.result_ns = f.deadline + 1;
-      CHECK(verdict(f).kind == kind_from_status(status));
+      CHECK(verdict(f).kind == kind_from_status(wire::status_from_word(status).value()));
     }
   }
 

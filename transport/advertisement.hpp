@@ -17,13 +17,14 @@
 #include <string_view>
 #include <vector>
 
+#include "wire/legs.hpp"
 #include "courier/result.hpp"
 #include "transport/capabilities.hpp"
 
 namespace courier::transport {
 
 inline constexpr std::string_view kReceivePackService = "git-receive-pack";
-inline constexpr std::string_view kAdvertisementContentType = "application/x-git-receive-pack-advertisement";
+inline constexpr std::string_view kAdvertisementContentType = wire::kLegs[0].response_type;
 
 struct Advertisement {
   std::map<std::string, std::string, std::less<>> refs;  // ref name -> oid

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sys/file.hpp"
+#include "wire/remote.hpp"
 #include "wire/text.hpp"
 
 namespace courier::transport {
@@ -38,22 +39,8 @@ struct CurlDeleter {
 struct SlistDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
-struct UrlDeleter {
-  void operator()(CURLU* u) const { curl_url_cleanup(u); }
-};
 using HeaderList = std::unique_ptr<curl_slist, SlistDeleter>;
 
-bool is_loopback_host(const std::string& host) {
-  if (host == "[::1]" || host == "::1") return true;
-  // 127.0.0.0/8 as a dotted quad of digits only.
-  if (host.rfind("127.", 0) != 0) return false;
-  int dots = 0;
-  for (char c : host) {
-    if (c == '.') ++dots;
-    else if (c < '0' || c > '9') return false;
-  }
-  return dots == 3;
-}
 
 // ---- libcurl options and infos: set, read and converted in one place ----
 
@@ -430,30 +417,11 @@ void init_transport() {
 }
 
 Result<void> check_remote_scheme(std::string_view url, bool allow_http_loopback) {
-  std::unique_ptr<CURLU, UrlDeleter> u(curl_url());
-  const std::string s(url);
-  if (!u || curl_url_set(u.get(), CURLUPART_URL, s.c_str(), 0) != CURLUE_OK) {
-    return fail(Errc::scheme_refused, "malformed remote URL '" + wire::printable(url) + "'");
-  }
-  char* scheme = nullptr;
-  char* host = nullptr;
-  curl_url_get(u.get(), CURLUPART_SCHEME, &scheme, 0);
-  curl_url_get(u.get(), CURLUPART_HOST, &host, 0);
-  const std::string sc = scheme ? scheme : "";
-  const std::string h = host ? host : "";
-  curl_free(scheme);
-  curl_free(host);
-  if (sc == "https") return {};
-  if (sc == "http") {
-    if (!is_loopback_host(h)) {
-      return fail(Errc::scheme_refused, "plain http:// is refused for " + wire::printable(h) + ": only https, or http to loopback");
-    }
-    if (!allow_http_loopback) {
-      return fail(Errc::scheme_refused, "plain http:// to loopback needs allow_http_loopback (--allow-http-loopback)");
-    }
-    return {};
-  }
-  return fail(Errc::scheme_refused, "scheme '" + wire::printable(sc) + "' is refused: only https");
+  // The wire leaf's parser and scheme rule: one reading of the URL for the
+  // minter, the lane and this leg.
+  auto parsed = wire::parse_url(url, "remote URL");
+  if (!parsed) return fail(Errc::scheme_refused, parsed.error().message);
+  return wire::check_scheme(*parsed, allow_http_loopback);
 }
 
 Result<LegResult> perform_leg(const LegOptions& opt) {

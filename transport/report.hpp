@@ -17,12 +17,13 @@
 #include <string_view>
 #include <vector>
 
+#include "wire/legs.hpp"
 #include "courier/result.hpp"
 #include "transport/pktline.hpp"
 
 namespace courier::transport {
 
-inline constexpr std::string_view kResultContentType = "application/x-git-receive-pack-result";
+inline constexpr std::string_view kResultContentType = wire::kLegs[1].response_type;
 
 struct RefStatus {
   std::string ref;

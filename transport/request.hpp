@@ -14,12 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include "wire/legs.hpp"
 #include "courier/result.hpp"
 #include "transport/advertisement.hpp"
 
 namespace courier::transport {
 
-inline constexpr std::string_view kReceivePackRequestType = "application/x-git-receive-pack-request";
+inline constexpr std::string_view kReceivePackRequestType = wire::kLegs[1].request_type;
 
 struct PushRequest {
   std::string body_prefix;                // command pkt-line + flush; the caller appends the pack

@@ -228,14 +228,10 @@ Result<ChildMessage> decode_progress(Fields& f) {
   return m;
 }
 
-bool known_status(const std::string& s) {
-  return s == "delivered" || s == "up_to_date" || s == "rejected" || s == "auth_failed" ||
-         s == "transport_failed" || s == "failed";
-}
-
 Result<ChildMessage> decode_result(Fields& f) {
   ResultMsg m;
-  COURIER_TRY_FIELD(m.status, f.req<std::string>("status"));
+  std::string status;
+  COURIER_TRY_FIELD(status, f.req<std::string>("status"));
   COURIER_TRY_FIELD(m.ref, f.req<std::string>("ref"));
   COURIER_TRY_FIELD(m.oid, f.opt<std::string>("oid"));
   COURIER_TRY_FIELD(m.old_oid, f.opt<std::string>("old_oid"));
@@ -246,11 +242,11 @@ Result<ChildMessage> decode_result(Fields& f) {
   COURIER_TRY_FIELD(m.advertise_ms, f.opt<std::uint64_t>("advertise_ms"));
   COURIER_TRY_FIELD(m.pack_ms, f.opt<std::uint64_t>("pack_ms"));
   COURIER_TRY_FIELD(m.upload_ms, f.opt<std::uint64_t>("upload_ms"));
-  if (!known_status(m.status)) {
-    return fail(Errc::invalid_value, "result: field 'status' has unknown value '" + m.status + "'");
-  }
-  if ((m.status == "delivered" || m.status == "up_to_date") && !m.oid) {
-    return fail(Errc::missing_field, "result: missing field 'oid' (required for " + m.status + ")");
+  const auto known = wire::status_from_word(status);
+  if (!known) return fail(Errc::invalid_value, "result: field 'status' has unknown value '" + status + "'");
+  m.status = *known;
+  if (wire::status_succeeded(m.status) && !m.oid) {
+    return fail(Errc::missing_field, "result: missing field 'oid' (required for " + status + ")");
   }
   return m;
 }
@@ -359,7 +355,7 @@ Result<std::string> encode(const ChildMessage& msg) {
           j = {{"type", "progress"}, {"phase", m.phase}, {"done", m.done}, {"total", m.total}};
           put_opt(j, "message", m.message);
         } else {
-          j = {{"type", "result"}, {"status", m.status}, {"ref", m.ref}};
+          j = {{"type", "result"}, {"status", std::string(wire::status_word(m.status))}, {"ref", m.ref}};
           put_opt(j, "oid", m.oid);
           put_opt(j, "old_oid", m.old_oid);
           put_opt(j, "reason", m.reason);

@@ -16,6 +16,7 @@
 #include "courier/host_api.hpp"
 #include "courier/result.hpp"
 #include "wire/legs.hpp"
+#include "wire/status.hpp"
 
 namespace courier::protocol {
 
@@ -62,9 +63,9 @@ struct Progress {
   bool operator==(const Progress&) const = default;
 };
 
-// status: delivered | up_to_date | rejected | auth_failed | transport_failed | failed
+// status: one of wire::DeliveryStatus, as its word on the wire.
 struct ResultMsg {
-  std::string status;
+  wire::DeliveryStatus status = wire::DeliveryStatus::failed;
   std::string ref;
   std::optional<std::string> oid;
   std::optional<std::string> old_oid;

@@ -32,12 +32,21 @@ std::string exit_text(const ChildFacts& c) {
 
 }  // namespace
 
-OutcomeKind kind_from_status(const std::string& status) {
-  if (status == "delivered") return OutcomeKind::delivered;
-  if (status == "up_to_date") return OutcomeKind::up_to_date;
-  if (status == "rejected") return OutcomeKind::rejected;
-  if (status == "auth_failed") return OutcomeKind::auth_failed;
-  if (status == "transport_failed") return OutcomeKind::transport_failed;
+OutcomeKind kind_from_status(wire::DeliveryStatus status) {
+  switch (status) {
+    case wire::DeliveryStatus::delivered:
+      return OutcomeKind::delivered;
+    case wire::DeliveryStatus::up_to_date:
+      return OutcomeKind::up_to_date;
+    case wire::DeliveryStatus::rejected:
+      return OutcomeKind::rejected;
+    case wire::DeliveryStatus::auth_failed:
+      return OutcomeKind::auth_failed;
+    case wire::DeliveryStatus::transport_failed:
+      return OutcomeKind::transport_failed;
+    case wire::DeliveryStatus::failed:
+      return OutcomeKind::failed;
+  }
   return OutcomeKind::failed;
 }
 

@@ -78,6 +78,6 @@ struct StopFacts {
 Outcome verdict(StopFacts facts);
 
 // The outcome a child's result status names.
-OutcomeKind kind_from_status(const std::string& status);
+OutcomeKind kind_from_status(wire::DeliveryStatus status);
 
 }  // namespace courier::supervisor
