@@ -22,7 +22,9 @@ namespace {
 constexpr int kIn = 0;
 constexpr int kOut = 1;
 
-void say(const std::string& line) { std::fprintf(stderr, "git-courier %s: %s\n", std::string(wire::kChildWord).c_str(), line.c_str()); }
+void say(const std::string& line) {
+  std::fprintf(stderr, "git-courier %s: %s\n", std::string(wire::kChildWord).c_str(), line.c_str());
+}
 
 bool send(const protocol::ChildMessage& m) {
   auto body = protocol::encode(m);
@@ -94,8 +96,7 @@ int run_delivery_push(int argc, char** argv) {
   // The death signal follows the thread that spawned us; if that parent is
   // already gone we were re-parented before the signal was armed.
   if (sys::parent_pid() != job.parent_pid) {
-    say("the parent named in the job (" + std::to_string(job.parent_pid) +
-        ") is not this process's parent; exiting");
+    say("the parent named in the job (" + std::to_string(job.parent_pid) + ") is not this process's parent; exiting");
     return wire::kChildOrphaned;
   }
 

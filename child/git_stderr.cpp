@@ -11,8 +11,8 @@ namespace {
 bool starts_with(const std::string& s, std::string_view prefix) { return s.rfind(prefix, 0) == 0; }
 
 // The meter lines git prints while it works; none of them is a complaint.
-constexpr std::string_view kChatter[] = {"Enumerating objects:", "Compressing objects:", "Writing objects:",
-                                         "Delta compression", "Total "};
+constexpr std::string_view kChatter[] = {
+    "Enumerating objects:", "Compressing objects:", "Writing objects:", "Delta compression", "Total "};
 
 }  // namespace
 

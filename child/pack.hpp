@@ -21,8 +21,8 @@ using repo::init_libgit2;
 
 struct PackSpec {
   std::string repo;
-  std::string oid;                 // the gated object: a commit, or an annotated tag of one
-  std::vector<std::string> hide;   // ids the remote has (advertised refs and .have)
+  std::string oid;                // the gated object: a commit, or an annotated tag of one
+  std::vector<std::string> hide;  // ids the remote has (advertised refs and .have)
   sys::MonoNs deadline = 0;
   // Receives the pack bytes in order. An error stops the build.
   std::function<Result<void>(const void*, std::size_t)> sink;
@@ -55,7 +55,6 @@ Result<GitPackPlan> plan_git_pack(const PackSpec& spec);
 // plan_git_pack, spawn_failed (git could not be started), leg_timeout
 // (deadline while packing), os_error (git failed: its exit and stderr;
 // sink failures; a pack stream without a valid header).
-Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& git_program,
-                                       const std::string& home);
+Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& git_program, const std::string& home);
 
 }  // namespace courier::child

@@ -73,14 +73,13 @@ std::uint32_t be32(const unsigned char* p) {
 
 }  // namespace
 
-Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& git_program,
-                                       const std::string& home) {
+Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& git_program, const std::string& home) {
   auto plan = plan_git_pack(spec);
   if (!plan) return tl::unexpected(plan.error());
   sys::SpawnSpec s;
   s.exec_path = git_program;
-  s.argv = {"git", "--git-dir=" + plan->git_dir, "pack-objects", "--revs", "--stdout", "--thin",
-            "--delta-base-offset", "--progress"};
+  s.argv = {"git",    "--git-dir=" + plan->git_dir, "pack-objects", "--revs", "--stdout",
+            "--thin", "--delta-base-offset",        "--progress"};
   s.env = engine_env(home);
   s.new_process_group = false;
   auto spawned = sys::spawn_piped(std::move(s));

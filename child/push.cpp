@@ -96,7 +96,8 @@ class Push {
   // repository (C3), and the remote's scheme is one T1 allows. Ends with
   // failed / transport_failed.
   Step<void> preflight() {
-    if (auto ok = check_gated_object(job_.repo, job_.oid); !ok) return stop(wire::DeliveryStatus::failed, ok.error().message);
+    if (auto ok = check_gated_object(job_.repo, job_.oid); !ok)
+      return stop(wire::DeliveryStatus::failed, ok.error().message);
     if (auto ok = transport::check_remote_scheme(job_.remote, job_.allow_http_loopback); !ok) {
       return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
     }
@@ -162,7 +163,9 @@ class Push {
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     const std::string spool = job_.scratch_dir + "/pack-" + std::to_string(sys::self_pid()) + ".pack";
     auto fd = sys::create_new_file(spool, 0600);
-    if (!fd) return stop(wire::DeliveryStatus::failed, "cannot create the pack spool in " + job_.scratch_dir + ": " + fd.error().message);
+    if (!fd)
+      return stop(wire::DeliveryStatus::failed,
+                  "cannot create the pack spool in " + job_.scratch_dir + ": " + fd.error().message);
     std::unique_ptr<EVP_MD_CTX, DigestDeleter> digest(EVP_MD_CTX_new());
     EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr);
     EVP_DigestUpdate(digest.get(), request->body_prefix.data(), request->body_prefix.size());
@@ -256,8 +259,8 @@ class Push {
   }
 
   // What both legs share: the job's trust, loopback permission and deadline.
-  transport::LegOptions leg_options(const char* method, const std::string& url, const std::optional<std::string>& authorization,
-                            std::string_view accept) const {
+  transport::LegOptions leg_options(const char* method, const std::string& url,
+                                    const std::optional<std::string>& authorization, std::string_view accept) const {
     transport::LegOptions o;
     o.method = method;
     o.url = url;

@@ -76,8 +76,7 @@ std::vector<std::string> git_env(const std::vector<std::string>& extra) {
   return out;
 }
 
-GitResult git(const std::vector<std::string>& args, const std::string& cwd,
-              const std::vector<std::string>& extra_env) {
+GitResult git(const std::vector<std::string>& args, const std::string& cwd, const std::vector<std::string>& extra_env) {
   static const std::string git_path = find_on_path("git");
   std::vector<std::string> argv = {git_path};
   if (!cwd.empty()) {
@@ -163,7 +162,7 @@ FixtureServer::FixtureServer(FixtureOptions options) : plain_http_(options.plain
   sys::SpawnSpec spec;
   spec.exec_path = find_on_path("python3");
   spec.argv = {"python3", COURIER_FIXTURE_SERVER, "--root", repos_dir_, "--state-dir", state_dir_,
-               "--git", find_on_path("git")};
+               "--git",   find_on_path("git")};
   if (plain_http_) spec.argv.push_back("--plain-http");
   if (!options.verify_key.empty()) {
     std::string command = options.verify_command;
@@ -172,8 +171,8 @@ FixtureServer::FixtureServer(FixtureOptions options) : plain_http_(options.plain
 #endif
     if (command.empty()) throw std::runtime_error("fixture server: verify_key given but no verify_command");
     const std::string replay = options.replay_dir.empty() ? state_dir_ + "/replay" : options.replay_dir;
-    spec.argv.insert(spec.argv.end(), {"--verify-command", command, "--verify-key", options.verify_key,
-                                       "--replay-dir", replay});
+    spec.argv.insert(spec.argv.end(),
+                     {"--verify-command", command, "--verify-key", options.verify_key, "--replay-dir", replay});
   }
   if (!options.basic_auth.empty()) spec.argv.insert(spec.argv.end(), {"--basic-auth", options.basic_auth});
   // The caller's PATH (and a pyenv's settings) find python3, git and openssl;
@@ -226,8 +225,8 @@ FixtureServer::FixtureServer(FixtureOptions options) : plain_http_(options.plain
 FixtureServer::~FixtureServer() { shutdown(); }
 
 std::string FixtureServer::url(const std::string& repo_name) const {
-  return std::string(plain_http_ ? "http" : "https") + "://127.0.0.1:" + std::to_string(port_) + "/" +
-         repo_name + ".git";
+  return std::string(plain_http_ ? "http" : "https") + "://127.0.0.1:" + std::to_string(port_) + "/" + repo_name +
+         ".git";
 }
 
 std::string FixtureServer::repo_path(const std::string& repo_name) const {
@@ -336,8 +335,8 @@ std::vector<long> FixtureServer::release(std::optional<long> request) {
   return command(cmd).at("released").get<std::vector<long>>();
 }
 
-long FixtureServer::respond(const RequestMatch& match, int status, const std::string& location,
-                            const std::string& body, const std::map<std::string, std::string>& headers) {
+long FixtureServer::respond(const RequestMatch& match, int status, const std::string& location, const std::string& body,
+                            const std::map<std::string, std::string>& headers) {
   nlohmann::json cmd = match_json(match);
   cmd["cmd"] = "respond";
   cmd["status"] = status;
@@ -381,7 +380,8 @@ std::vector<JournalEntry> FixtureServer::journal() {
     e.path = j.at("path").get<std::string>();
     e.query = j.at("query").get<std::string>();
     e.version = j.at("version").get<std::string>();
-    for (const auto& h : j.at("headers")) e.headers.emplace_back(h.at(0).get<std::string>(), h.at(1).get<std::string>());
+    for (const auto& h : j.at("headers"))
+      e.headers.emplace_back(h.at(0).get<std::string>(), h.at(1).get<std::string>());
     e.body_bytes = j.at("body_bytes").get<long long>();
     e.chunked = j.at("chunked").get<bool>();
     e.start_ns = j.at("start_ns").get<std::int64_t>();

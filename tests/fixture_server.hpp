@@ -110,10 +110,10 @@ struct JournalEntry {
   std::vector<std::pair<std::string, std::string>> headers;
   long long body_bytes = 0;
   bool chunked = false;
-  std::int64_t start_ns = 0;                // CLOCK_MONOTONIC, like sys::mono_now_ns()
-  std::optional<std::int64_t> end_ns;       // empty while in flight
-  std::optional<int> status;                // empty if no status line was sent
-  std::vector<std::string> faults;          // "hold", "respond", "close_after_headers", ...
+  std::int64_t start_ns = 0;           // CLOCK_MONOTONIC, like sys::mono_now_ns()
+  std::optional<std::int64_t> end_ns;  // empty while in flight
+  std::optional<int> status;           // empty if no status line was sent
+  std::vector<std::string> faults;     // "hold", "respond", "close_after_headers", ...
   // The first value of a header (case-insensitive name), if sent.
   std::optional<std::string> header(const std::string& name) const;
 };
@@ -176,10 +176,9 @@ class FixtureServer {
   long hold(const RequestMatch& match);  // returns the rule id
   // Releases one held request, or all when `request` is empty; returns the released numbers.
   std::vector<long> release(std::optional<long> request = std::nullopt);
-  long respond(const RequestMatch& match, int status, const std::string& location = {},
-               const std::string& body = {}, const std::map<std::string, std::string>& headers = {});
-  long close_after_headers(const RequestMatch& match, CloseMode mode = CloseMode::headers,
-                           bool run_backend = false);
+  long respond(const RequestMatch& match, int status, const std::string& location = {}, const std::string& body = {},
+               const std::map<std::string, std::string>& headers = {});
+  long close_after_headers(const RequestMatch& match, CloseMode mode = CloseMode::headers, bool run_backend = false);
   Counts count();
   std::vector<JournalEntry> journal();
   long reset_faults();  // returns how many pending rules were dropped

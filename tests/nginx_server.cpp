@@ -22,23 +22,19 @@ namespace courier::test {
 
 namespace {
 
-
 // What the script returns from `start` when nginx or fcgiwrap is missing.
 constexpr int kUnavailable = 3;
 
 const std::string kScript = COURIER_GIT_SERVER_SCRIPT;
 
-std::string gen_repo_script() {
-  return (std::filesystem::path(kScript).parent_path() / "gen-repo").string();
-}
+std::string gen_repo_script() { return (std::filesystem::path(kScript).parent_path() / "gen-repo").string(); }
 
 // The scripts' environment: git_env() (no machine or user git configuration)
 // plus /usr/sbin, where Debian puts nginx and fcgiwrap; a pyenv's settings so
 // python3 resolves; and the script's own knobs when the caller set them.
 std::vector<std::string> script_env() {
   const char* path = std::getenv("PATH");
-  std::vector<std::string> extra = {"PATH=" + std::string(path && *path ? path : "/usr/bin:/bin") +
-                                    ":/usr/sbin:/sbin"};
+  std::vector<std::string> extra = {"PATH=" + std::string(path && *path ? path : "/usr/bin:/bin") + ":/usr/sbin:/sbin"};
   for (const char* name : {"PYENV_ROOT", "PYENV_VERSION", "COURIER_GIT_SERVER_PORT", "COURIER_GIT_SERVER_CGI_WORKERS",
                            "COURIER_GIT_SERVER_STOP_TIMEOUT", "COURIER_NGINX", "COURIER_FCGIWRAP"}) {
     if (const char* v = std::getenv(name)) extra.push_back(std::string(name) + "=" + v);
@@ -114,8 +110,8 @@ NginxServer::NginxServer() {
   // not run for a constructor that throws.
   try {
     if (started.exit_code != 0) {
-      throw std::runtime_error("git-server start failed (" + std::to_string(started.exit_code) +
-                               "): " + started.err + "\nlogs:\n" + log());
+      throw std::runtime_error("git-server start failed (" + std::to_string(started.exit_code) + "): " + started.err +
+                               "\nlogs:\n" + log());
     }
     const auto fields = parse_line(started.out, "port=");
     port_ = std::stoi(field(fields, "port", started.out));

@@ -52,7 +52,9 @@ struct PushSetup {
 
   std::string rev(const std::string& spec) { return git_ok({"rev-parse", spec}, source); }
 
-  long posts(const std::string& repo_name) { return server.count().count("POST /" + repo_name + ".git/git-receive-pack"); }
+  long posts(const std::string& repo_name) {
+    return server.count().count("POST /" + repo_name + ".git/git-receive-pack");
+  }
 };
 
 }  // namespace courier::test

@@ -77,18 +77,23 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input, St
   }
   bool out_open = true, err_open = true;
   while (out_open || err_open) {
-    pollfd fds[3] = {{out_open ? out_pipe[0] : -1, POLLIN, 0},
-                     {err_open ? err_pipe[0] : -1, POLLIN, 0},
-                     {in_fd, POLLOUT, 0}};
+    pollfd fds[3] = {
+        {out_open ? out_pipe[0] : -1, POLLIN, 0}, {err_open ? err_pipe[0] : -1, POLLIN, 0}, {in_fd, POLLOUT, 0}};
     ::poll(fds, 3, -1);
     char buf[65536];
     if (fds[0].revents) {
       const ssize_t n = ::read(out_pipe[0], buf, sizeof buf);
-      if (n <= 0) out_open = false; else r.out.append(buf, static_cast<std::size_t>(n));
+      if (n <= 0)
+        out_open = false;
+      else
+        r.out.append(buf, static_cast<std::size_t>(n));
     }
     if (fds[1].revents) {
       const ssize_t n = ::read(err_pipe[0], buf, sizeof buf);
-      if (n <= 0) err_open = false; else r.err.append(buf, static_cast<std::size_t>(n));
+      if (n <= 0)
+        err_open = false;
+      else
+        r.err.append(buf, static_cast<std::size_t>(n));
     }
     if (in_fd >= 0 && fds[2].revents) {
       const ssize_t n = ::write(in_fd, input.data() + written, input.size() - written);

@@ -32,8 +32,8 @@ enum class Stdin { bytes, tty };
 
 // Runs argv[0] with argv, stdin fed from `input` (or a pseudo-terminal),
 // and an environment of `env` (KEY=VALUE entries). Waits for it.
-RunResult run(const std::vector<std::string>& argv, const std::string& input = {},
-              Stdin mode = Stdin::bytes, const std::vector<std::string>& env = {"PATH=/usr/bin:/bin"});
+RunResult run(const std::vector<std::string>& argv, const std::string& input = {}, Stdin mode = Stdin::bytes,
+              const std::vector<std::string>& env = {"PATH=/usr/bin:/bin"});
 
 // Frames the JSON bodies the way the protocol does (no cap checks: tests use
 // this to build deliberately bad streams too).

@@ -134,7 +134,8 @@ TEST_SUITE("auth") {
     }
   }
 
-  TEST_CASE("A2 binding: a remote's trailing slashes are dropped before the leg's suffix, in wire::leg_url and the binding") {
+  TEST_CASE(
+      "A2 binding: a remote's trailing slashes are dropped before the leg's suffix, in wire::leg_url and the binding") {
     for (const std::string& remote : {std::string(kR), kR + "/", kR + "//"}) {
       CAPTURE(remote);
       CHECK(wire::leg_url(remote, wire::Leg::advertisement) ==

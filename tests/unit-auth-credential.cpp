@@ -27,8 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
-
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;

@@ -18,7 +18,6 @@ using namespace courier::test::auth_support;
 
 namespace {
 
-
 struct Http {
   int status = 0;
   std::string headers;

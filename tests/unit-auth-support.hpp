@@ -52,7 +52,7 @@ inline MintRequest mint_get(const std::string& url = kAdvertisementUrl) {
 }
 
 inline MintRequest mint_post(const std::string& url = kReceivePackUrl,
-                                std::optional<std::string> hash = std::string(64, 'a')) {
+                             std::optional<std::string> hash = std::string(64, 'a')) {
   return MintRequest{std::string(protocol::kLegReceivePack), "POST", url, std::move(hash), 1234};
 }
 

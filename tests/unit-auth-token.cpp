@@ -29,8 +29,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
-
 // A PEM private key of another type, written with OpenSSL directly.
 std::string pem_of(const char* type, const char* param = nullptr, bool encrypted = false) {
   EVP_PKEY* pkey = std::string(type) == "RSA" ? EVP_RSA_gen(2048)
@@ -294,7 +292,8 @@ TEST_SUITE("auth") {
     const std::int64_t wall_deadline = unix_now() + 5;
     auto t = split_token(token_of(minter.mint(get_leg(c)).value()));
     CHECK(t.claims.at("iss") == "seller-node-7");
-    CHECK_MESSAGE(t.claims.at("exp").get<std::int64_t>() <= wall_deadline, "the token outlives the delivery's deadline");
+    CHECK_MESSAGE(t.claims.at("exp").get<std::int64_t>() <= wall_deadline,
+                  "the token outlives the delivery's deadline");
     CHECK(t.claims.at("exp").get<std::int64_t>() - t.claims.at("iat").get<std::int64_t>() <= 5);
 
     c = context();

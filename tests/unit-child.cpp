@@ -23,9 +23,9 @@ TEST_SUITE("child") {
   }
 
   TEST_CASE("C2: __delivery-push whose first frame is not a valid job refuses") {
-    for (std::string input : {test::raw_frame(R"({"type":"authority","phase":"x","ok":true})"),
-                              test::raw_frame(R"({"type":"job"})"), test::raw_frame("not json"),
-                              std::string("\x00\x00", 2), test::raw_frame("{}").substr(0, 5)}) {
+    for (std::string input :
+         {test::raw_frame(R"({"type":"authority","phase":"x","ok":true})"), test::raw_frame(R"({"type":"job"})"),
+          test::raw_frame("not json"), std::string("\x00\x00", 2), test::raw_frame("{}").substr(0, 5)}) {
       auto r = test::run({COURIER_BINARY, std::string(wire::kChildWord)}, input);
       CHECK(r.exit_code == wire::kChildMisuse);
       CHECK(r.err.find("never pushes without a job") != std::string::npos);
@@ -33,7 +33,8 @@ TEST_SUITE("child") {
   }
 
   TEST_CASE("C2: the child says hello first, with its pid, argv and environment keys") {
-    auto r = test::run({COURIER_BINARY, std::string(wire::kChildWord)}, {}, test::Stdin::bytes, {"PATH=/usr/bin", "LANG=C"});
+    auto r =
+        test::run({COURIER_BINARY, std::string(wire::kChildWord)}, {}, test::Stdin::bytes, {"PATH=/usr/bin", "LANG=C"});
     protocol::FrameDecoder d;
     d.feed(r.out.data(), r.out.size());
     auto f = d.next();

@@ -47,8 +47,8 @@ struct Cli {
 
   std::vector<std::string> push_args(const std::string& remote, const std::string& ca, const std::string& rev = "HEAD",
                                      std::vector<std::string> extra = {}) const {
-    std::vector<std::string> a = {COURIER_BINARY, "push", "--repo", source, "--remote", remote, "--ref",
-                                  "refs/heads/main", "--rev", rev, "--ca-file", ca, "--lane-dir", lanes};
+    std::vector<std::string> a = {COURIER_BINARY,    "push",  "--repo", source,      "--remote", remote,       "--ref",
+                                  "refs/heads/main", "--rev", rev,      "--ca-file", ca,         "--lane-dir", lanes};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -153,7 +153,8 @@ TEST_SUITE("e2e") {
       CHECK_MESSAGE(j["timings_ms"].contains(key), "missing timings_ms.", key);
       CHECK(j["timings_ms"][key].is_number_integer());
     }
-    for (const char* key : {"pid", "exit_code", "signal", "reaped", "eof", "stop_scope"}) CHECK(j["child"].contains(key));
+    for (const char* key : {"pid", "exit_code", "signal", "reaped", "eof", "stop_scope"})
+      CHECK(j["child"].contains(key));
     CHECK_MESSAGE(j["child"]["stop_scope"] == "descendants", "the CLI did not subreap its delivery's orphans");
     CHECK(j["seat"] == "released");
     CHECK(j["child"]["reaped"] == true);
@@ -282,31 +283,47 @@ TEST_SUITE("e2e") {
       return out;
     };
     const std::vector<Case> cases = {
-        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--bogus"}), "unknown option"},
-        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--deadline", "soon"}), "--deadline"},
-        {base({"--repo", c.dir.path() + "/missing", "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD"}), "no repository"},
-        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "no-such-branch"}), "unknown revision"},
-        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--oid", std::string(40, 'e')}), "not in the repository"},
-        {base({"--repo", repo, "--remote", "not a url", "--ref", "refs/heads/main", "--rev", "HEAD"}), "malformed remote URL"},
-        {base({"--repo", repo, "--remote", "ftp://127.0.0.1/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}), "only https"},
-        {base({"--repo", repo, "--remote", "http://192.0.2.1/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}), "only https"},
-        {base({"--repo", repo, "--remote", "http://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}), "--allow-http-loopback"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--bogus"}),
+         "unknown option"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--deadline", "soon"}),
+         "--deadline"},
+        {base({"--repo", c.dir.path() + "/missing", "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD"}),
+         "no repository"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "no-such-branch"}),
+         "unknown revision"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--oid", std::string(40, 'e')}),
+         "not in the repository"},
+        {base({"--repo", repo, "--remote", "not a url", "--ref", "refs/heads/main", "--rev", "HEAD"}),
+         "malformed remote URL"},
+        {base({"--repo", repo, "--remote", "ftp://127.0.0.1/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}),
+         "only https"},
+        {base({"--repo", repo, "--remote", "http://192.0.2.1/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}),
+         "only https"},
+        {base({"--repo", repo, "--remote", "http://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}),
+         "--allow-http-loopback"},
         {base({"--repo", repo, "--remote", remote, "--ref", "main", "--rev", "HEAD"}), "full ref name"},
-        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--ca-file", "/nonexistent"}), "--ca-file"},
-        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--auth", "password"}), "--auth"},
-        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--pack-engine", "jgit"}), "--pack-engine"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--ca-file",
+               "/nonexistent"}),
+         "--ca-file"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--auth", "password"}),
+         "--auth"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--pack-engine",
+               "jgit"}),
+         "--pack-engine"},
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main"}), "exactly one of --oid and --rev"},
         // H1: a lane directory others may write to is refused, never chmodded.
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--lane-dir", "/tmp"}),
          "writable by other users"},
         // H2: ambiguous spellings are usage errors naming the canonical one,
         // also with per-request tokens (once a protocol fault).
-        {base({"--repo", repo, "--remote", "https://127.0.0.1:" + std::to_string(server.port()) + "/./bad.git", "--ref", "refs/heads/main", "--rev", "HEAD",
-               "--auth", "key:" + key}),
+        {base({"--repo", repo, "--remote", "https://127.0.0.1:" + std::to_string(server.port()) + "/./bad.git", "--ref",
+               "refs/heads/main", "--rev", "HEAD", "--auth", "key:" + key}),
          "Write it as " + remote},
-        {base({"--repo", repo, "--remote", "https://127.0.0.1:" + std::to_string(server.port()) + "//bad.git", "--ref", "refs/heads/main", "--rev", "HEAD"}),
+        {base({"--repo", repo, "--remote", "https://127.0.0.1:" + std::to_string(server.port()) + "//bad.git", "--ref",
+               "refs/heads/main", "--rev", "HEAD"}),
          "Write it as " + remote},
-        {base({"--repo", repo, "--remote", "https://127.0.0.1:" + std::to_string(server.port()) + "/%62ad.git", "--ref", "refs/heads/main", "--rev", "HEAD"}),
+        {base({"--repo", repo, "--remote", "https://127.0.0.1:" + std::to_string(server.port()) + "/%62ad.git", "--ref",
+               "refs/heads/main", "--rev", "HEAD"}),
          "Write it as " + remote},
         {base({"--repo", repo, "--remote", "https://alice:S3cretPW@" + remote.substr(8), "--ref", "refs/heads/main",
                "--rev", "HEAD", "--json"}),
@@ -359,11 +376,14 @@ TEST_SUITE("e2e") {
     auto denied = c.push(server.url("signed"), server.ca_file(), "HEAD", {"--auth", "key:" + other, "--json"});
     CHECK(denied.exit_code == cli::kExitFailed);
     CHECK(parse_json(denied.out)["outcome"] == "auth_failed");
-    auto missing = c.push(server.url("signed"), server.ca_file(), "HEAD", {"--auth", "key:" + c.dir.path() + "/none.pem"});
+    auto missing =
+        c.push(server.url("signed"), server.ca_file(), "HEAD", {"--auth", "key:" + c.dir.path() + "/none.pem"});
     CHECK(missing.exit_code == cli::kExitUsage);
   }
 
-  TEST_CASE("D1 A1: auth files that could block, flood or mislead are refused at once with exit 2: a FIFO, /dev/zero, a symlink, a file over 64 KiB, a key others can read") {
+  TEST_CASE(
+      "D1 A1: auth files that could block, flood or mislead are refused at once with exit 2: a FIFO, /dev/zero, a "
+      "symlink, a file over 64 KiB, a key others can read") {
     Cli c(2);
     const std::string d = c.dir.path();
     REQUIRE(::mkfifo((d + "/fifo").c_str(), 0600) == 0);
@@ -398,7 +418,8 @@ TEST_SUITE("e2e") {
       // FIFO, reading /dev/zero until memory ran out) fails this case
       // instead of hanging or exhausting the machine.
       std::vector<std::string> argv = {"/bin/sh", "-c", "ulimit -v 1048576; exec timeout -s KILL 20 \"$0\" \"$@\""};
-      for (auto& a : c.push_args("https://127.0.0.1:9/r.git", d + "/token", "HEAD", {"--auth", k.auth, "--deadline", "2s"})) {
+      for (auto& a :
+           c.push_args("https://127.0.0.1:9/r.git", d + "/token", "HEAD", {"--auth", k.auth, "--deadline", "2s"})) {
         argv.push_back(a);
       }
       const auto t0 = sys::mono_now_ns();
@@ -416,7 +437,8 @@ TEST_SUITE("e2e") {
     CHECK(good.exit_code != cli::kExitUsage);
   }
 
-  TEST_CASE("D1: --rev syntaxes that search the history (':/text', '^{/text}') are refused with exit 2 before any child") {
+  TEST_CASE(
+      "D1: --rev syntaxes that search the history (':/text', '^{/text}') are refused with exit 2 before any child") {
     Cli c(3);
     for (const std::string rev : {":/commit", "HEAD^{/commit}", ":/no-such-message", "HEAD:file"}) {
       CAPTURE(rev);
@@ -432,7 +454,9 @@ TEST_SUITE("e2e") {
     CHECK_MESSAGE(reflog.err.find("search the history") == std::string::npos, reflog.err);
   }
 
-  TEST_CASE("D1: with --auth credential the outcome is printed before `git credential approve`, which has its own short bound") {
+  TEST_CASE(
+      "D1: with --auth credential the outcome is printed before `git credential approve`, which has its own short "
+      "bound") {
     Cli c(2);
     const std::string d = c.dir.path();
     const std::string fifo = d + "/release";
@@ -440,10 +464,13 @@ TEST_SUITE("e2e") {
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     // The helper answers `get` and blocks in `store` (run by approve) until
     // the test writes a line into the FIFO.
-    test::write_file(d + "/helper.sh", "#!/bin/sh\ncat >/dev/null\ncase \"$1\" in\n"
-                                       "  get) echo username=alice; echo password=pw ;;\n"
-                                       "  store) read -r go < '" + fifo + "' && echo released > '" + mark + "' ;;\n"
-                                       "esac\n");
+    test::write_file(d + "/helper.sh",
+                     "#!/bin/sh\ncat >/dev/null\ncase \"$1\" in\n"
+                     "  get) echo username=alice; echo password=pw ;;\n"
+                     "  store) read -r go < '" +
+                         fifo + "' && echo released > '" + mark +
+                         "' ;;\n"
+                         "esac\n");
     REQUIRE(::chmod((d + "/helper.sh").c_str(), 0755) == 0);
     test::write_file(d + "/gitconfig", "[credential]\n\thelper = " + d + "/helper.sh\n");
     test::FixtureOptions fo;
@@ -481,7 +508,8 @@ TEST_SUITE("e2e") {
       CHECK(parse_json(out)["outcome"] == "delivered");
       CHECK(cli.wait_exit() == 0);
       const auto after = sys::mono_now_ns() - printed;
-      test::report("credential settle bound", "outcome printed to exit, helper stuck in store", sys::ns_to_ms(after), "ms");
+      test::report("credential settle bound", "outcome printed to exit, helper stuck in store", sys::ns_to_ms(after),
+                   "ms");
       CHECK_MESSAGE(after <= auth::kCredentialSettleBound + 1'000 * sys::kNsPerMs,
                     "approve outlived its bound by " << sys::ns_to_ms(after - auth::kCredentialSettleBound) << " ms");
     }
@@ -489,11 +517,22 @@ TEST_SUITE("e2e") {
 
   TEST_CASE("exit codes follow the outcome table") {
     using K = OutcomeKind;
-    const std::vector<std::pair<K, int>> table = {
-        {K::delivered, 0}, {K::up_to_date, 0}, {K::rejected, 1}, {K::transport_failed, 3}, {K::auth_failed, 3},
-        {K::spawn_failed, 3}, {K::failed, 3}, {K::deadline_killed, 4}, {K::revoked, 5},
-        {K::cancelled_no_dispatch, 5}, {K::protocol_fault, 6}, {K::unreaped, 7}, {K::wait_failed, 7},
-        {K::cleanup_unbounded, 7}, {K::cleanup_unobserved, 7}, {K::domain_populated, 7}};
+    const std::vector<std::pair<K, int>> table = {{K::delivered, 0},
+                                                  {K::up_to_date, 0},
+                                                  {K::rejected, 1},
+                                                  {K::transport_failed, 3},
+                                                  {K::auth_failed, 3},
+                                                  {K::spawn_failed, 3},
+                                                  {K::failed, 3},
+                                                  {K::deadline_killed, 4},
+                                                  {K::revoked, 5},
+                                                  {K::cancelled_no_dispatch, 5},
+                                                  {K::protocol_fault, 6},
+                                                  {K::unreaped, 7},
+                                                  {K::wait_failed, 7},
+                                                  {K::cleanup_unbounded, 7},
+                                                  {K::cleanup_unobserved, 7},
+                                                  {K::domain_populated, 7}};
     for (auto [kind, code] : table) {
       CAPTURE(outcome_name(kind));
       CHECK(cli::exit_code_for(kind) == code);

@@ -35,11 +35,12 @@ SupervisorOptions standin(const std::string& scenario, std::int64_t budget_ms) {
   return o;
 }
 
-
 }  // namespace
 
 TEST_SUITE("supervisor") {
-  TEST_CASE("A3: authority revoked while the minter is parked: the token never crosses the pipe; revoked, well before the deadline") {
+  TEST_CASE(
+      "A3: authority revoked while the minter is parked: the token never crosses the pipe; revoked, well before the "
+      "deadline") {
     auto opt = standin("mint-then-report", 30'000);
     const auto deadline = opt.deadline;
     test::Latch parked, release;
@@ -62,13 +63,14 @@ TEST_SUITE("supervisor") {
     Outcome o;
     std::thread t([&] { o = sup.run(); });
     REQUIRE(parked.wait(10'000));
-    holds = false;    // authority ends while the minter is inside its call
-    release.open();   // the minter returns a token
+    holds = false;   // authority ends while the minter is inside its call
+    release.open();  // the minter returns a token
     t.join();
     CHECK_MESSAGE(o.kind == OutcomeKind::revoked, outcome_name(o.kind), ": ", o.reason);
     CHECK(o.child.reaped);
     for (const auto& f : to_child) {
-      CHECK_MESSAGE(f.find("SENTINEL-TOKEN") == std::string::npos, "a token minted for a revoked delivery crossed the pipe: ", f);
+      CHECK_MESSAGE(f.find("SENTINEL-TOKEN") == std::string::npos,
+                    "a token minted for a revoked delivery crossed the pipe: ", f);
     }
     CHECK(err.find("SENTINEL-TOKEN") == std::string::npos);
     CHECK(o.timings.confirmed < deadline - 20'000 * kNsPerMs);
@@ -95,7 +97,9 @@ TEST_SUITE("supervisor") {
     CHECK(HostCalls::wait_idle(5'000));
   }
 
-  TEST_CASE("A1: a real key:FILE push: the child's argv and environment hold nothing key-shaped, no frame to it holds the key, every leg its own token") {
+  TEST_CASE(
+      "A1: a real key:FILE push: the child's argv and environment hold nothing key-shaped, no frame to it holds the "
+      "key, every leg its own token") {
     test::TempDir dir;
     const std::string key_file = dir.path() + "/node.pem";
     auto kg = auth::keygen(key_file);
@@ -124,7 +128,8 @@ TEST_SUITE("supervisor") {
     ctx.ref = opt.job.ref;
     ctx.oid = tip;
     ctx.deadline = opt.deadline;
-    opt.mint = auth::make_mint_callback(std::make_shared<auth::Ed25519Minter>(std::make_shared<const auth::Ed25519Key>(std::move(*key))), ctx, nullptr);
+    opt.mint = auth::make_mint_callback(
+        std::make_shared<auth::Ed25519Minter>(std::make_shared<const auth::Ed25519Key>(std::move(*key))), ctx, nullptr);
     std::vector<std::string> wire;
     opt.on_frame = [&wire](bool out, std::string_view body) {
       if (out) wire.emplace_back(body);
@@ -154,7 +159,8 @@ TEST_SUITE("supervisor") {
     std::size_t minted = 0;
     for (const auto& f : wire) {
       CHECK(f.find("PRIVATE KEY") == std::string::npos);
-      for (const auto& l : pem_lines) CHECK_MESSAGE(f.find(l) == std::string::npos, "key material in a frame to the child");
+      for (const auto& l : pem_lines)
+        CHECK_MESSAGE(f.find(l) == std::string::npos, "key material in a frame to the child");
       if (f.find("\"minted\"") != std::string::npos) ++minted;
     }
     CHECK(minted == 2);

@@ -57,7 +57,6 @@ bool has_fault(const test::JournalEntry& e, const std::string& fault) {
   return std::find(e.faults.begin(), e.faults.end(), fault) != e.faults.end();
 }
 
-
 }  // namespace
 
 TEST_SUITE("fixture") {

@@ -148,7 +148,8 @@ TEST_SUITE("seat") {
     CHECK_MESSAGE((mode_of(mine) & 07777) == 0750, "an existing directory got a mode");
   }
 
-  TEST_CASE("H1: lock files another user of a shared lane directory planted are refused; the victim file is untouched") {
+  TEST_CASE(
+      "H1: lock files another user of a shared lane directory planted are refused; the victim file is untouched") {
     // A shared directory: root-owned, group-writable for our group (root's),
     // setgid so lock files keep that group. The attacker is nobody with the
     // group as a supplementary group.
@@ -252,7 +253,10 @@ TEST_SUITE("seat") {
     auto d = default_lane_dir();
     ::setenv("XDG_RUNTIME_DIR", "/run/user/4242", 1);
     auto x = default_lane_dir();
-    if (old) ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1); else ::unsetenv("XDG_RUNTIME_DIR");
+    if (old)
+      ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+    else
+      ::unsetenv("XDG_RUNTIME_DIR");
     REQUIRE(d.has_value());
     CHECK(d->rfind("/tmp", 0) != 0);
     if (::geteuid() == 0) CHECK(*d == "/run/git-courier/lanes");

@@ -106,8 +106,8 @@ TEST_SUITE("nginx") {
     const auto start = std::chrono::steady_clock::now();
     const auto pushed = push(s, src.dir, "big", with_ca(s));
     REQUIRE_MESSAGE(pushed.ok(), pushed.err, "\n", s.log());
-    test::report("nginx 2000-commit push", "git push (" + std::to_string(src.objects) + " objects)",
-                 ms_since(start), "ms");
+    test::report("nginx 2000-commit push", "git push (" + std::to_string(src.objects) + " objects)", ms_since(start),
+                 "ms");
     CHECK(server_ref(s, "big") == src.head);
     CHECK(test::git_ok({"--git-dir", s.repo_path("big"), "rev-list", "--count", "main"}) == "2000");
     const auto fsck = test::git({"--git-dir", s.repo_path("big"), "fsck", "--no-dangling"});
@@ -119,8 +119,8 @@ TEST_SUITE("nginx") {
     if (skipped(s)) return;
     const auto again = test::run_git_server({"start", s.state_dir()});
     REQUIRE_MESSAGE(again.exit_code == 0, again.err);
-    CHECK(again.out == "port=" + std::to_string(s.port()) + " ca_file=" + s.ca_file() + " url_base=" + s.url_base() +
-                           "\n");
+    CHECK(again.out ==
+          "port=" + std::to_string(s.port()) + " ca_file=" + s.ca_file() + " url_base=" + s.url_base() + "\n");
     const auto status = test::run_git_server({"status", s.state_dir()});
     CHECK(status.exit_code == 0);
     CHECK(status.out.find("nginx_pid=" + std::to_string(s.nginx_pid()) + " ") != std::string::npos);

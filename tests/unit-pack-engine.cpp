@@ -40,10 +40,13 @@ DeliveryRequest engine_request(Setup& s, const std::string& repo_name, const std
 // and waits. It never writes a pack, so only a kill ends it.
 std::string wedged_git(const std::string& dir, const std::string& report) {
   const std::string path = dir + "/wedged-git";
-  test::write_file(path, "#!/bin/sh\n"
-                         "sleep 600 &\n"
-                         "echo \"$$ $!\" > '" + report + "'\n"
-                         "wait\n");
+  test::write_file(path,
+                   "#!/bin/sh\n"
+                   "sleep 600 &\n"
+                   "echo \"$$ $!\" > '" +
+                       report +
+                       "'\n"
+                       "wait\n");
   ::chmod(path.c_str(), 0755);
   return path;
 }
@@ -149,7 +152,9 @@ TEST_SUITE("push") {
     CHECK(ex.spawned() == 0);
   }
 
-  TEST_CASE("D2 D3 git engine: at the deadline the pack engine and what it started die with the child, then the stop is confirmed") {
+  TEST_CASE(
+      "D2 D3 git engine: at the deadline the pack engine and what it started die with the child, then the stop is "
+      "confirmed") {
     for (CgroupMode mode : {CgroupMode::off, CgroupMode::automatic}) {
       const std::string name = mode == CgroupMode::off ? "process group" : "cgroup";
       CAPTURE(name);
@@ -173,8 +178,8 @@ TEST_SUITE("push") {
       CHECK(o.seat() == SeatDisposition::release);
       CHECK_MESSAGE(!engine_alive, "the pack engine outlived the delivery (", name, ")");
       CHECK_MESSAGE(!descendant_alive, "the pack engine's own child outlived the delivery (", name, ")");
-      test::report("git engine deadline (" + name + ")", "deadline overrun",
-                   sys::ns_to_ms(o.timings.kill - o.deadline), "ms");
+      test::report("git engine deadline (" + name + ")", "deadline overrun", sys::ns_to_ms(o.timings.kill - o.deadline),
+                   "ms");
       CHECK(o.timings.kill - o.deadline < 100 * kNsPerMs);
       CHECK(s.remote_ref("r").empty());
     }

@@ -45,9 +45,10 @@ TEST_SUITE("protocol") {
           r.upload_ms = 0;
           return r;
         }(),
-        ResultMsg{wire::DeliveryStatus::delivered, "refs/heads/main", kOid, std::string(40, '0'), std::nullopt, std::nullopt, 3, 99},
-        ResultMsg{wire::DeliveryStatus::rejected, "refs/heads/main", std::nullopt, std::nullopt, "non-fast-forward", "detail", std::nullopt,
-                  std::nullopt}};
+        ResultMsg{wire::DeliveryStatus::delivered, "refs/heads/main", kOid, std::string(40, '0'), std::nullopt,
+                  std::nullopt, 3, 99},
+        ResultMsg{wire::DeliveryStatus::rejected, "refs/heads/main", std::nullopt, std::nullopt, "non-fast-forward",
+                  "detail", std::nullopt, std::nullopt}};
     for (const auto& m : all) {
       auto body = encode(m);
       REQUIRE(body.has_value());
@@ -64,7 +65,9 @@ TEST_SUITE("protocol") {
     full.authenticated = true;
     full.allow_http_loopback = true;
     full.pack_git = "/usr/bin/git";
-    const std::vector<ParentMessage> all = {sample_job(), full, Minted{"advertisement", "Authorization: Bearer t", std::nullopt},
+    const std::vector<ParentMessage> all = {sample_job(),
+                                            full,
+                                            Minted{"advertisement", "Authorization: Bearer t", std::nullopt},
                                             Minted{"receive-pack", std::nullopt, "deadline passed"},
                                             Authority{"upload", true, std::nullopt},
                                             Authority{"upload", false, "revoked by host"}};
@@ -164,8 +167,7 @@ TEST_SUITE("protocol") {
     // The same key twice with the same value is still two keys.
     CHECK(child_error(R"({"type":"check","phase":"x","phase":"x"})") == Errc::duplicate_key);
     // "type" itself, which picks the decoder.
-    CHECK(child_error(R"({"type":"check","type":"progress","phase":"x","done":1,"total":1})") ==
-          Errc::duplicate_key);
+    CHECK(child_error(R"({"type":"check","type":"progress","phase":"x","done":1,"total":1})") == Errc::duplicate_key);
     // Nested: inside an array, inside an object that is itself a value.
     CHECK(child_error(R"({"type":"check","phase":"x","extra":[{"a":1,"a":2}]})") == Errc::duplicate_key);
     CHECK(child_error(R"({"type":"check","phase":"x","extra":{"in":{"k":1,"k":1}}})") == Errc::duplicate_key);

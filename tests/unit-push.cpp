@@ -161,7 +161,10 @@ TEST_SUITE("push") {
     auto req = s.request("r", s.tip);
     req.ca_file.reset();
     Outcome o = ex.submit(req).wait();
-    if (saved) ::setenv("SSL_CERT_FILE", saved, 1); else ::unsetenv("SSL_CERT_FILE");
+    if (saved)
+      ::setenv("SSL_CERT_FILE", saved, 1);
+    else
+      ::unsetenv("SSL_CERT_FILE");
     CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
     CHECK_MESSAGE(s.server.count().total == 0, "a request reached the handler over an unverified TLS connection");
     CHECK(s.remote_ref("r").empty());
@@ -195,7 +198,10 @@ TEST_SUITE("push") {
       req.ca_file.reset();
       unpinned = ex.submit(req).wait();
     }
-    if (saved_dir) ::setenv("SSL_CERT_DIR", saved_dir_value.c_str(), 1); else ::unsetenv("SSL_CERT_DIR");
+    if (saved_dir)
+      ::setenv("SSL_CERT_DIR", saved_dir_value.c_str(), 1);
+    else
+      ::unsetenv("SSL_CERT_DIR");
     if (saved_file) ::setenv("SSL_CERT_FILE", saved_file_value.c_str(), 1);
     CHECK_MESSAGE(pinned.kind == OutcomeKind::transport_failed,
                   "with --ca-file another CA (from SSL_CERT_DIR) was trusted too: " << pinned.reason);
@@ -252,7 +258,8 @@ TEST_SUITE("push") {
     REQUIRE(post.method == "POST");
     CHECK(post.body_bytes == static_cast<long long>(o.bytes_sent.value_or(0)));
     CHECK_MESSAGE(post.connection != get.connection, "the POST reused the advertisement's connection");
-    CHECK_MESSAGE(!post.header("Expect").has_value(), "the POST asked for 100-continue: ", post.header("Expect").value_or(""));
+    CHECK_MESSAGE(!post.header("Expect").has_value(),
+                  "the POST asked for 100-continue: ", post.header("Expect").value_or(""));
     CHECK(s.remote_ref("r") == tip);
   }
 
@@ -262,8 +269,10 @@ TEST_SUITE("push") {
       Setup s(2);
       s.server.create_bare_repo("r");
       const auto post = test::RequestMatch::next("POST", "git-receive-pack");
-      if (std::string(fault) == "500") s.server.respond(post, 500);
-      else s.server.close_after_headers(post);
+      if (std::string(fault) == "500")
+        s.server.respond(post, 500);
+      else
+        s.server.close_after_headers(post);
       Outcome o;
       {
         Executor ex(s.executor_options());
@@ -336,7 +345,8 @@ TEST_SUITE("push") {
           test::report("held " + std::string(leg), "deadline overrun", sys::ns_to_ms(*o.deadline_overrun()), "ms");
           CHECK(*o.deadline_overrun() < 100 * kNsPerMs);
         } else {
-          test::report("held " + std::string(leg), "revoke to stop confirmed", sys::ns_to_ms(o.timings.confirmed - revoked_at), "ms");
+          test::report("held " + std::string(leg), "revoke to stop confirmed",
+                       sys::ns_to_ms(o.timings.confirmed - revoked_at), "ms");
           CHECK(o.timings.confirmed - revoked_at < 1'000 * kNsPerMs);
         }
         CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(o.child.pid)));
@@ -392,7 +402,9 @@ TEST_SUITE("push") {
     CHECK(s.remote_ref("r") == s.tip);
   }
 
-  TEST_CASE("D1 D2: the real libgit2 delta search of a 20,000-object history is killed at a deadline inside it: deadline_killed, the child gone, the remote untouched") {
+  TEST_CASE(
+      "D1 D2: the real libgit2 delta search of a 20,000-object history is killed at a deadline inside it: "
+      "deadline_killed, the child gone, the remote untouched") {
     // libgit2 reports its pack phase in two stages through one callback:
     // while objects are added the total is 0, during the delta search it is
     // the object count, and done == total ends the search. So the last pack
@@ -480,12 +492,14 @@ TEST_SUITE("push") {
       }
       if (in_delta) {
         test::report("libgit2 delta kill", "deadline after submit", static_cast<double>(budget_ms), "ms");
-        test::report("libgit2 delta kill", "objects searched when killed", static_cast<double>(last_pack->done), "objects");
+        test::report("libgit2 delta kill", "objects searched when killed", static_cast<double>(last_pack->done),
+                     "objects");
         test::report("libgit2 delta kill", "objects in the search", static_cast<double>(last_pack->total), "objects");
         test::report("libgit2 delta kill", "last delta-search progress to kill",
                      sys::ns_to_ms(o.timings.kill - last_pack_at), "ms");
         test::report("libgit2 delta kill", "kill overrun", sys::ns_to_ms(*o.deadline_overrun()), "ms");
-        test::report("libgit2 delta kill", "kill to stop confirmed", sys::ns_to_ms(o.timings.confirmed - o.timings.kill), "ms");
+        test::report("libgit2 delta kill", "kill to stop confirmed",
+                     sys::ns_to_ms(o.timings.confirmed - o.timings.kill), "ms");
       }
       budget_ms = adding ? budget_ms * 3 / 2 : budget_ms * 2 / 3;
     }

@@ -157,7 +157,8 @@ TEST_SUITE("seat") {
     CHECK(seat::lane_lock_name("https://h/r") != seat::lane_lock_name("https://h/s"));
   }
 
-  TEST_CASE("S5: overlapping submit and revoke from many threads: each ends once, a winning cancellation never spawns") {
+  TEST_CASE(
+      "S5: overlapping submit and revoke from many threads: each ends once, a winning cancellation never spawns") {
     test::TempDir dir;
     const std::string journal = dir.path() + "/spawns";
     std::atomic<int> cancelled{0}, dispatched{0}, other{0}, violations{0};
@@ -174,12 +175,16 @@ TEST_SUITE("seat") {
           for (int i = 0; i < kPerThread; ++i) {
             auto h = executor.submit(request("deliver@" + journal, "lane" + std::to_string((t + i) % 8), 20'000));
             switch (rng() % 4) {
-              case 0: break;
-              case 1: std::this_thread::yield(); break;
+              case 0:
+                break;
+              case 1:
+                std::this_thread::yield();
+                break;
               case 2:
                 for (int k = 0; k < 50 && h.state() == DeliveryState::queued; ++k) std::this_thread::yield();
                 break;
-              default: break;
+              default:
+                break;
             }
             h.revoke("race");
             Outcome o = h.wait();
@@ -215,8 +220,8 @@ TEST_SUITE("seat") {
     std::size_t journaled = 0;
     while (std::getline(in, line)) {
       ++journaled;
-      CHECK_MESSAGE(dispatched_pids.count(std::stoll(line)) == 1,
-                    "child ", line, " ran for a delivery that did not report it: a cancellation spawned a child");
+      CHECK_MESSAGE(dispatched_pids.count(std::stoll(line)) == 1, "child ", line,
+                    " ran for a delivery that did not report it: a cancellation spawned a child");
     }
     test::report("S5 race", "children that read their job", static_cast<double>(journaled), "children");
     CHECK(journaled <= static_cast<std::size_t>(dispatched.load()));
@@ -283,7 +288,9 @@ TEST_SUITE("seat") {
     CHECK_MESSAGE(journal_lines(journal) == 3, "the revoked queued delivery spawned a child");
   }
 
-  TEST_CASE("S1 S2: a second delivery on the lane is pending while the first child lives, and enters only after its stop is confirmed") {
+  TEST_CASE(
+      "S1 S2: a second delivery on the lane is pending while the first child lives, and enters only after its stop is "
+      "confirmed") {
     for (const char* first : {"wedge", "work-200ms"}) {
       CAPTURE(first);
       test::TempDir dir;
@@ -332,7 +339,9 @@ TEST_SUITE("seat") {
     }
   }
 
-  TEST_CASE("S4: a caller that abandons its handle revokes; the seat passes only after the child is gone, far before the deadline") {
+  TEST_CASE(
+      "S4: a caller that abandons its handle revokes; the seat passes only after the child is gone, far before the "
+      "deadline") {
     test::TempDir dir;
     Executor executor(executor_options(dir.path() + "/lanes"));
     std::atomic<std::int64_t> first_child{0};
@@ -440,7 +449,8 @@ TEST_SUITE("seat") {
     ::kill(static_cast<pid_t>(std::stol(m[1])), SIGKILL);
   }
 
-  TEST_CASE("S3: a lane poisoned by one Executor is refused by every Executor of the process, whatever its lane directory") {
+  TEST_CASE(
+      "S3: a lane poisoned by one Executor is refused by every Executor of the process, whatever its lane directory") {
     test::TempDir dir;
     std::string err;
     std::mutex err_mu;
@@ -462,7 +472,8 @@ TEST_SUITE("seat") {
       Executor second(executor_options(lanes));
       const auto start = mono_now_ns();
       Outcome o = second.submit(request("deliver", "poison-process", 3'000)).wait();
-      CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned, "another Executor of the process did not refuse the poisoned lane: ",
+      CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned,
+                    "another Executor of the process did not refuse the poisoned lane: ",
                     std::string(outcome_name(o.kind)), " ", o.reason);
       CHECK_FALSE(o.dispatched);
       CHECK(mono_now_ns() - start < 5'000 * kNsPerMs);
@@ -475,7 +486,8 @@ TEST_SUITE("seat") {
     {
       Executor third(executor_options(dir.path() + "/lanes"));
       Outcome o = third.submit(request("deliver", "poison-process", 3'000)).wait();
-      CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned, "another Executor of the process did not refuse the poisoned lane: ",
+      CHECK_MESSAGE(o.kind == OutcomeKind::lane_poisoned,
+                    "another Executor of the process did not refuse the poisoned lane: ",
                     std::string(outcome_name(o.kind)), " ", o.reason);
       CHECK(o.reason.find("could not confirm its child's stop") != std::string::npos);
     }
@@ -484,11 +496,15 @@ TEST_SUITE("seat") {
     ::kill(static_cast<pid_t>(std::stol(m[1])), SIGKILL);
   }
 
-  TEST_CASE("D2 S4: a host whose on_event blocks forever still has its delivery ended at the deadline: stop confirmed, seat released") {
+  TEST_CASE(
+      "D2 S4: a host whose on_event blocks forever still has its delivery ended at the deadline: stop confirmed, seat "
+      "released") {
     stalled_observer_case(false);
   }
 
-  TEST_CASE("D2 S4: a host whose on_child_stderr blocks forever still has its delivery ended at the deadline: stop confirmed, seat released") {
+  TEST_CASE(
+      "D2 S4: a host whose on_child_stderr blocks forever still has its delivery ended at the deadline: stop "
+      "confirmed, seat released") {
     stalled_observer_case(true);
   }
 
@@ -546,12 +562,13 @@ TEST_SUITE("seat") {
   TEST_CASE("S6: a host killed with SIGKILL takes its child along, and the lane frees only after the child is gone") {
     test::TempDir dir;
     const std::string lanes = dir.path() + "/lanes";
-    test::LineProcess a({COURIER_TEST_HOST, lanes, "https://127.0.0.1:9/killed.git", "wedge", "30000", COURIER_STANDIN});
+    test::LineProcess a(
+        {COURIER_TEST_HOST, lanes, "https://127.0.0.1:9/killed.git", "wedge", "30000", COURIER_STANDIN});
     const std::string child_line = a.wait_line("child ", 10'000);
     REQUIRE_FALSE(child_line.empty());
     const pid_t child = static_cast<pid_t>(std::stol(child_line.substr(6)));
-    test::LineProcess b({COURIER_TEST_HOST, lanes, "https://127.0.0.1:9/killed.git", "deliver", "20000", COURIER_STANDIN,
-                         std::to_string(child)});
+    test::LineProcess b({COURIER_TEST_HOST, lanes, "https://127.0.0.1:9/killed.git", "deliver", "20000",
+                         COURIER_STANDIN, std::to_string(child)});
     REQUIRE_FALSE(b.wait_line("pending ", 10'000).empty());
     const auto killed_at = mono_now_ns();
     a.kill_hard();
@@ -567,7 +584,8 @@ TEST_SUITE("seat") {
     CHECK_MESSAGE(died_with_host, "the killed host's child outlived it: it had no death signal");
     const std::string seat = b.wait_line("seat ", 10'000);
     REQUIRE_FALSE(seat.empty());
-    CHECK_MESSAGE(seat.find(":0") != std::string::npos, "the lane was free while the killed host's child lived: ", seat);
+    CHECK_MESSAGE(seat.find(":0") != std::string::npos,
+                  "the lane was free while the killed host's child lived: ", seat);
     const double ms = sys::ns_to_ms(std::stoll(seat.substr(5)) - killed_at);
     test::report("host killed", "SIGKILL of host to lane taken by the next host", ms, "ms");
     CHECK(ms < 2'000);

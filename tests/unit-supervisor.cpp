@@ -196,7 +196,8 @@ TEST_SUITE("supervisor") {
     auto ready = sys::wait_readable_until({pidfd->get()}, deadline + 2'000 * kNsPerMs);
     const auto observed = mono_now_ns();
     const bool killed_while_parked = ready && !ready->empty();
-    CHECK_MESSAGE(killed_while_parked, "the child was not killed at the deadline while the supervising thread was parked");
+    CHECK_MESSAGE(killed_while_parked,
+                  "the child was not killed at the deadline while the supervising thread was parked");
     CHECK(sys::proc_state(static_cast<pid_t>(pid.load())) == 'Z');  // dead, not yet reaped: the loop is parked
     release.open();
     t.join();
@@ -262,7 +263,9 @@ TEST_SUITE("supervisor") {
     CHECK_MESSAGE((st == 0 || st == 'Z'), "the escapee survived the cgroup kill: state ", st);
   }
 
-  TEST_CASE("S2 S3: an escapee that left the cgroup and the session and closed its pipes is killed and reaped by the subreaper before the stop is confirmed") {
+  TEST_CASE(
+      "S2 S3: an escapee that left the cgroup and the session and closed its pipes is killed and reaped by the "
+      "subreaper before the stop is confirmed") {
     std::string why;
     if (!cgroups_usable(why)) {
       MESSAGE("skipped: cgroups are not writable here: " << why);
@@ -279,7 +282,9 @@ TEST_SUITE("supervisor") {
     CHECK(e.o.child.strays == std::vector<std::int64_t>{e.escapee});
   }
 
-  TEST_CASE("S2 S3: a double-forked setsid escapee with its pipes closed is killed and reaped by the subreaper before the stop is confirmed (process-group mode)") {
+  TEST_CASE(
+      "S2 S3: a double-forked setsid escapee with its pipes closed is killed and reaped by the subreaper before the "
+      "stop is confirmed (process-group mode)") {
     SubreaperScope scope;
     const Escape e = run_escape("double-fork-escapee", CgroupMode::off, true);
     CHECK_MESSAGE(e.state == 0, "the stop was confirmed while the escapee lived: state ", e.state);
@@ -290,7 +295,9 @@ TEST_SUITE("supervisor") {
     CHECK(e.o.child.strays == std::vector<std::int64_t>{e.escapee});
   }
 
-  TEST_CASE("S2 S3: with subreaping a setsid escapee holding stdout is killed and reaped at the reap, so its end-of-file comes and the stop is confirmed (process-group mode)") {
+  TEST_CASE(
+      "S2 S3: with subreaping a setsid escapee holding stdout is killed and reaped at the reap, so its end-of-file "
+      "comes and the stop is confirmed (process-group mode)") {
     SubreaperScope scope;
     const Escape e = run_escape("escapee", CgroupMode::off, true);
     CHECK_MESSAGE(e.state == 0, "the escapee holding stdout outlived the stop: state ", e.state);
@@ -299,7 +306,9 @@ TEST_SUITE("supervisor") {
     CHECK(e.o.child.strays == std::vector<std::int64_t>{e.escapee});
   }
 
-  TEST_CASE("S2 S3: without subreaping an escapee is outside the claim, and the outcome says the stop covers the kill domain only") {
+  TEST_CASE(
+      "S2 S3: without subreaping an escapee is outside the claim, and the outcome says the stop covers the kill domain "
+      "only") {
     REQUIRE(sys::set_child_subreaper(false).has_value());
     // run_escape kills the escapee the product, by design, could not see.
     const Escape e = run_escape("double-fork-escapee", CgroupMode::off, false);
@@ -314,13 +323,15 @@ TEST_SUITE("supervisor") {
     const auto deadline = opt.deadline;
     Supervisor sup(opt);
     Outcome o = sup.run();
-    CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, "closed-pipes outcome: ", outcome_name(o.kind), " ", o.reason);
+    CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, "closed-pipes outcome: ", outcome_name(o.kind), " ",
+                  o.reason);
     CHECK(o.timings.confirmed >= deadline);
     check_confirmed(o);
     check_gone_and_reaped(o.child.pid);
   }
 
-  TEST_CASE("S2: a child that closes both pipes at once is at EOF on both, and still not confirmed until it is reaped") {
+  TEST_CASE(
+      "S2: a child that closes both pipes at once is at EOF on both, and still not confirmed until it is reaped") {
     auto opt = standin("close-pipes-then-wedge", 400, CgroupMode::off);
     const auto deadline = opt.deadline;
     Supervisor sup(opt);
@@ -342,7 +353,8 @@ TEST_SUITE("supervisor") {
     }
   }
 
-  TEST_CASE("S3 D4: end-of-file missing after the reap ends supervision within EOF_BOUND, not when the holder lets go") {
+  TEST_CASE(
+      "S3 D4: end-of-file missing after the reap ends supervision within EOF_BOUND, not when the holder lets go") {
     auto opt = standin("escapee", 30'000, CgroupMode::off);
     opt.eof_bound = 300 * kNsPerMs;
     auto err = std::make_shared<std::pair<std::mutex, std::string>>();
@@ -423,7 +435,7 @@ TEST_SUITE("supervisor") {
   TEST_CASE("P2: a child flooding small valid frames cannot stall the loop; the deadline is met") {
     const long rss_before = max_rss_kib();
     auto opt = standin("frame-flood", 800);
-    std::uint64_t frames = 0;  // counted on the loop, as each frame is read
+    std::uint64_t frames = 0;                // counted on the loop, as each frame is read
     std::atomic<std::uint64_t> observed{0};  // what the host's observer saw, coalesced
     opt.on_frame = [&](bool to_child, std::string_view) { frames += to_child ? 0 : 1; };
     opt.on_progress = [&](const protocol::Progress&) { ++observed; };
@@ -432,7 +444,8 @@ TEST_SUITE("supervisor") {
     REQUIRE_MESSAGE(o.kind == OutcomeKind::deadline_killed, o.reason);
     check_confirmed(o);
     test::report("frame flood", "progress frames handled", static_cast<double>(frames), "frames");
-    test::report("frame flood", "progress calls to the host (coalesced)", static_cast<double>(observed.load()), "calls");
+    test::report("frame flood", "progress calls to the host (coalesced)", static_cast<double>(observed.load()),
+                 "calls");
     test::report("frame flood", "kill overrun", sys::ns_to_ms(*o.deadline_overrun()), "ms");
     test::report("frame flood", "peak RSS growth", static_cast<double>(max_rss_kib() - rss_before) / 1024.0, "MiB");
     CHECK(frames > 1000);
@@ -517,7 +530,9 @@ TEST_SUITE("supervisor") {
     CHECK(HostCalls::wait_idle(5'000));
   }
 
-  TEST_CASE("P2: more checks in flight than the host-call queue holds are each put to authority in turn: none dropped, none granted unasked") {
+  TEST_CASE(
+      "P2: more checks in flight than the host-call queue holds are each put to authority in turn: none dropped, none "
+      "granted unasked") {
     auto opt = standin("check-flood", 8'000);
     std::atomic<int> asked{0}, granted{0}, child_frames{0}, grants_written{0};
     test::Latch parked;
@@ -550,8 +565,9 @@ TEST_SUITE("supervisor") {
     };
     Supervisor sup(opt);
     Outcome o = sup.run();
-    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, "a check the host-call queue could not take was dropped: ",
-                  std::string(outcome_name(o.kind)), " ", o.reason, " ", err);
+    CHECK_MESSAGE(o.kind == OutcomeKind::delivered,
+                  "a check the host-call queue could not take was dropped: ", std::string(outcome_name(o.kind)), " ",
+                  o.reason, " ", err);
     check_confirmed(o);
     CHECK(parked.is_open());
     CHECK(asked.load() == 40);
@@ -642,8 +658,8 @@ TEST_SUITE("supervisor") {
     // The design's list, written out here rather than read from the product.
     const std::set<std::string> design = {"PATH", "HOME", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR", "LANG", "TZ"};
     for (auto name : kChildEnvAllowlist) {
-      CHECK_MESSAGE(design.count(std::string(name)) == 1, "the allowlist names a variable the design does not allow: ",
-                    std::string(name));
+      CHECK_MESSAGE(design.count(std::string(name)) == 1,
+                    "the allowlist names a variable the design does not allow: ", std::string(name));
     }
     REQUIRE_FALSE(o.child_env_keys.empty());
     for (const auto& key : o.child_env_keys) {

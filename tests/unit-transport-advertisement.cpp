@@ -131,8 +131,8 @@ TEST_SUITE("transport") {
   }
 
   TEST_CASE("capabilities are accepted on the first ref line only") {
-    const std::string body = kService + first_line(cap::kC1, "refs/heads/main") +
-                             first_line(cap::kC2, "refs/heads/other") + "0000";
+    const std::string body =
+        kService + first_line(cap::kC1, "refs/heads/main") + first_line(cap::kC2, "refs/heads/other") + "0000";
     CHECK(code_of(body) == Errc::advertisement_malformed);
   }
 
@@ -180,10 +180,9 @@ TEST_SUITE("transport") {
     CHECK(check_advertisement_content_type("application/x-git-receive-pack-advertisement; charset=utf-8").has_value());
     CHECK(check_advertisement_content_type("application/x-git-receive-pack-advertisement;q=1").has_value());
     CHECK(check_advertisement_content_type("Application/X-Git-Receive-Pack-Advertisement").has_value());
-    for (std::string_view bad : {"", "text/plain", "text/html; charset=utf-8",
-                                 "application/x-git-upload-pack-advertisement",
-                                 "application/x-git-receive-pack-advertisementX",
-                                 "application/x-git-receive-pack-result"}) {
+    for (std::string_view bad :
+         {"", "text/plain", "text/html; charset=utf-8", "application/x-git-upload-pack-advertisement",
+          "application/x-git-receive-pack-advertisementX", "application/x-git-receive-pack-result"}) {
       CAPTURE(bad);
       auto r = check_advertisement_content_type(bad);
       REQUIRE_FALSE(r.has_value());

@@ -48,7 +48,8 @@ TEST_SUITE("transport") {
       CHECK_FALSE(r.has_value());
       if (!r) {
         CHECK(r.error().code == Errc::curl_refused);
-        CHECK_MESSAGE(r.error().message.find("option 9999 (unknown to this libcurl)") != std::string::npos, r.error().message);
+        CHECK_MESSAGE(r.error().message.find("option 9999 (unknown to this libcurl)") != std::string::npos,
+                      r.error().message);
       }
       CHECK_MESSAGE(server.count().total == 1, "a request was sent although an option failed");
     }

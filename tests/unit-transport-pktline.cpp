@@ -61,8 +61,8 @@ TEST_SUITE("transport") {
   TEST_CASE("flush, delim and response-end decode as control packets, 0004 as an empty data packet") {
     auto d = decode_all("0000000100020004");
     REQUIRE(d.end.has_value());
-    CHECK(d.pkts == std::vector<Pkt>{control(PktKind::flush), control(PktKind::delim),
-                                     control(PktKind::response_end), data("")});
+    CHECK(d.pkts ==
+          std::vector<Pkt>{control(PktKind::flush), control(PktKind::delim), control(PktKind::response_end), data("")});
     CHECK(kFlushPkt == "0000");
     CHECK(kDelimPkt == "0001");
     CHECK(kResponseEndPkt == "0002");

@@ -77,8 +77,8 @@ TEST_SUITE("transport") {
   }
 
   TEST_CASE("T4: the old id comes from the advertisement for the exact ref named") {
-    auto adv = offering("report-status", {{"refs/heads/main", std::string(cap::kC1)},
-                                          {"refs/heads/main2", std::string(cap::kC3)}});
+    auto adv = offering("report-status",
+                        {{"refs/heads/main", std::string(cap::kC1)}, {"refs/heads/main2", std::string(cap::kC3)}});
     auto req = build_push_request(adv, "refs/heads/main", cap::kC2);
     REQUIRE(req.has_value());
     CHECK(command_of(*req).substr(0, 41) == std::string(cap::kC1) + " ");
@@ -124,10 +124,26 @@ TEST_SUITE("transport") {
 
   TEST_CASE("ref names outside refs/ or that git would refuse are not sent") {
     const auto adv = offering("report-status");
-    for (std::string_view bad : {"HEAD", "main", "refs/", "refs/heads/", ".have", "capabilities^{}", "refs/heads/a..b",
-                                 "refs/heads/x.lock", "refs/heads/.hidden", "refs/heads/a b", "refs/heads//a",
-                                 "refs/heads/a@{1}", "refs/heads/a.", "refs/heads/a\x01", "refs/heads/a:b",
-                                 "refs/heads/a~1", "refs/heads/a^", "refs/heads/a?", "refs/heads/a*", "refs/heads/a[",
+    for (std::string_view bad : {"HEAD",
+                                 "main",
+                                 "refs/",
+                                 "refs/heads/",
+                                 ".have",
+                                 "capabilities^{}",
+                                 "refs/heads/a..b",
+                                 "refs/heads/x.lock",
+                                 "refs/heads/.hidden",
+                                 "refs/heads/a b",
+                                 "refs/heads//a",
+                                 "refs/heads/a@{1}",
+                                 "refs/heads/a.",
+                                 "refs/heads/a\x01",
+                                 "refs/heads/a:b",
+                                 "refs/heads/a~1",
+                                 "refs/heads/a^",
+                                 "refs/heads/a?",
+                                 "refs/heads/a*",
+                                 "refs/heads/a[",
                                  "refs/heads/a\\b"}) {
       CAPTURE(bad);
       auto req = build_push_request(adv, bad, cap::kC1);

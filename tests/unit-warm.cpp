@@ -117,7 +117,8 @@ TEST_SUITE("seat") {
     lock->unlock();
     CHECK_MESSAGE(o.kind == OutcomeKind::cancelled_no_dispatch, o.reason);
     CHECK_FALSE(o.dispatched);
-    CHECK_MESSAGE(sys::pid_exists(static_cast<pid_t>(warm)), "revoking a pending delivery cost the warm child its life");
+    CHECK_MESSAGE(sys::pid_exists(static_cast<pid_t>(warm)),
+                  "revoking a pending delivery cost the warm child its life");
     CHECK(ex.warm_child_pid() == warm);
   }
 }

@@ -85,7 +85,8 @@ Result<Advertisement> parse_advertisement(std::string_view body) {
   if (auto err = err_packet(*service)) return tl::unexpected<Error>(*err);
   const std::string expected_service = "# service=" + std::string(kReceivePackService);
   if (service->kind != PktKind::data || wire::chomp(service->payload) != expected_service) {
-    return malformed("first packet is not \"" + expected_service + "\" but \"" + wire::printable(service->payload) + "\"");
+    return malformed("first packet is not \"" + expected_service + "\" but \"" + wire::printable(service->payload) +
+                     "\"");
   }
   auto flush = in.take("the flush after the service line");
   if (!flush) return tl::unexpected<Error>(flush.error());
@@ -115,7 +116,8 @@ Result<Advertisement> parse_advertisement(std::string_view body) {
     if (placeholder) return malformed("a ref line follows " + std::string(kCapabilitiesPlaceholder));
 
     const std::size_t space = line.find(' ');
-    if (space == std::string_view::npos) return malformed("ref line without a space: \"" + wire::printable(line) + "\"");
+    if (space == std::string_view::npos)
+      return malformed("ref line without a space: \"" + wire::printable(line) + "\"");
     const std::string_view oid = line.substr(0, space);
     const std::string_view name = line.substr(space + 1);
     if (!is_valid_oid(oid)) return malformed("not a 40-hex object id: \"" + wire::printable(oid) + "\"");
@@ -131,7 +133,8 @@ Result<Advertisement> parse_advertisement(std::string_view body) {
       adv.haves.emplace_back(oid);
     } else {
       if (!plausible_refname(name)) return malformed("invalid ref name \"" + wire::printable(name) + "\"");
-      if (!adv.refs.emplace(name, oid).second) return malformed("ref \"" + wire::printable(name) + "\" advertised twice");
+      if (!adv.refs.emplace(name, oid).second)
+        return malformed("ref \"" + wire::printable(name) + "\" advertised twice");
     }
     first = false;
   }

@@ -41,7 +41,6 @@ struct SlistDeleter {
 };
 using HeaderList = std::unique_ptr<curl_slist, SlistDeleter>;
 
-
 // ---- libcurl options and infos: set, read and converted in one place ----
 
 // The value of one libcurl option, of the type libcurl reads for it.
@@ -74,15 +73,21 @@ std::string option_name(CURLoption id) {
 bool value_fits(const curl_easyoption& o, const OptionValue& v) {
   switch (o.type) {
     case CURLOT_LONG:
-    case CURLOT_VALUES: return std::holds_alternative<long>(v);
-    case CURLOT_OFF_T: return std::holds_alternative<OffsetValue>(v);
-    case CURLOT_STRING: return std::holds_alternative<const char*>(v);
+    case CURLOT_VALUES:
+      return std::holds_alternative<long>(v);
+    case CURLOT_OFF_T:
+      return std::holds_alternative<OffsetValue>(v);
+    case CURLOT_STRING:
+      return std::holds_alternative<const char*>(v);
     case CURLOT_OBJECT:
-    case CURLOT_CBPTR: return std::holds_alternative<void*>(v);
-    case CURLOT_SLIST: return std::holds_alternative<curl_slist*>(v);
+    case CURLOT_CBPTR:
+      return std::holds_alternative<void*>(v);
+    case CURLOT_SLIST:
+      return std::holds_alternative<curl_slist*>(v);
     case CURLOT_FUNCTION:
       return std::holds_alternative<DataCallback>(v) || std::holds_alternative<curl_xferinfo_callback>(v);
-    case CURLOT_BLOB: return false;
+    case CURLOT_BLOB:
+      return false;
   }
   return false;
 }
@@ -104,8 +109,8 @@ Result<void> set_option(CURL* c, const CurlOption& o) {
       },
       o.value);
   if (rc != CURLE_OK) {
-    return fail(Errc::curl_refused, "libcurl refused " + option_name(o.id) + " (" + curl_easy_strerror(rc) +
-                                        "); the leg was not started");
+    return fail(Errc::curl_refused,
+                "libcurl refused " + option_name(o.id) + " (" + curl_easy_strerror(rc) + "); the leg was not started");
   }
   return {};
 }
@@ -124,7 +129,8 @@ template <class T>
 Result<T> get_info(CURL* c, CURLINFO info, const char* name) {
   T value{};
   const CURLcode rc = curl_easy_getinfo(c, info, &value);
-  if (rc != CURLE_OK) return fail(Errc::curl_refused, std::string("libcurl refused ") + name + " (" + curl_easy_strerror(rc) + ")");
+  if (rc != CURLE_OK)
+    return fail(Errc::curl_refused, std::string("libcurl refused ") + name + " (" + curl_easy_strerror(rc) + ")");
   return value;
 }
 
@@ -162,7 +168,8 @@ std::size_t on_write(char* data, std::size_t size, std::size_t n, void* p) {
   }
   t->received += len;
   if (t->received > t->opt->max_body) {
-    t->sink_error = Error{Errc::body_too_large, "the response body exceeds " + std::to_string(t->opt->max_body) + " bytes"};
+    t->sink_error =
+        Error{Errc::body_too_large, "the response body exceeds " + std::to_string(t->opt->max_body) + " bytes"};
     return CURL_WRITEFUNC_ERROR;
   }
   if (t->opt->on_body) {
@@ -246,7 +253,8 @@ Result<HeaderList> leg_headers(const LegOptions& opt) {
   if (!opt.accept.empty()) add_header("Accept: " + opt.accept);
   if (opt.authorization) add_header(*opt.authorization);
   if (opt.method == "POST") add_header("Content-Type: " + opt.content_type);
-  if (!complete) return fail(Errc::curl_refused, "libcurl could not build the request headers; the leg was not started");
+  if (!complete)
+    return fail(Errc::curl_refused, "libcurl could not build the request headers; the leg was not started");
   return headers;
 }
 

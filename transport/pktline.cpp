@@ -94,8 +94,8 @@ Result<void> PktDecoder::finish() const {
   auto n = parse_length(std::string_view(buf_.data() + pos_, kPktHeader));
   if (!n) return tl::unexpected<Error>(n.error());
   if (*n <= left) return fail(Errc::invalid_argument, "pkt-line decoder finished with unread packets");
-  return fail(Errc::pkt_truncated, "input ends inside a pkt-line (" + std::to_string(left) + " of " +
-                                       std::to_string(*n) + " bytes)");
+  return fail(Errc::pkt_truncated,
+              "input ends inside a pkt-line (" + std::to_string(left) + " of " + std::to_string(*n) + " bytes)");
 }
 
 }  // namespace courier::transport

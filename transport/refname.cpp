@@ -8,7 +8,14 @@ bool bad_byte(char ch) {
   const auto b = static_cast<unsigned char>(ch);
   if (b < 0x20 || b == 0x7F) return true;
   switch (ch) {
-    case ' ': case '~': case '^': case ':': case '?': case '*': case '[': case '\\':
+    case ' ':
+    case '~':
+    case '^':
+    case ':':
+    case '?':
+    case '*':
+    case '[':
+    case '\\':
       return true;
     default:
       return false;

@@ -34,7 +34,7 @@ struct RefStatus {
 
 // A syntactically complete report, as the remote sent it (bytes unescaped).
 struct Report {
-  std::string unpack;          // "ok", or the remote's unpack error
+  std::string unpack;           // "ok", or the remote's unpack error
   std::vector<RefStatus> refs;  // in the order received
   bool unpack_ok() const { return unpack == "ok"; }
   bool operator==(const Report&) const = default;

@@ -23,8 +23,8 @@ namespace courier::transport {
 inline constexpr std::string_view kReceivePackRequestType = wire::kLegs[1].request_type;
 
 struct PushRequest {
-  std::string body_prefix;                // command pkt-line + flush; the caller appends the pack
-  std::string old_oid;                    // as advertised; kZeroOid creates the ref
+  std::string body_prefix;  // command pkt-line + flush; the caller appends the pack
+  std::string old_oid;      // as advertised; kZeroOid creates the ref
   std::string new_oid;
   std::string ref;
   std::vector<std::string> capabilities;  // as sent, in order

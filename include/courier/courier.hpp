@@ -60,11 +60,11 @@ enum class PackEngine {
 };
 
 struct DeliveryRequest {
-  std::string repo;     // local repository (never written to)
-  std::string remote;   // https:// smart-HTTP URL; no password (H2). The child
-                        // requests its canonical form (wire::parse_remote).
-  std::string ref;      // e.g. refs/heads/main
-  std::string oid;      // the gated object id (full hex)
+  std::string repo;    // local repository (never written to)
+  std::string remote;  // https:// smart-HTTP URL; no password (H2). The child
+                       // requests its canonical form (wire::parse_remote).
+  std::string ref;     // e.g. refs/heads/main
+  std::string oid;     // the gated object id (full hex)
   std::optional<std::string> expect_old;
   // Budget from submission: the absolute deadline is fixed at submit() (D1),
   // and waiting for the lane counts against it.

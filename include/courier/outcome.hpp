@@ -7,32 +7,37 @@
 #include <string>
 #include <vector>
 
-
 namespace courier {
 
 // An instant on CLOCK_MONOTONIC, in nanoseconds (system-wide on Linux, so a
 // host, its children and the outcome agree on it).
 using MonoNs = std::int64_t;
 
+// The kinds, once: the enum and its names are generated from this list.
+#define COURIER_OUTCOME_LIST(X)                                                                   \
+  X(delivered)             /* remote reported ok for the ref at the gated id */                   \
+  X(up_to_date)            /* remote ref already at the gated id; no POST */                      \
+  X(rejected)              /* remote said ng (reason), or expect_old mismatch */                  \
+  X(failed)                /* the child reported a local failure (e.g. repository error) */       \
+  X(cancelled_no_dispatch) /* revoked before the dispatch claim; no child existed */              \
+  X(revoked)               /* revoked while live; killed; stop confirmed */                       \
+  X(deadline_killed)       /* deadline reached (before or after dispatch); stop confirmed */      \
+  X(auth_failed)           /* 401/403, or no token could be minted */                             \
+  X(transport_failed)      /* TLS/connection/redirect/non-200/malformed answer */                 \
+  X(protocol_fault)        /* the child broke the protocol; killed; stop confirmed */             \
+  X(spawn_failed)          /* no child came to exist */                                           \
+  X(lane_poisoned)         /* refused at once: an earlier delivery on this lane is unconfirmed */ \
+  /* Unconfirmed: the stop could not be confirmed. Seat retained, lane poisoned. */               \
+  X(unreaped)           /* the leader did not exit within REAP_BOUND after SIGKILL */             \
+  X(wait_failed)        /* waitid failed: the exit cannot be known */                             \
+  X(cleanup_unbounded)  /* end-of-file not seen within EOF_BOUND after the reap */                \
+  X(cleanup_unobserved) /* a read error or loop failure: the pipes could not be watched */        \
+  X(domain_populated)   /* the kill domain still had members after the kill */
+
 enum class OutcomeKind {
-  delivered,              // remote reported ok for the ref at the gated id
-  up_to_date,             // remote ref already at the gated id; no POST
-  rejected,               // remote said ng (reason), or expect_old mismatch
-  failed,                 // the child reported a local failure (e.g. repository error)
-  cancelled_no_dispatch,  // revoked before the dispatch claim; no child existed
-  revoked,                // revoked while live; killed; stop confirmed
-  deadline_killed,        // deadline reached (before or after dispatch); stop confirmed
-  auth_failed,            // 401/403, or no token could be minted
-  transport_failed,       // TLS/connection/redirect/non-200/malformed answer
-  protocol_fault,         // the child broke the protocol; killed; stop confirmed
-  spawn_failed,           // no child came to exist
-  lane_poisoned,          // refused at once: an earlier delivery on this lane is unconfirmed
-  // Unconfirmed: the stop could not be confirmed. Seat retained, lane poisoned.
-  unreaped,               // the leader did not exit within REAP_BOUND after SIGKILL
-  wait_failed,            // waitid failed: the exit cannot be known
-  cleanup_unbounded,      // end-of-file not seen within EOF_BOUND after the reap
-  cleanup_unobserved,     // a read error or loop failure: the pipes could not be watched
-  domain_populated,       // the kill domain still had members after the kill
+#define COURIER_OUTCOME_LIST_ENUMERATOR(n) n,
+  COURIER_OUTCOME_LIST(COURIER_OUTCOME_LIST_ENUMERATOR)
+#undef COURIER_OUTCOME_LIST_ENUMERATOR
 };
 
 const char* outcome_name(OutcomeKind k);
@@ -54,8 +59,8 @@ struct ChildFacts {
   bool reaped = false;
   bool stdout_eof = false;
   bool stderr_eof = false;
-  bool cgroup = false;           // ran in its own cgroup
-  bool cgroup_empty = false;     // cgroup.events said populated 0
+  bool cgroup = false;               // ran in its own cgroup
+  bool cgroup_empty = false;         // cgroup.events said populated 0
   std::vector<std::int64_t> census;  // group members still alive after the stop
   // This process was a child subreaper for the delivery: its orphaned
   // descendants, wherever they went, were looked for after the reap, and
@@ -66,24 +71,24 @@ struct ChildFacts {
 
 struct Timings {
   MonoNs submitted = 0;
-  MonoNs seat = 0;         // the seat was granted (0: never)
-  MonoNs spawned = 0;      // clone3 returned (0: never)
-  MonoNs hello = 0;        // hello received
-  MonoNs assigned = 0;     // the job was given to this child (warm: after hello)
-  MonoNs job_sent = 0;     // the job frame was fully written (0: never)
-  MonoNs job_accepted = 0; // the child's first frame after reading its job
-  MonoNs kill = 0;         // first SIGKILL to the domain (0: none)
-  MonoNs exited = 0;       // leader exit observed
+  MonoNs seat = 0;          // the seat was granted (0: never)
+  MonoNs spawned = 0;       // clone3 returned (0: never)
+  MonoNs hello = 0;         // hello received
+  MonoNs assigned = 0;      // the job was given to this child (warm: after hello)
+  MonoNs job_sent = 0;      // the job frame was fully written (0: never)
+  MonoNs job_accepted = 0;  // the child's first frame after reading its job
+  MonoNs kill = 0;          // first SIGKILL to the domain (0: none)
+  MonoNs exited = 0;        // leader exit observed
   MonoNs reaped = 0;
-  MonoNs confirmed = 0;    // stop confirmed: seat ready (0: never)
-  MonoNs revoke = 0;       // revoke() called (0: never)
+  MonoNs confirmed = 0;  // stop confirmed: seat ready (0: never)
+  MonoNs revoke = 0;     // revoke() called (0: never)
 };
 
 struct Outcome {
   OutcomeKind kind = OutcomeKind::spawn_failed;
-  std::string reason;            // one line for people
-  bool dispatched = false;       // a child was spawned for this delivery
-  bool warm = false;             // the child was spawned ahead of need and then given this job
+  std::string reason;       // one line for people
+  bool dispatched = false;  // a child was spawned for this delivery
+  bool warm = false;        // the child was spawned ahead of need and then given this job
   ChildFacts child;
   Timings timings;
   MonoNs deadline = 0;

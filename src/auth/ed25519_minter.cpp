@@ -25,7 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 // Encrypted keys are refused, never prompted for: a service has no terminal.
 int refuse_passphrase(char*, int, int, void*) { return -1; }
 
@@ -160,8 +159,8 @@ Result<GeneratedKey> keygen(const std::string& path) {
   auto made = sys::make_unique_dir((parent / ".git-courier-keygen-").string());
   if (!made) {
     wipe(pem);
-    return fail(Errc::os_error, "keygen: cannot create a private directory in " + parent.string() + ": " +
-                                    made.error().message);
+    return fail(Errc::os_error,
+                "keygen: cannot create a private directory in " + parent.string() + ": " + made.error().message);
   }
   const std::string tmpl = *made;
   const fs::path staging = fs::path(tmpl) / "key.pem";
@@ -242,14 +241,8 @@ Result<std::string> Ed25519Minter::token(const LegRequest& request) const {
   nlohmann::json header = {
       {"alg", std::string(kTokenAlg)}, {"typ", std::string(kTokenType)}, {"kid", key_->thumbprint()}};
   nlohmann::json claims = {
-      {"iss", ctx.issuer},
-      {"aud", url->origin()},
-      {"htm", request.method},
-      {"htu", url->without_userinfo()},
-      {"iat", iat},
-      {"exp", exp},
-      {"jti", base64url_encode(*jti)},
-      {"ref", ctx.ref},
+      {"iss", ctx.issuer}, {"aud", url->origin()}, {"htm", request.method},         {"htu", url->without_userinfo()},
+      {"iat", iat},        {"exp", exp},           {"jti", base64url_encode(*jti)}, {"ref", ctx.ref},
       {"oid", ctx.oid},
   };
   if (ph) claims["ph"] = *ph;

@@ -25,7 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 tl::unexpected<VerifyError> refuse(VerifyErrc code, std::string message) {
   return tl::unexpected(VerifyError{code, std::move(message)});
 }
@@ -94,14 +93,11 @@ bool is_b64url_text(std::string_view s) {
 
 const char* verify_errc_name(VerifyErrc code) {
   switch (code) {
-#define X(n)          \
-  case VerifyErrc::n: \
+#define COURIER_VERIFY_ERRC_LIST_NAME(n) \
+  case VerifyErrc::n:                    \
     return #n;
-    X(malformed)
-    X(unsupported_alg) X(wrong_type) X(unknown_key) X(bad_signature) X(missing_claim) X(expired) X(issued_in_future)
-        X(lifetime_too_long) X(wrong_issuer) X(wrong_method) X(wrong_url) X(wrong_audience) X(body_hash_required)
-            X(body_hash_mismatch) X(replayed) X(replay_cache_error) X(bad_request)
-#undef X
+    COURIER_VERIFY_ERRC_LIST(COURIER_VERIFY_ERRC_LIST_NAME)
+#undef COURIER_VERIFY_ERRC_LIST_NAME
   }
   return "unknown";
 }
@@ -226,7 +222,8 @@ VerifyResult<CompactJws> split_compact(std::string_view token) {
 // Stage 2: the header names our algorithm and type and a trusted key; the
 // signature verifies under that key. Refuses: unsupported_alg, wrong_type,
 // malformed, unknown_key, bad_signature.
-VerifyResult<const PublicKey*> check_header_and_signature(const CompactJws& jws, const std::vector<PublicKey>& trusted) {
+VerifyResult<const PublicKey*> check_header_and_signature(const CompactJws& jws,
+                                                          const std::vector<PublicKey>& trusted) {
   auto header = decode_part(jws.header, "header");
   if (!header) return tl::unexpected(header.error());
   const auto alg = header->find("alg");

@@ -41,25 +41,31 @@ Result<PublicKey> public_key_from_raw(std::string_view raw);
 // Ed25519, malformed).
 Result<PublicKey> load_public_key(const std::string& file_or_b64url);
 
+// The kinds, once: the enum and its names are generated from this list.
+#define COURIER_VERIFY_ERRC_LIST(X)                                                       \
+  X(malformed)          /* not a compact JWS, bad base64url or JSON, wrong claim types */ \
+  X(unsupported_alg)    /* alg is not EdDSA (alg "none" included) */                      \
+  X(wrong_type)         /* typ is not git-courier+jwt */                                  \
+  X(unknown_key)        /* kid names no trusted key */                                    \
+  X(bad_signature)      /* the signature does not verify */                               \
+  X(missing_claim)      /* a required claim is absent */                                  \
+  X(expired)            /* now > exp + leeway */                                          \
+  X(issued_in_future)   /* iat > now + leeway */                                          \
+  X(lifetime_too_long)  /* exp - iat over the verifier's maximum */                       \
+  X(wrong_issuer)       /* iss is not the expected issuer */                              \
+  X(wrong_method)       /* htm != the request's method */                                 \
+  X(wrong_url)          /* htu != the request's URL (canonical form) */                   \
+  X(wrong_audience)     /* aud != the request's origin */                                 \
+  X(body_hash_required) /* a POST token without ph, or a POST the server did not hash */  \
+  X(body_hash_mismatch) /* ph != SHA-256 of the body */                                   \
+  X(replayed)           /* jti seen before within its lifetime */                         \
+  X(replay_cache_error) /* the replay cache could not record the jti (fail closed) */     \
+  X(bad_request)        /* the request described to the verifier is itself unusable */
+
 enum class VerifyErrc {
-  malformed,           // not a compact JWS, bad base64url or JSON, wrong claim types
-  unsupported_alg,     // alg is not EdDSA (alg "none" included)
-  wrong_type,          // typ is not git-courier+jwt
-  unknown_key,         // kid names no trusted key
-  bad_signature,       // the signature does not verify
-  missing_claim,       // a required claim is absent
-  expired,             // now > exp + leeway
-  issued_in_future,    // iat > now + leeway
-  lifetime_too_long,   // exp - iat over the verifier's maximum
-  wrong_issuer,        // iss is not the expected issuer
-  wrong_method,        // htm != the request's method
-  wrong_url,           // htu != the request's URL (canonical form)
-  wrong_audience,      // aud != the request's origin
-  body_hash_required,  // a POST token without ph, or a POST the server did not hash
-  body_hash_mismatch,  // ph != SHA-256 of the body
-  replayed,            // jti seen before within its lifetime
-  replay_cache_error,  // the replay cache could not record the jti (fail closed)
-  bad_request,         // the request described to the verifier is itself unusable
+#define COURIER_VERIFY_ERRC_LIST_ENUMERATOR(n) n,
+  COURIER_VERIFY_ERRC_LIST(COURIER_VERIFY_ERRC_LIST_ENUMERATOR)
+#undef COURIER_VERIFY_ERRC_LIST_ENUMERATOR
 };
 
 const char* verify_errc_name(VerifyErrc code);

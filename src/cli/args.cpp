@@ -17,10 +17,14 @@ Result<std::chrono::milliseconds> parse_duration(const std::string& text) {
   const long long n = std::stoll(text.substr(0, i));
   const std::string unit = text.substr(i);
   long long ms = 0;
-  if (unit == "ms") ms = n;
-  else if (unit == "s") ms = n * 1000;
-  else if (unit == "m") ms = n * 60'000;
-  else return bad();
+  if (unit == "ms")
+    ms = n;
+  else if (unit == "s")
+    ms = n * 1000;
+  else if (unit == "m")
+    ms = n * 60'000;
+  else
+    return bad();
   if (ms <= 0) return bad();
   return std::chrono::milliseconds(ms);
 }
@@ -40,7 +44,8 @@ Result<std::chrono::milliseconds> parse_deadline(const std::string& v) {
 // --auth: none, credential, key:FILE or bearer:FILE, with a file name.
 Result<void> check_auth_spelling(const std::string& auth) {
   if (auth != "none" && auth != "credential" && auth.rfind("key:", 0) != 0 && auth.rfind("bearer:", 0) != 0) {
-    return fail(Errc::invalid_argument, "--auth must be none, credential, key:FILE or bearer:FILE (got '" + auth + "')");
+    return fail(Errc::invalid_argument,
+                "--auth must be none, credential, key:FILE or bearer:FILE (got '" + auth + "')");
   }
   if (auth == "key:" || auth == "bearer:") return fail(Errc::invalid_argument, "--auth " + auth + " needs a file name");
   return {};
@@ -48,73 +53,104 @@ Result<void> check_auth_spelling(const std::string& auth) {
 
 }  // namespace
 
+namespace {
+
+// One option being read: its name, and its value either inline
+// ("--flag=value") or as the next argument.
+class OptionReader {
+ public:
+  OptionReader(const std::vector<std::string>& args, std::size_t& i) : args_(args), i_(i), flag_(args[i]) {
+    if (flag_.rfind("--", 0) == 0) {
+      if (auto eq = flag_.find('='); eq != std::string::npos) {
+        inline_value_ = flag_.substr(eq + 1);
+        flag_ = flag_.substr(0, eq);
+      }
+    }
+  }
+  const std::string& flag() const { return flag_; }
+
+  // The value. Errors: invalid_argument (none given).
+  Result<std::string> value() {
+    if (inline_value_) return *inline_value_;
+    if (i_ + 1 >= args_.size()) return fail(Errc::invalid_argument, "option '" + flag_ + "' needs a value");
+    return args_[++i_];
+  }
+  // A non-empty value into dst. Errors: invalid_argument.
+  Result<void> set(std::string& dst) {
+    auto v = value();
+    if (!v) return tl::unexpected(v.error());
+    if (v->empty()) return fail(Errc::invalid_argument, "option '" + flag_ + "' needs a non-empty value");
+    dst = *v;
+    return {};
+  }
+  Result<void> set(std::optional<std::string>& dst) {
+    std::string tmp;
+    if (auto r = set(tmp); !r) return r;
+    dst = tmp;
+    return {};
+  }
+  // A switch: true into dst. Errors: invalid_argument (a value was given).
+  Result<void> set_switch(bool& dst) {
+    if (inline_value_) return fail(Errc::invalid_argument, "option '" + flag_ + "' takes no value");
+    dst = true;
+    return {};
+  }
+
+ private:
+  const std::vector<std::string>& args_;
+  std::size_t& i_;
+  std::string flag_;
+  std::optional<std::string> inline_value_;
+};
+
+// Applies one option of `push` to out. Errors: invalid_argument (unknown
+// option, stray argument, bad value).
+Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
+  const std::string& flag = o.flag();
+  if (flag == "--repo") return o.set(out.repo);
+  if (flag == "--remote") return o.set(out.remote);
+  if (flag == "--ref") return o.set(out.ref);
+  if (flag == "--oid") return o.set(out.oid);
+  if (flag == "--rev") return o.set(out.rev);
+  if (flag == "--ca-file") return o.set(out.ca_file);
+  if (flag == "--lane-dir") return o.set(out.lane_dir);
+  if (flag == "--allow-http-loopback") return o.set_switch(out.allow_http_loopback);
+  if (flag == "--json") return o.set_switch(out.json);
+  if (flag == "--quiet" || flag == "-q") return o.set_switch(out.quiet);
+  if (flag == "--deadline") {
+    auto v = o.value();
+    if (!v) return tl::unexpected(v.error());
+    auto d = parse_deadline(*v);
+    if (!d) return tl::unexpected(d.error());
+    out.deadline = *d;
+    return {};
+  }
+  if (flag == "--auth") {
+    auto r = o.set(out.auth);
+    return r ? check_auth_spelling(out.auth) : r;
+  }
+  if (flag == "--pack-engine") {
+    auto r = o.set(out.pack_engine);
+    if (r && out.pack_engine != "libgit2" && out.pack_engine != "git") {
+      return fail(Errc::invalid_argument, "--pack-engine must be libgit2 or git (got '" + out.pack_engine + "')");
+    }
+    return r;
+  }
+  if (flag.rfind("-", 0) == 0) return fail(Errc::invalid_argument, "unknown option '" + flag + "' for push");
+  return fail(Errc::invalid_argument, "unexpected argument '" + flag + "' for push");
+}
+
+}  // namespace
+
 Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
   PushArgs out;
-  auto need_value = [&](std::size_t& i, const std::string& flag) -> Result<std::string> {
-    if (i + 1 >= args.size()) return fail(Errc::invalid_argument, "option '" + flag + "' needs a value");
-    return args[++i];
-  };
   for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::optional<std::string> inline_value;
-    if (flag.rfind("--", 0) == 0) {
-      if (auto eq = flag.find('='); eq != std::string::npos) {
-        inline_value = flag.substr(eq + 1);
-        flag = flag.substr(0, eq);
-      }
+    OptionReader option(args, i);
+    if (option.flag() == "--help" || option.flag() == "-h") {
+      out.help = true;
+      return out;
     }
-    auto value = [&]() -> Result<std::string> {
-      if (inline_value) return *inline_value;
-      return need_value(i, flag);
-    };
-    auto set = [&](std::string& dst) -> Result<void> {
-      auto v = value();
-      if (!v) return tl::unexpected(v.error());
-      if (v->empty()) return fail(Errc::invalid_argument, "option '" + flag + "' needs a non-empty value");
-      dst = *v;
-      return {};
-    };
-    auto set_opt = [&](std::optional<std::string>& dst) -> Result<void> {
-      std::string tmp;
-      auto r = set(tmp);
-      if (!r) return r;
-      dst = tmp;
-      return {};
-    };
-    auto no_value = [&]() -> Result<void> {
-      if (inline_value) return fail(Errc::invalid_argument, "option '" + flag + "' takes no value");
-      return {};
-    };
-    Result<void> r;
-    if (flag == "--repo") r = set(out.repo);
-    else if (flag == "--remote") r = set(out.remote);
-    else if (flag == "--ref") r = set(out.ref);
-    else if (flag == "--oid") r = set_opt(out.oid);
-    else if (flag == "--rev") r = set_opt(out.rev);
-    else if (flag == "--deadline") {
-      auto v = value();
-      if (!v) return tl::unexpected(v.error());
-      auto d = parse_deadline(*v);
-      if (!d) return tl::unexpected(d.error());
-      out.deadline = *d;
-    } else if (flag == "--auth") {
-      r = set(out.auth);
-      if (r) r = check_auth_spelling(out.auth);
-    } else if (flag == "--ca-file") r = set_opt(out.ca_file);
-    else if (flag == "--lane-dir") r = set_opt(out.lane_dir);
-    else if (flag == "--pack-engine") {
-      r = set(out.pack_engine);
-      if (r && out.pack_engine != "libgit2" && out.pack_engine != "git") {
-        return fail(Errc::invalid_argument, "--pack-engine must be libgit2 or git (got '" + out.pack_engine + "')");
-      }
-    }
-    else if (flag == "--allow-http-loopback") { r = no_value(); out.allow_http_loopback = true; }
-    else if (flag == "--json") { r = no_value(); out.json = true; }
-    else if (flag == "--quiet" || flag == "-q") { r = no_value(); out.quiet = true; }
-    else if (flag == "--help" || flag == "-h") { out.help = true; return out; }
-    else if (flag.rfind("-", 0) == 0) return fail(Errc::invalid_argument, "unknown option '" + flag + "' for push");
-    else return fail(Errc::invalid_argument, "unexpected argument '" + flag + "' for push");
-    if (!r) return tl::unexpected(r.error());
+    if (auto r = apply_push_option(option, out); !r) return tl::unexpected(r.error());
   }
   for (auto [name, v] : {std::pair{"--repo", &out.repo}, {"--remote", &out.remote}, {"--ref", &out.ref}}) {
     if (v->empty()) return fail(Errc::invalid_argument, std::string("missing required option ") + name);

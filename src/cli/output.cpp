@@ -11,22 +11,29 @@ namespace courier::cli {
 int exit_code_for(OutcomeKind kind) {
   switch (kind) {
     case OutcomeKind::delivered:
-    case OutcomeKind::up_to_date: return kExitOk;
-    case OutcomeKind::rejected: return kExitRejected;
+    case OutcomeKind::up_to_date:
+      return kExitOk;
+    case OutcomeKind::rejected:
+      return kExitRejected;
     case OutcomeKind::failed:
     case OutcomeKind::auth_failed:
     case OutcomeKind::transport_failed:
-    case OutcomeKind::spawn_failed: return kExitFailed;
-    case OutcomeKind::deadline_killed: return kExitDeadline;
+    case OutcomeKind::spawn_failed:
+      return kExitFailed;
+    case OutcomeKind::deadline_killed:
+      return kExitDeadline;
     case OutcomeKind::revoked:
-    case OutcomeKind::cancelled_no_dispatch: return kExitRevoked;
-    case OutcomeKind::protocol_fault: return kExitProtocol;
+    case OutcomeKind::cancelled_no_dispatch:
+      return kExitRevoked;
+    case OutcomeKind::protocol_fault:
+      return kExitProtocol;
     case OutcomeKind::lane_poisoned:
     case OutcomeKind::unreaped:
     case OutcomeKind::wait_failed:
     case OutcomeKind::cleanup_unbounded:
     case OutcomeKind::cleanup_unobserved:
-    case OutcomeKind::domain_populated: return kExitUnconfirmed;
+    case OutcomeKind::domain_populated:
+      return kExitUnconfirmed;
   }
   return kExitFailed;
 }
@@ -48,13 +55,16 @@ std::string human_line(const Outcome& o, const DeliveryFacts& f) {
     case OutcomeKind::delivered:
       return "delivered " + short_id(f.oid) + " to " + where + " (was " + short_id(o.old_oid.value_or("?")) + ", " +
              std::to_string(o.objects.value_or(0)) + " objects)";
-    case OutcomeKind::up_to_date: return "up to date: " + where + " is already " + short_id(f.oid);
-    case OutcomeKind::rejected: return "rejected by the remote: " + where + ": " + o.reason;
+    case OutcomeKind::up_to_date:
+      return "up to date: " + where + " is already " + short_id(f.oid);
+    case OutcomeKind::rejected:
+      return "rejected by the remote: " + where + ": " + o.reason;
     case OutcomeKind::cancelled_no_dispatch:
       return "cancelled before anything was sent (no child was started): " + o.reason;
     case OutcomeKind::revoked:
       return "revoked: the child was killed and its stop confirmed. Cancelling is not rollback: anything the "
-             "remote had already received may have been applied; check " + where;
+             "remote had already received may have been applied; check " +
+             where;
     case OutcomeKind::deadline_killed: {
       std::string s = "deadline reached: " + o.reason;
       if (auto over = o.deadline_overrun()) s += " (kill " + std::to_string(*over / 1000) + " us after the deadline)";
@@ -67,9 +77,11 @@ std::string human_line(const Outcome& o, const DeliveryFacts& f) {
     case OutcomeKind::domain_populated:
       return std::string("UNCONFIRMED (") + outcome_name(o.kind) + "): " + o.reason +
              ". The lane lock stays held while anything of the child may live. Check for processes of process "
-             "group " + std::to_string(o.child.pid) +
-             " (ps -o pid,pgid,args -g " + std::to_string(o.child.pid) + ") and kill them; see docs/operations.md";
-    default: return std::string(outcome_name(o.kind)) + ": " + o.reason;
+             "group " +
+             std::to_string(o.child.pid) + " (ps -o pid,pgid,args -g " + std::to_string(o.child.pid) +
+             ") and kill them; see docs/operations.md";
+    default:
+      return std::string(outcome_name(o.kind)) + ": " + o.reason;
   }
 }
 

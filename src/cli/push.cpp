@@ -89,8 +89,9 @@ Result<Validated> validate(const PushArgs& a) {
     }
     if (outside_reflog.find(':') != std::string::npos || outside_reflog.find("^{/") != std::string::npos) {
       return fail(Errc::invalid_argument,
-                  "--rev '" + *a.rev + "': revision syntaxes that search the history (':/text', '^{/text}') or name "
-                  "a path are refused, because their cost has no bound; give a commit id, a branch or a tag");
+                  "--rev '" + *a.rev +
+                      "': revision syntaxes that search the history (':/text', '^{/text}') or name "
+                      "a path are refused, because their cost has no bound; give a commit id, a branch or a tag");
     }
     auto id = repo::resolve_revision(v.repo, *a.rev);
     if (!id) return tl::unexpected(id.error());
@@ -159,7 +160,8 @@ ExecutorOptions executor_options(const PushArgs& a) {
   eo.workers = 1;
   eo.subreaper = true;
   eo.on_log = [&a](std::string_view line) {
-    if (!a.quiet && sys::is_tty(2)) std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
+    if (!a.quiet && sys::is_tty(2))
+      std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
   };
   eo.on_child_stderr = [&a](std::string_view text) {
     if (!a.quiet) std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
@@ -216,10 +218,14 @@ int run_push(const PushArgs& a) {
     std::lock_guard<std::mutex> lock(handle_mu);
     if (n == 1) {
       const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
-      std::fprintf(stderr, "git-courier: %s: revoking the delivery and confirming the child's stop "
-                           "(cancelling is not rollback)\n", what);
+      std::fprintf(stderr,
+                   "git-courier: %s: revoking the delivery and confirming the child's stop "
+                   "(cancelling is not rollback)\n",
+                   what);
       if (live) {
-        live->revoke(signo == SIGINT ? "interrupted (SIGINT)" : signo == SIGHUP ? "hung up (SIGHUP)" : "terminated (SIGTERM)");
+        live->revoke(signo == SIGINT   ? "interrupted (SIGINT)"
+                     : signo == SIGHUP ? "hung up (SIGHUP)"
+                                       : "terminated (SIGTERM)");
       }
     } else {
       std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");

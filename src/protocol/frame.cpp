@@ -12,8 +12,7 @@ namespace {
 
 std::uint32_t read_be32(const char* p) {
   const auto* u = reinterpret_cast<const unsigned char*>(p);
-  return (std::uint32_t{u[0]} << 24) | (std::uint32_t{u[1]} << 16) |
-         (std::uint32_t{u[2]} << 8) | std::uint32_t{u[3]};
+  return (std::uint32_t{u[0]} << 24) | (std::uint32_t{u[1]} << 16) | (std::uint32_t{u[2]} << 8) | std::uint32_t{u[3]};
 }
 
 }  // namespace
@@ -47,8 +46,7 @@ bool is_valid_utf8(std::string_view s) {
       if ((p[i + k] & 0xC0) != 0x80) return false;
       cp = (cp << 6) | (p[i + k] & 0x3F);
     }
-    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
-        (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
         (cp >= 0xD800 && cp <= 0xDFFF)) {
       return false;
     }
@@ -60,10 +58,8 @@ bool is_valid_utf8(std::string_view s) {
 Result<std::string> encode_frame(std::string_view body) {
   if (body.empty()) return fail(Errc::frame_empty, "refusing to write an empty frame");
   if (body.size() > kMaxFrame) {
-    return fail(Errc::frame_too_large, "refusing to write a frame of " +
-                                           std::to_string(body.size()) +
-                                           " bytes: over the cap of " +
-                                           std::to_string(kMaxFrame));
+    return fail(Errc::frame_too_large, "refusing to write a frame of " + std::to_string(body.size()) +
+                                           " bytes: over the cap of " + std::to_string(kMaxFrame));
   }
   if (!is_valid_utf8(body)) return fail(Errc::invalid_utf8, "frame body is not valid UTF-8");
   const auto n = static_cast<std::uint32_t>(body.size());
@@ -97,9 +93,8 @@ Result<std::optional<std::string>> FrameDecoder::next() {
     return tl::unexpected(*failed_);
   }
   if (n > kMaxFrame) {
-    failed_ = Error{Errc::frame_too_large, "received a frame header announcing " +
-                                               std::to_string(n) + " bytes: over the cap of " +
-                                               std::to_string(kMaxFrame)};
+    failed_ = Error{Errc::frame_too_large, "received a frame header announcing " + std::to_string(n) +
+                                               " bytes: over the cap of " + std::to_string(kMaxFrame)};
     return tl::unexpected(*failed_);
   }
   if (avail - kFrameHeader < n) return std::optional<std::string>{};
@@ -117,12 +112,10 @@ Result<void> FrameDecoder::finish() const {
   const std::size_t avail = buf_.size() - pos_;
   if (avail == 0) return {};
   if (avail < kFrameHeader) {
-    return fail(Errc::frame_truncated_length,
-                "end of file after " + std::to_string(avail) + " of 4 length bytes");
+    return fail(Errc::frame_truncated_length, "end of file after " + std::to_string(avail) + " of 4 length bytes");
   }
-  return fail(Errc::frame_truncated_body,
-              "end of file inside a frame body (" + std::to_string(avail - kFrameHeader) +
-                  " of " + std::to_string(read_be32(buf_.data() + pos_)) + " bytes)");
+  return fail(Errc::frame_truncated_body, "end of file inside a frame body (" + std::to_string(avail - kFrameHeader) +
+                                              " of " + std::to_string(read_be32(buf_.data() + pos_)) + " bytes)");
 }
 
 Result<std::optional<std::string>> read_frame(int fd) {
@@ -137,17 +130,15 @@ Result<std::optional<std::string>> read_frame_from(const std::function<Result<st
     if (!r) return tl::unexpected(r.error());
     if (*r == 0) {
       if (got == 0) return std::optional<std::string>{};
-      return fail(Errc::frame_truncated_length,
-                  "end of file after " + std::to_string(got) + " of 4 length bytes");
+      return fail(Errc::frame_truncated_length, "end of file after " + std::to_string(got) + " of 4 length bytes");
     }
     got += *r;
   }
   const std::uint32_t n = read_be32(header);
   if (n == 0) return fail(Errc::frame_empty, "received a zero-length frame");
   if (n > kMaxFrame) {
-    return fail(Errc::frame_too_large, "received a frame header announcing " +
-                                           std::to_string(n) + " bytes: over the cap of " +
-                                           std::to_string(kMaxFrame));
+    return fail(Errc::frame_too_large, "received a frame header announcing " + std::to_string(n) +
+                                           " bytes: over the cap of " + std::to_string(kMaxFrame));
   }
   std::string body(n, '\0');
   std::size_t have = 0;
@@ -155,9 +146,8 @@ Result<std::optional<std::string>> read_frame_from(const std::function<Result<st
     auto r = read(body.data() + have, n - have);
     if (!r) return tl::unexpected(r.error());
     if (*r == 0) {
-      return fail(Errc::frame_truncated_body, "end of file inside a frame body (" +
-                                                  std::to_string(have) + " of " +
-                                                  std::to_string(n) + " bytes)");
+      return fail(Errc::frame_truncated_body,
+                  "end of file inside a frame body (" + std::to_string(have) + " of " + std::to_string(n) + " bytes)");
     }
     have += *r;
   }

@@ -20,9 +20,7 @@ namespace {
 // any field left over is reported as unknown.
 class Fields {
  public:
-  Fields(const json& obj, std::string type) : obj_(obj), type_(std::move(type)) {
-    seen_.insert("type");
-  }
+  Fields(const json& obj, std::string type) : obj_(obj), type_(std::move(type)) { seen_.insert("type"); }
 
   template <class T>
   Result<T> req(const char* name) {
@@ -107,11 +105,11 @@ class Fields {
 };
 
 // Shorthand: pull a field or return its error.
-#define COURIER_TRY_FIELD(dst, expr)             \
-  do {                                           \
-    auto courier_v_ = (expr);                    \
+#define COURIER_TRY_FIELD(dst, expr)                            \
+  do {                                                          \
+    auto courier_v_ = (expr);                                   \
     if (!courier_v_) return tl::unexpected(courier_v_.error()); \
-    dst = std::move(*courier_v_);                \
+    dst = std::move(*courier_v_);                               \
   } while (0)
 
 Result<void> nonempty(const std::string& type, const char* field, const std::string& v) {
@@ -273,8 +271,11 @@ Result<ParentMessage> decode_job(Fields& f) {
   if (m.deadline_mono_ns <= 0) {
     return fail(Errc::invalid_value, "job: field 'deadline_mono_ns' must be positive");
   }
-  for (auto [name, v] : {std::pair{"repo", &m.repo}, {"remote", &m.remote}, {"ref", &m.ref},
-                         {"oid", &m.oid}, {"scratch_dir", &m.scratch_dir}}) {
+  for (auto [name, v] : {std::pair{"repo", &m.repo},
+                         {"remote", &m.remote},
+                         {"ref", &m.ref},
+                         {"oid", &m.oid},
+                         {"scratch_dir", &m.scratch_dir}}) {
     if (auto r = nonempty("job", name, *v); !r) return tl::unexpected(r.error());
   }
   return m;
@@ -342,8 +343,7 @@ Result<std::string> encode(const ChildMessage& msg) {
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, Hello>) {
-          j = {{"type", "hello"}, {"version", m.version}, {"pid", m.pid},
-               {"argv", m.argv}, {"env_keys", m.env_keys}};
+          j = {{"type", "hello"}, {"version", m.version}, {"pid", m.pid}, {"argv", m.argv}, {"env_keys", m.env_keys}};
           put_opt(j, "fds", m.fds);
         } else if constexpr (std::is_same_v<T, Mint>) {
           j = {{"type", "mint"}, {"leg", m.leg}, {"method", m.method}, {"url", m.url}};

@@ -25,30 +25,27 @@ Result<void> ParentSession::accept(const ChildMessage& m) {
     if (result_seen_ && std::holds_alternative<ResultMsg>(m)) {
       return violation(Errc::second_result, "the child sent a second result");
     }
-    return violation(Errc::message_after_result,
-                     std::string("the child sent '") + type_name(m) + "' after its result");
+    return violation(Errc::message_after_result, std::string("the child sent '") + type_name(m) + "' after its result");
   }
   if (const auto* hello = std::get_if<Hello>(&m)) {
     if (state_ != State::awaiting_hello) return violation(Errc::second_hello, "the child sent a second hello");
     if (hello->version != config_.version) {
-      return violation(Errc::version_mismatch, "the child speaks protocol version " +
-                                                   std::to_string(hello->version) + ", expected " +
-                                                   std::to_string(config_.version));
+      return violation(Errc::version_mismatch, "the child speaks protocol version " + std::to_string(hello->version) +
+                                                   ", expected " + std::to_string(config_.version));
     }
     state_ = State::running;
     return {};
   }
   if (state_ == State::awaiting_hello) {
-    return violation(Errc::hello_not_first,
-                     std::string("the child sent '") + type_name(m) + "' before hello");
+    return violation(Errc::hello_not_first, std::string("the child sent '") + type_name(m) + "' before hello");
   }
   if (std::holds_alternative<Mint>(m)) {
     if (!config_.authenticated) {
       return violation(Errc::mint_unauthenticated, "the child asked for a token for an unauthenticated job");
     }
     if (mints_ >= config_.max_mints) {
-      return violation(Errc::mints_over_cap, "the child asked for more than " +
-                                                 std::to_string(config_.max_mints) + " tokens");
+      return violation(Errc::mints_over_cap,
+                       "the child asked for more than " + std::to_string(config_.max_mints) + " tokens");
     }
     ++mints_;
     return {};
@@ -62,8 +59,8 @@ Result<void> ParentSession::accept(const ChildMessage& m) {
                                                       "', but the job's ref is '" + config_.gated_ref + "'");
     }
     if (!r->oid) {
-      return violation(Errc::result_oid_mismatch, "the child reported a result that names no object; the gated object is " +
-                                                      config_.gated_oid);
+      return violation(Errc::result_oid_mismatch,
+                       "the child reported a result that names no object; the gated object is " + config_.gated_oid);
     }
     if (*r->oid != config_.gated_oid) {
       return violation(Errc::result_oid_mismatch, "the child reported a result for " + capped(*r->oid) +

@@ -43,15 +43,16 @@ Result<Object> gated_object(git_repository* repo, const std::string& hex) {
     }
     return fail(Errc::invalid_argument, "tag " + hex + " does not point to a commit");
   }
-  return fail(Errc::invalid_argument, "object " + hex + " is a " + git_object_type2string(type) +
-                                          ", not a commit or an annotated tag of one");
+  return fail(Errc::invalid_argument,
+              "object " + hex + " is a " + git_object_type2string(type) + ", not a commit or an annotated tag of one");
 }
 
 void init_libgit2() {
   static std::once_flag once;
   std::call_once(once, [] {
     git_libgit2_init();
-    for (int level : {GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG, GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_PROGRAMDATA}) {
+    for (int level :
+         {GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG, GIT_CONFIG_LEVEL_GLOBAL, GIT_CONFIG_LEVEL_PROGRAMDATA}) {
       git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, level, "");
     }
   });

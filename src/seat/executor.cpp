@@ -138,9 +138,9 @@ struct DeliveryHandle::Shared {
 struct Lane {
   std::optional<sys::LockFile> file;  // this executor's one description of the lane lock
   int watch = -1;
-  std::uint64_t holder = 0;           // delivery holding the seat here (0: free)
+  std::uint64_t holder = 0;  // delivery holding the seat here (0: free)
   std::int64_t holder_child = 0;
-  std::uint64_t poisoned_by = 0;      // unconfirmed delivery that retains the seat forever
+  std::uint64_t poisoned_by = 0;  // unconfirmed delivery that retains the seat forever
 };
 
 // A child spawned ahead of need, supervised by a thread of its own (the
@@ -470,9 +470,10 @@ struct Executor::Impl {
       Outcome o;
       {
         std::lock_guard<std::mutex> lock(d->mu);
-        o = d->never_dispatched(expected == kExpired ? OutcomeKind::deadline_killed : OutcomeKind::cancelled_no_dispatch,
-                                expected == kExpired ? "the deadline passed before dispatch"
-                                                     : "revoked before dispatch: " + d->revoke_reason);
+        o = d->never_dispatched(
+            expected == kExpired ? OutcomeKind::deadline_killed : OutcomeKind::cancelled_no_dispatch,
+            expected == kExpired ? "the deadline passed before dispatch"
+                                 : "revoked before dispatch: " + d->revoke_reason);
       }
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -727,8 +728,10 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   impl_->opt = std::move(options);
   if (impl_->opt.lane_dir.empty()) {
     auto dir = default_lane_dir();
-    if (dir) impl_->opt.lane_dir = *dir;
-    else impl_->lane_dir = tl::unexpected(dir.error());
+    if (dir)
+      impl_->opt.lane_dir = *dir;
+    else
+      impl_->lane_dir = tl::unexpected(dir.error());
   }
   if (impl_->opt.workers == 0) impl_->opt.workers = 1;
   // H1: a directory this process did not create is verified, never chmodded.
@@ -739,8 +742,9 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   if (auto w = sys::CloseWatcher::create()) {
     impl_->watcher = std::move(*w);
   } else {
-    impl_->log("no close notifications for lane locks (" + w.error().message +
-               "); waiters on other processes' lanes retry only when this process releases a seat or at their deadline");
+    impl_->log(
+        "no close notifications for lane locks (" + w.error().message +
+        "); waiters on other processes' lanes retry only when this process releases a seat or at their deadline");
   }
   auto wake = sys::EventFd::create();
   auto timer = sys::TimerFd::create();
@@ -810,9 +814,9 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
       d->req.git_program = *found;
     } else if (d->req.git_program.front() != '/') {
       d->claim = kRefused;
-      d->finish(d->never_dispatched(OutcomeKind::failed,
-                                    "pack engine git: git_program must be an absolute path, not '" +
-                                        d->req.git_program + "'"));
+      d->finish(d->never_dispatched(
+          OutcomeKind::failed,
+          "pack engine git: git_program must be an absolute path, not '" + d->req.git_program + "'"));
       return handle;
     }
   }

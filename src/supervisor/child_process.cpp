@@ -95,7 +95,8 @@ Result<void> ChildProcess::open_stdio(const SpawnPlan& plan) {
   auto outp = sys::make_pipe();
   auto errp = sys::make_pipe();
   auto sock = plan.socket_channel() ? sys::make_socketpair() : Result<std::pair<sys::ScopedFd, sys::ScopedFd>>();
-  if (!timer || !in || !outp || !errp || !sock) return fail(Errc::os_error, "cannot create the supervisor's descriptors");
+  if (!timer || !in || !outp || !errp || !sock)
+    return fail(Errc::os_error, "cannot create the supervisor's descriptors");
   bound_timer_ = std::move(*timer);
   in_ = std::move(*in);
   out_ = std::move(*outp);
@@ -242,7 +243,10 @@ bool ChildProcess::on_pidfd() {
   obs_.out.timings.reaped = sys::mono_now_ns();
   obs_.out.child.reaped = true;
   claim_orphans();
-  if (status->signal) obs_.out.child.signal = status->signal; else obs_.out.child.exit_code = status->code;
+  if (status->signal)
+    obs_.out.child.signal = status->signal;
+  else
+    obs_.out.child.exit_code = status->code;
   (void)epoll_.remove(child_.pidfd.get());
   return true;
 }
@@ -319,8 +323,9 @@ void ChildProcess::group_census() {
     if (!ready || ready->empty()) census.push_back(p);
   }
   if (!census.empty()) {
-    obs_.unconfirm(OutcomeKind::domain_populated,
-                   std::to_string(census.size()) + " process(es) still alive in the child's process group after the kill");
+    obs_.unconfirm(
+        OutcomeKind::domain_populated,
+        std::to_string(census.size()) + " process(es) still alive in the child's process group after the kill");
   }
 }
 

@@ -35,7 +35,7 @@ struct SpawnPlan {
   std::string program;            // what execve opens: /proc/self/exe or the test override
   std::vector<std::string> argv;  // [argv0, SupervisorOptions::child_args...]
   bool warm = false;
-  int inherit_fd = -1;            // the lane lock given at the spawn (cold only)
+  int inherit_fd = -1;  // the lane lock given at the spawn (cold only)
 
   bool socket_channel() const { return warm; }
   bool job_at_spawn() const { return !warm; }

@@ -45,8 +45,8 @@ class Conversation {
 
   // All references outlive this object; `wake` is the loop's, signalled by
   // host-call answers.
-  Conversation(Driver& driver, Observed& obs, const CurrentOptions& opts, const sys::Epoll& epoll,
-               HostNotifier& notes, std::shared_ptr<sys::EventFd> wake);
+  Conversation(Driver& driver, Observed& obs, const CurrentOptions& opts, const sys::Epoll& epoll, HostNotifier& notes,
+               std::shared_ptr<sys::EventFd> wake);
 
   // Takes the parent's ends of the child's stdio and registers them,
   // non-blocking, with the loop. False when they cannot be watched.

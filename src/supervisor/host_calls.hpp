@@ -33,12 +33,12 @@ struct HostRequest {
 
 struct HostAnswer {
   HostRequest::Kind kind = HostRequest::Kind::check;
-  std::string key;                   // leg (mint) or phase (check)
-  std::optional<std::string> header; // mint: the token header
-  std::string refusal;               // mint refused / check denied: why
-  bool ok = false;                   // check: authority holds; mint: header present
-  bool revoked_after = false;        // A3: authority revoked while minting
-  bool foreign = false;              // mint: the child asked for a foreign destination
+  std::string key;                    // leg (mint) or phase (check)
+  std::optional<std::string> header;  // mint: the token header
+  std::string refusal;                // mint refused / check denied: why
+  bool ok = false;                    // check: authority holds; mint: header present
+  bool revoked_after = false;         // A3: authority revoked while minting
+  bool foreign = false;               // mint: the child asked for a foreign destination
 };
 
 class HostCalls {
@@ -126,7 +126,7 @@ class HostNotifier {
     std::condition_variable idle;
     std::deque<Entry> queue;
     std::size_t text_bytes = 0;
-    bool busy = false;    // a worker exists (running a call or about to)
+    bool busy = false;  // a worker exists (running a call or about to)
     bool closed = false;
     std::uint64_t dropped = 0;
   };

@@ -26,8 +26,7 @@ enum class StopCause : int { none, deadline, revoked, protocol_fault, after_resu
 class KillDomain {
  public:
   // pidfd and cgroup are borrowed; they outlive this object.
-  KillDomain(pid_t leader, int pidfd, const sys::Cgroup* cgroup)
-      : leader_(leader), pidfd_(pidfd), cgroup_(cgroup) {}
+  KillDomain(pid_t leader, int pidfd, const sys::Cgroup* cgroup) : leader_(leader), pidfd_(pidfd), cgroup_(cgroup) {}
 
   // SIGKILL to the whole domain (cgroup.kill, killpg, the leader's pidfd)
   // unless the leader is already reaped. Records the first cause and its

@@ -3,8 +3,7 @@
 
 namespace courier::supervisor {
 
-Result<std::unique_ptr<DeadlineKiller>> DeadlineKiller::start(std::shared_ptr<KillDomain> domain,
-                                                              sys::MonoNs deadline,
+Result<std::unique_ptr<DeadlineKiller>> DeadlineKiller::start(std::shared_ptr<KillDomain> domain, sys::MonoNs deadline,
                                                               std::shared_ptr<sys::EventFd> wake) {
   std::unique_ptr<DeadlineKiller> k(new DeadlineKiller());
   auto timer = sys::TimerFd::create();

@@ -5,12 +5,11 @@ namespace courier {
 
 const char* outcome_name(OutcomeKind k) {
   switch (k) {
-#define X(n) case OutcomeKind::n: return #n;
-    X(delivered) X(up_to_date) X(rejected) X(failed) X(cancelled_no_dispatch) X(revoked)
-    X(deadline_killed) X(auth_failed) X(transport_failed) X(protocol_fault) X(spawn_failed)
-    X(lane_poisoned) X(unreaped) X(wait_failed) X(cleanup_unbounded) X(cleanup_unobserved)
-    X(domain_populated)
-#undef X
+#define COURIER_OUTCOME_LIST_NAME(n) \
+  case OutcomeKind::n:               \
+    return #n;
+    COURIER_OUTCOME_LIST(COURIER_OUTCOME_LIST_NAME)
+#undef COURIER_OUTCOME_LIST_NAME
   }
   return "unknown";
 }

@@ -153,12 +153,23 @@ struct Supervisor::Loop final : Conversation::Driver {
     for (const auto& r : ready) {
       if (obs.done) break;
       switch (r.tag) {
-        case kTagPidfd: on_pidfd(); break;
-        case Conversation::kTagStdout: if (conv->reading_stdout()) conv->on_stdout(); break;
-        case Conversation::kTagStderr: if (conv->reading_stderr()) conv->on_stderr(); break;
-        case Conversation::kTagStdin: conv->flush(); break;
-        case kTagCgroup: child.on_cgroup(); break;
-        default: break;
+        case kTagPidfd:
+          on_pidfd();
+          break;
+        case Conversation::kTagStdout:
+          if (conv->reading_stdout()) conv->on_stdout();
+          break;
+        case Conversation::kTagStderr:
+          if (conv->reading_stderr()) conv->on_stderr();
+          break;
+        case Conversation::kTagStdin:
+          conv->flush();
+          break;
+        case kTagCgroup:
+          child.on_cgroup();
+          break;
+        default:
+          break;
       }
     }
   }

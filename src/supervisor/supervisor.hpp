@@ -50,7 +50,7 @@ inline constexpr std::size_t kMaxOutboundBytes = 1024 * 1024;
 inline constexpr sys::MonoNs kObserverDrainBound = 100 * sys::kNsPerMs;
 
 // The environment allowlist (A1): only these names reach the child.
-inline constexpr std::string_view kChildEnvAllowlist[] = {"PATH", "HOME", "TMPDIR", "SSL_CERT_FILE",
+inline constexpr std::string_view kChildEnvAllowlist[] = {"PATH",         "HOME", "TMPDIR", "SSL_CERT_FILE",
                                                           "SSL_CERT_DIR", "LANG", "TZ"};
 
 struct SupervisorOptions {
@@ -95,9 +95,9 @@ struct SupervisorOptions {
   courier::MintFn mint;
   courier::AuthorityFn authority;
   std::function<void(const protocol::Progress&)> on_progress;
-  std::function<void(std::string_view)> on_stderr;  // default: relayed to our stderr
-  std::function<void(std::string_view)> on_event;   // one-line supervisor log (spawned, killed, ...)
-  std::function<void(std::int64_t pid)> on_spawned; // the child exists (posted before the job is sent)
+  std::function<void(std::string_view)> on_stderr;   // default: relayed to our stderr
+  std::function<void(std::string_view)> on_event;    // one-line supervisor log (spawned, killed, ...)
+  std::function<void(std::int64_t pid)> on_spawned;  // the child exists (posted before the job is sent)
   // A tap on the conversation: every frame body queued for the child
   // (to_child = true) and every frame body read from it. For audits and
   // tests; runs on the drive loop.
@@ -151,19 +151,19 @@ class Supervisor {
   Outcome decide(Loop& L);
 
   SupervisorOptions opt_;
-  std::mutex mu_;                       // guards revoked_/domain_ publication
+  std::mutex mu_;  // guards revoked_/domain_ publication
   bool revoked_ = false;
   std::string revoke_reason_;
   sys::MonoNs revoke_ns_ = 0;
   std::shared_ptr<KillDomain> domain_;
-  std::shared_ptr<void> wake_;          // sys::EventFd, type-erased to keep sys out of this header
+  std::shared_ptr<void> wake_;  // sys::EventFd, type-erased to keep sys out of this header
   std::atomic<std::int64_t> child_pid_{0};
   std::atomic<bool> running_{false};
   std::atomic<bool> ready_{false};
   bool ran_ = false;
-  bool finished_ = false;                              // under mu_: the loop has ended
-  std::optional<SupervisorOptions> pending_;           // under mu_: assignment not yet taken
-  std::unique_ptr<SupervisorOptions> assigned_;        // the loop's, once taken
+  bool finished_ = false;                        // under mu_: the loop has ended
+  std::optional<SupervisorOptions> pending_;     // under mu_: assignment not yet taken
+  std::unique_ptr<SupervisorOptions> assigned_;  // the loop's, once taken
 };
 
 // Resolves the program to spawn: the override (absolute, existing) or

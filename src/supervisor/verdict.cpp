@@ -70,7 +70,8 @@ BoundVerdict bound_expired(const BoundFacts& f) {
     }
   } else if (f.killed) {
     v.action = BoundAction::unconfirmed;
-    v.unconfirmed = {OutcomeKind::unreaped, "the child " + std::to_string(f.child.pid) + " did not exit within REAP_BOUND (" +
+    v.unconfirmed = {OutcomeKind::unreaped, "the child " + std::to_string(f.child.pid) +
+                                                " did not exit within REAP_BOUND (" +
                                                 std::to_string(f.reap_bound / sys::kNsPerMs) + " ms) after SIGKILL"};
   } else if (f.result) {
     v.action = BoundAction::stop_after_result;

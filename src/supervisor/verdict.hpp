@@ -39,18 +39,18 @@ bool stop_confirmed(const ChildFacts& child);
 
 // What the one bound timer means when it fires.
 struct BoundFacts {
-  ChildFacts child;               // as observed so far
-  bool reaped = false;            // the kill domain reaped its leader
-  bool killed = false;            // a SIGKILL was sent to the domain
-  bool result = false;            // the child sent its result
-  std::string cgroup_path;        // its cgroup, when it has one
+  ChildFacts child;         // as observed so far
+  bool reaped = false;      // the kill domain reaped its leader
+  bool killed = false;      // a SIGKILL was sent to the domain
+  bool result = false;      // the child sent its result
+  std::string cgroup_path;  // its cgroup, when it has one
   sys::MonoNs reap_bound = 0;
   sys::MonoNs eof_bound = 0;
 };
 enum class BoundAction { none, stop_after_result, unconfirmed };
 struct BoundVerdict {
   BoundAction action = BoundAction::none;
-  Unconfirmed unconfirmed;        // when action is unconfirmed
+  Unconfirmed unconfirmed;  // when action is unconfirmed
 };
 // After the reap: EOF_BOUND spent without end-of-file on a pipe, or with the
 // cgroup still populated, is unconfirmed (S3). After a kill with no reap:
@@ -60,12 +60,12 @@ BoundVerdict bound_expired(const BoundFacts& facts);
 
 // Everything the end of supervision decides from.
 struct StopFacts {
-  Outcome observed;                          // child facts, timings, hello, stderr counts so far
-  std::optional<Unconfirmed> unconfirmed;    // confirming the stop failed (first failure)
-  std::optional<std::string> fault;          // the first protocol fault
-  std::optional<protocol::ResultMsg> result; // the child's result, if one came
-  sys::MonoNs result_ns = 0;                 // when it came
-  StopCause cause = StopCause::none;         // why the domain was first killed
+  Outcome observed;                           // child facts, timings, hello, stderr counts so far
+  std::optional<Unconfirmed> unconfirmed;     // confirming the stop failed (first failure)
+  std::optional<std::string> fault;           // the first protocol fault
+  std::optional<protocol::ResultMsg> result;  // the child's result, if one came
+  sys::MonoNs result_ns = 0;                  // when it came
+  StopCause cause = StopCause::none;          // why the domain was first killed
   sys::MonoNs deadline = 0;
   std::string revoke_reason;                 // when revoked
   std::optional<std::uint64_t> upload_done;  // the last upload progress (bytes)

@@ -91,8 +91,8 @@ Result<std::shared_ptr<const LaneDir>> LaneDir::open(const std::string& path) {
   auto dir = std::make_shared<LaneDir>();
   if (st.st_mode & S_IWGRP) {
     if (!in_our_groups(st.st_gid)) {
-      return unsafe(path, "it is writable by group " + std::to_string(st.st_gid) + ", which this user is not in (mode " +
-                              octal_mode(st.st_mode) + ")");
+      return unsafe(path, "it is writable by group " + std::to_string(st.st_gid) +
+                              ", which this user is not in (mode " + octal_mode(st.st_mode) + ")");
     }
     dir->shared_ = true;
   }

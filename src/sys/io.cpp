@@ -16,9 +16,7 @@ void ScopedFd::reset(int fd) {
   fd_ = fd;
 }
 
-Error os_error(const std::string& what, int err) {
-  return Error{Errc::os_error, what + ": " + std::strerror(err)};
-}
+Error os_error(const std::string& what, int err) { return Error{Errc::os_error, what + ": " + std::strerror(err)}; }
 
 Result<std::size_t> read_some(int fd, char* buf, std::size_t len) {
   for (;;) {

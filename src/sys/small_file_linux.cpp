@@ -39,12 +39,10 @@ Result<SmallFile> read_small_regular_file(const std::string& path, std::size_t m
     if (err == EACCES || err == EPERM) return tl::unexpected(problem("cannot be read (permissions?)"));
     return tl::unexpected(problem(std::string("cannot be opened: ") + std::strerror(err)));
   }
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return tl::unexpected(problem(std::string("fstat failed: ") + std::strerror(errno)));
   if (!S_ISREG(st.st_mode)) return tl::unexpected(problem(kind_of(st.st_mode)));
-  const auto too_large = [&] {
-    return problem("is larger than " + std::to_string(max_bytes) + " bytes");
-  };
+  const auto too_large = [&] { return problem("is larger than " + std::to_string(max_bytes) + " bytes"); };
   if (st.st_size < 0 || static_cast<std::uint64_t>(st.st_size) > max_bytes) return tl::unexpected(too_large());
   SmallFile out;
   out.mode = static_cast<unsigned>(st.st_mode & 07777);

@@ -149,14 +149,14 @@ Result<Spawned> spawn(const SpawnSpec& spec) {
   auto n = read_some(err_pipe->read_end.get(), reinterpret_cast<char*>(&child_errno), sizeof child_errno);
   if (n && *n == 0) return out;
   (void)reap(out.pidfd.get());
-  return fail(Errc::spawn_failed, "cannot start " + spec.exec_path + ": " +
-                                      (n ? std::strerror(child_errno) : n.error().message));
+  return fail(Errc::spawn_failed,
+              "cannot start " + spec.exec_path + ": " + (n ? std::strerror(child_errno) : n.error().message));
 }
 
 Result<bool> has_exited(int pidfd) {
   siginfo_t info{};
-  if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info,
-               WEXITED | WNOWAIT | WNOHANG | __WALL) != 0) {
+  if (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, WEXITED | WNOWAIT | WNOHANG | __WALL) !=
+      0) {
     return tl::unexpected(os_error("waitid(P_PIDFD, WNOWAIT)", errno));
   }
   return info.si_pid != 0;

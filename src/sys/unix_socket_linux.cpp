@@ -13,7 +13,8 @@ namespace courier::sys {
 
 Result<std::pair<ScopedFd, ScopedFd>> make_socketpair() {
   int sv[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return tl::unexpected(os_error("socketpair", errno));
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return tl::unexpected(os_error("socketpair", errno));
   return std::make_pair(ScopedFd(sv[0]), ScopedFd(sv[1]));
 }
 

@@ -63,9 +63,7 @@ Result<std::string> from_hex(std::string_view hex) {
   return out;
 }
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  ok_ = ctx_ && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) == 1;
-}
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) { ok_ = ctx_ && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) == 1; }
 
 void Sha256::update(std::string_view bytes) {
   if (ok_) ok_ = EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()) == 1;

@@ -28,9 +28,9 @@ bool unreserved(unsigned char c) { return std::isalnum(c) || c == '-' || c == '.
 // One path, read segment by segment: what a careful server would make of it,
 // and why another server might make something else of it.
 struct PathReading {
-  std::string canonical;             // "/a/b", or "/" for the root
+  std::string canonical;  // "/a/b", or "/" for the root
   std::vector<std::string> ambiguities;
-  bool encoded_slash = false;        // no canonical form exists
+  bool encoded_slash = false;  // no canonical form exists
 };
 
 PathReading read_path(std::string_view path) {
@@ -108,7 +108,8 @@ std::string lane_path(const std::string& canonical) {
 Result<Remote> parse_remote(std::string_view url) {
   auto p = parse_url(url, "remote URL");
   if (!p) return tl::unexpected(p.error());
-  if (p->query) return fail(Errc::invalid_argument, "malformed remote URL '" + redact_url(url) + "': a query is not allowed");
+  if (p->query)
+    return fail(Errc::invalid_argument, "malformed remote URL '" + redact_url(url) + "': a query is not allowed");
   Remote r;
   if (p->userinfo) {
     if (p->userinfo->find(':') != std::string::npos) {
@@ -134,7 +135,8 @@ Result<Remote> parse_remote(std::string_view url) {
   r.url.userinfo.reset();
   r.url.path = path.canonical;
   Url lane_origin = *p;
-  if (lane_origin.host.size() > 1 && lane_origin.host.back() == '.') lane_origin.host.pop_back();  // "h." and "h" are one DNS name
+  if (lane_origin.host.size() > 1 && lane_origin.host.back() == '.')
+    lane_origin.host.pop_back();  // "h." and "h" are one DNS name
   r.lane = lane_origin.origin() + lane_path(path.canonical);
   return r;
 }
@@ -149,7 +151,8 @@ Result<void> check_scheme(const Url& url, bool allow_http_loopback) {
   if (url.scheme == "https") return {};
   if (url.scheme == "http") {
     if (!url.loopback()) {
-      return fail(Errc::scheme_refused, "plain http:// is refused for " + url.host + ": only https, or http to loopback");
+      return fail(Errc::scheme_refused,
+                  "plain http:// is refused for " + url.host + ": only https, or http to loopback");
     }
     if (!allow_http_loopback) {
       return fail(Errc::scheme_refused, "plain http:// to loopback needs allow_http_loopback (--allow-http-loopback)");

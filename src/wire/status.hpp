@@ -9,18 +9,24 @@ namespace courier::wire {
 
 enum class DeliveryStatus { delivered, up_to_date, rejected, auth_failed, transport_failed, failed };
 
-inline constexpr DeliveryStatus kAllStatuses[] = {DeliveryStatus::delivered,   DeliveryStatus::up_to_date,
-                                                  DeliveryStatus::rejected,    DeliveryStatus::auth_failed,
+inline constexpr DeliveryStatus kAllStatuses[] = {DeliveryStatus::delivered,        DeliveryStatus::up_to_date,
+                                                  DeliveryStatus::rejected,         DeliveryStatus::auth_failed,
                                                   DeliveryStatus::transport_failed, DeliveryStatus::failed};
 
 constexpr std::string_view status_word(DeliveryStatus s) {
   switch (s) {
-    case DeliveryStatus::delivered: return "delivered";
-    case DeliveryStatus::up_to_date: return "up_to_date";
-    case DeliveryStatus::rejected: return "rejected";
-    case DeliveryStatus::auth_failed: return "auth_failed";
-    case DeliveryStatus::transport_failed: return "transport_failed";
-    case DeliveryStatus::failed: return "failed";
+    case DeliveryStatus::delivered:
+      return "delivered";
+    case DeliveryStatus::up_to_date:
+      return "up_to_date";
+    case DeliveryStatus::rejected:
+      return "rejected";
+    case DeliveryStatus::auth_failed:
+      return "auth_failed";
+    case DeliveryStatus::transport_failed:
+      return "transport_failed";
+    case DeliveryStatus::failed:
+      return "failed";
   }
   return "failed";
 }

@@ -22,8 +22,17 @@ std::string lower(std::string_view s) {
 bool unreserved(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
 bool sub_delim(char c) {
   switch (c) {
-    case '!': case '$': case '&': case '\'': case '(': case ')':
-    case '*': case '+': case ',': case ';': case '=':
+    case '!':
+    case '$':
+    case '&':
+    case '\'':
+    case '(':
+    case ')':
+    case '*':
+    case '+':
+    case ',':
+    case ';':
+    case '=':
       return true;
     default:
       return false;
@@ -176,8 +185,9 @@ std::string redact_url(std::string_view text) {
     const auto slash = rest.find_first_of("/?#");
     const std::string_view authority = rest.substr(0, slash);
     const auto at = authority.rfind('@');
-    shown = at == std::string_view::npos ? std::string(text)
-                                         : std::string(text.substr(0, sep + 3)) + "***@" + std::string(rest.substr(at + 1));
+    shown = at == std::string_view::npos
+                ? std::string(text)
+                : std::string(text.substr(0, sep + 3)) + "***@" + std::string(rest.substr(at + 1));
   }
   for (auto& c : shown) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
@@ -222,7 +232,8 @@ Result<Url> parse_url(std::string_view text, std::string_view what) {
     const std::string_view info = authority.substr(0, at);
     authority = authority.substr(at + 1);
     if (authority.find('@') != std::string_view::npos) return bad("an '@' in user information must be written %40");
-    if (auto why = check_chars(info, "user information", [](char c) { return unreserved(c) || sub_delim(c) || c == ':'; });
+    if (auto why =
+            check_chars(info, "user information", [](char c) { return unreserved(c) || sub_delim(c) || c == ':'; });
         !why.empty()) {
       return bad("malformed user information");
     }

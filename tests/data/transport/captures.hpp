@@ -19,14 +19,16 @@ inline constexpr std::string_view kServerAgent = "agent=git/2.39.5";
 // GET info/refs on an empty repository
 inline constexpr std::string_view kAdvEmpty = std::string_view{
     "001f# service=git-receive-pack\n"
-    "000000b10000000000000000000000000000000000000000 capabilities^{}\000report-status report-status-v2 delete-refs side-band-64k quiet atomic ofs-delta object-format=sha1 agent=git/2.39.5\n"
+    "000000b10000000000000000000000000000000000000000 capabilities^{}\000report-status report-status-v2 delete-refs "
+    "side-band-64k quiet atomic ofs-delta object-format=sha1 agent=git/2.39.5\n"
     "0000",
     216};
 
 // GET info/refs: main=C1, side=C3, tag v1=C1
 inline constexpr std::string_view kAdvNonEmpty = std::string_view{
     "001f# service=git-receive-pack\n"
-    "000000b1352928ee173a57d4715a7e97f78ffb41edd26132 refs/heads/main\000report-status report-status-v2 delete-refs side-band-64k quiet atomic ofs-delta object-format=sha1 agent=git/2.39.5\n"
+    "000000b1352928ee173a57d4715a7e97f78ffb41edd26132 refs/heads/main\000report-status report-status-v2 delete-refs "
+    "side-band-64k quiet atomic ofs-delta object-format=sha1 agent=git/2.39.5\n"
     "003db0f940c4e81c293be4b4d65b4243cc3645a81f45 refs/heads/side\n"
     "003a352928ee173a57d4715a7e97f78ffb41edd26132 refs/tags/v1\n"
     "0000",
@@ -35,14 +37,16 @@ inline constexpr std::string_view kAdvNonEmpty = std::string_view{
 // GET info/refs on an empty repository whose alternate has main=C2
 inline constexpr std::string_view kAdvHave = std::string_view{
     "001f# service=git-receive-pack\n"
-    "000000a7b510cf7cd1e0b0d557a4f705852fead3387af1df .have\000report-status report-status-v2 delete-refs side-band-64k quiet atomic ofs-delta object-format=sha1 agent=git/2.39.5\n"
+    "000000a7b510cf7cd1e0b0d557a4f705852fead3387af1df .have\000report-status report-status-v2 delete-refs "
+    "side-band-64k quiet atomic ofs-delta object-format=sha1 agent=git/2.39.5\n"
     "0000",
     206};
 
 // GET info/refs: main=C1, alternate has main=C2
 inline constexpr std::string_view kAdvRefAndHave = std::string_view{
     "001f# service=git-receive-pack\n"
-    "000000b1352928ee173a57d4715a7e97f78ffb41edd26132 refs/heads/main\000report-status report-status-v2 delete-refs side-band-64k quiet atomic ofs-delta object-format=sha1 agent=git/2.39.5\n"
+    "000000b1352928ee173a57d4715a7e97f78ffb41edd26132 refs/heads/main\000report-status report-status-v2 delete-refs "
+    "side-band-64k quiet atomic ofs-delta object-format=sha1 agent=git/2.39.5\n"
     "0033b510cf7cd1e0b0d557a4f705852fead3387af1df .have\n"
     "0000",
     267};
@@ -50,7 +54,8 @@ inline constexpr std::string_view kAdvRefAndHave = std::string_view{
 // GET info/refs on an empty sha256 repository
 inline constexpr std::string_view kAdvSha256 = std::string_view{
     "001f# service=git-receive-pack\n"
-    "000000cb0000000000000000000000000000000000000000000000000000000000000000 capabilities^{}\000report-status report-status-v2 delete-refs side-band-64k quiet atomic ofs-delta object-format=sha256 agent=git/2.39.5\n"
+    "000000cb0000000000000000000000000000000000000000000000000000000000000000 capabilities^{}\000report-status "
+    "report-status-v2 delete-refs side-band-64k quiet atomic ofs-delta object-format=sha256 agent=git/2.39.5\n"
     "0000",
     242};
 
@@ -70,7 +75,8 @@ inline constexpr std::string_view kUpdateOk = std::string_view{
 
 // the request body, up to the pack, that produced the line above
 inline constexpr std::string_view kUpdateRequestPrefix = std::string_view{
-    "008b352928ee173a57d4715a7e97f78ffb41edd26132 b510cf7cd1e0b0d557a4f705852fead3387af1df refs/heads/main\000report-status agent=git-courier/0.1.00000",
+    "008b352928ee173a57d4715a7e97f78ffb41edd26132 b510cf7cd1e0b0d557a4f705852fead3387af1df "
+    "refs/heads/main\000report-status agent=git-courier/0.1.00000",
     143};
 
 // main is at C1, request says old=C3 new=C2 (report-status agent=git-courier/0.1.0)
@@ -110,12 +116,15 @@ inline constexpr std::string_view kUpdateOkSideband = std::string_view{
 
 // the request body, up to the pack, that produced the line above
 inline constexpr std::string_view kUpdateRequestPrefixSideband = std::string_view{
-    "00b2352928ee173a57d4715a7e97f78ffb41edd26132 b510cf7cd1e0b0d557a4f705852fead3387af1df refs/heads/main\000report-status side-band-64k quiet object-format=sha1 agent=git-courier/0.1.00000",
+    "00b2352928ee173a57d4715a7e97f78ffb41edd26132 b510cf7cd1e0b0d557a4f705852fead3387af1df "
+    "refs/heads/main\000report-status side-band-64k quiet object-format=sha1 agent=git-courier/0.1.00000",
     182};
 
-// main is at C1, request says old=C3 new=C2 (report-status side-band-64k quiet object-format=sha1 agent=git-courier/0.1.0)
+// main is at C1, request says old=C3 new=C2 (report-status side-band-64k quiet object-format=sha1
+// agent=git-courier/0.1.0)
 inline constexpr std::string_view kStaleNgSideband = std::string_view{
-    "0094\002error: cannot lock ref 'refs/heads/main': is at 352928ee173a57d4715a7e97f78ffb41edd26132 but expected b0f940c4e81c293be4b4d65b4243cc3645a81f45\n"
+    "0094\002error: cannot lock ref 'refs/heads/main': is at 352928ee173a57d4715a7e97f78ffb41edd26132 but expected "
+    "b0f940c4e81c293be4b4d65b4243cc3645a81f45\n"
     "0043\001000eunpack ok\n"
     "002cng refs/heads/main failed to update ref\n"
     "00000000",
@@ -129,7 +138,8 @@ inline constexpr std::string_view kNonFastForwardNgSideband = std::string_view{
     "00000000",
     144};
 
-// update C1 -> C2 with the pack cut in half (report-status side-band-64k quiet object-format=sha1 agent=git-courier/0.1.0)
+// update C1 -> C2 with the pack cut in half (report-status side-band-64k quiet object-format=sha1
+// agent=git-courier/0.1.0)
 inline constexpr std::string_view kTruncatedPackSideband = std::string_view{
     "0016\002fatal: early EOF\n"
     "0057\0010028unpack unpack-objects abnormal exit\n"
