@@ -1,8 +1,6 @@
 // push.cpp — the child's delivery: legs, pack, report.
 #include "child/push.hpp"
 
-#include <openssl/evp.h>
-
 #include <cstdio>
 #include <memory>
 
@@ -16,6 +14,7 @@
 #include "transport/oid.hpp"
 #include "transport/report.hpp"
 #include "transport/request.hpp"
+#include "wire/digest.hpp"
 #include "wire/legs.hpp"
 #include "wire/status.hpp"
 #include "wire/text.hpp"
@@ -23,20 +22,6 @@
 namespace courier::child {
 
 namespace {
-
-struct DigestDeleter {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-
-std::string hex(const unsigned char* p, std::size_t n) {
-  static const char* const digits = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i) {
-    out.push_back(digits[p[i] >> 4]);
-    out.push_back(digits[p[i] & 0xF]);
-  }
-  return out;
-}
 
 std::uint64_t ms_since(sys::MonoNs t) { return static_cast<std::uint64_t>((sys::mono_now_ns() - t) / sys::kNsPerMs); }
 
@@ -166,24 +151,21 @@ class Push {
     if (!fd)
       return stop(wire::DeliveryStatus::failed,
                   "cannot create the pack spool in " + job_.scratch_dir + ": " + fd.error().message);
-    std::unique_ptr<EVP_MD_CTX, DigestDeleter> digest(EVP_MD_CTX_new());
-    EVP_DigestInit_ex(digest.get(), EVP_sha256(), nullptr);
-    EVP_DigestUpdate(digest.get(), request->body_prefix.data(), request->body_prefix.size());
+    // The body's SHA-256 binds the POST's token to exactly these bytes (A2).
+    wire::Sha256 digest;
+    digest.update(request->body_prefix);
     PackSpec spec = pack_spec(adv);
     spec.sink = [&](const void* data, std::size_t n) -> Result<void> {
-      EVP_DigestUpdate(digest.get(), data, n);
+      digest.update(std::string_view(static_cast<const char*>(data), n));
       return sys::write_all(fd->get(), static_cast<const char*>(data), n);
     };
     auto pack = job_.pack_git ? build_pack_with_git(spec, *job_.pack_git, job_.scratch_dir) : build_pack(spec);
     if (!pack) return stop(wire::DeliveryStatus::failed, pack.error().message);
-    unsigned char sum[EVP_MAX_MD_SIZE];
-    unsigned int sum_len = 0;
-    EVP_DigestFinal_ex(digest.get(), sum, &sum_len);
     result_.objects = pack->objects;
     result_.pack_ms = ms_since(t_pack);
     progress("pack", pack->objects, pack->objects);
     const std::uint64_t body_len = request->body_prefix.size() + pack->bytes;
-    return Spool{std::move(*request), std::move(*fd), hex(sum, sum_len), body_len};
+    return Spool{std::move(*request), std::move(*fd), digest.hex_digest(), body_len};
   }
 
   // What the pack engine is asked for: the gated object, minus everything
