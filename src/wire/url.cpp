@@ -20,24 +20,7 @@ std::string lower(std::string_view s) {
 
 // RFC 3986 section 2: unreserved and sub-delims.
 bool unreserved(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
-bool sub_delim(char c) {
-  switch (c) {
-    case '!':
-    case '$':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':
-    case '+':
-    case ',':
-    case ';':
-    case '=':
-      return true;
-    default:
-      return false;
-  }
-}
+bool sub_delim(char c) { return c != '\0' && std::string_view("!$&'()*+,;=").find(c) != std::string_view::npos; }
 bool pchar(char c) { return unreserved(c) || sub_delim(c) || c == ':' || c == '@'; }
 
 // Every byte allowed by `ok`, every '%' the start of a two-digit escape.
