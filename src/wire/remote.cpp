@@ -1,29 +1,12 @@
 // remote.cpp — the canonical remote, the lane key and the scheme rule.
 #include "wire/remote.hpp"
 
-#include <cctype>
 #include <cstdio>
 #include <vector>
 
 namespace courier::wire {
 
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// RFC 3986 section 2.3: characters that mean the same encoded or not.
-bool unreserved(unsigned char c) { return std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
 
 // One path, read segment by segment: what a careful server would make of it,
 // and why another server might make something else of it.
@@ -48,12 +31,12 @@ PathReading read_path(std::string_view path) {
         continue;
       }
       // parse_url has checked that two hex digits follow.
-      const auto byte = static_cast<unsigned char>(hex_value(raw[i + 1]) * 16 + hex_value(raw[i + 2]));
+      const auto byte = static_cast<unsigned char>(hex_digit_value(raw[i + 1]) * 16 + hex_digit_value(raw[i + 2]));
       if (byte == '/') {
         r.encoded_slash = true;
         r.ambiguities.push_back("an encoded '/' (%2F), which some servers decode and others do not");
         seg += "%2F";
-      } else if (unreserved(byte)) {
+      } else if (is_unreserved(static_cast<char>(byte))) {
         r.ambiguities.push_back("'" + std::string(raw.substr(i, 3)) + "' is an encoded '" +
                                 std::string(1, static_cast<char>(byte)) + "'");
         seg.push_back(static_cast<char>(byte));
@@ -88,7 +71,7 @@ std::string lane_path(const std::string& canonical) {
   std::string out;
   for (std::size_t i = 0; i < canonical.size(); ++i) {
     if (canonical[i] == '%' && i + 2 < canonical.size()) {
-      const int byte = hex_value(canonical[i + 1]) * 16 + hex_value(canonical[i + 2]);
+      const int byte = hex_digit_value(canonical[i + 1]) * 16 + hex_digit_value(canonical[i + 2]);
       if (byte > 0x20 && byte != 0x7f) {
         out.push_back(static_cast<char>(byte));
         i += 2;
@@ -97,7 +80,7 @@ std::string lane_path(const std::string& canonical) {
     }
     out.push_back(canonical[i]);
   }
-  out = lower(out);
+  out = ascii_lower(out);
   if (out.size() > 4 && out.compare(out.size() - 4, 4, ".git") == 0) out.resize(out.size() - 4);
   if (out.empty()) out = "/";
   return out;

@@ -10,18 +10,11 @@ namespace {
 
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_hex(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = lower(c);
-  return out;
-}
+bool is_hex(char c) { return hex_digit_value(c) >= 0; }
 
-// RFC 3986 section 2: unreserved and sub-delims.
-bool unreserved(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
+// RFC 3986 section 2: sub-delims.
 bool sub_delim(char c) { return c != '\0' && std::string_view("!$&'()*+,;=").find(c) != std::string_view::npos; }
-bool pchar(char c) { return unreserved(c) || sub_delim(c) || c == ':' || c == '@'; }
+bool pchar(char c) { return is_unreserved(c) || sub_delim(c) || c == ':' || c == '@'; }
 
 // Every byte allowed by `ok`, every '%' the start of a two-digit escape.
 // Returns what is wrong, or "".
@@ -133,6 +126,23 @@ Result<int> read_port(std::optional<std::string_view> text, std::string_view sch
 
 }  // namespace
 
+bool is_unreserved(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
+
+int hex_digit_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 int default_port(std::string_view scheme) {
   if (scheme == "https") return 443;
   if (scheme == "http") return 80;
@@ -190,7 +200,7 @@ Result<Url> parse_url(std::string_view text, std::string_view what) {
   const auto sep = text.find("://");
   if (sep == std::string_view::npos || sep == 0) return bad("no scheme");
   Url u;
-  u.scheme = lower(text.substr(0, sep));
+  u.scheme = ascii_lower(text.substr(0, sep));
   if (!is_alpha(u.scheme.front())) return bad("bad scheme");
   for (char c : u.scheme) {
     if (!is_alpha(c) && !is_digit(c) && c != '+' && c != '-' && c != '.') return bad("bad scheme");
@@ -216,7 +226,7 @@ Result<Url> parse_url(std::string_view text, std::string_view what) {
     authority = authority.substr(at + 1);
     if (authority.find('@') != std::string_view::npos) return bad("an '@' in user information must be written %40");
     if (auto why =
-            check_chars(info, "user information", [](char c) { return unreserved(c) || sub_delim(c) || c == ':'; });
+            check_chars(info, "user information", [](char c) { return is_unreserved(c) || sub_delim(c) || c == ':'; });
         !why.empty()) {
       return bad("malformed user information");
     }
@@ -225,7 +235,7 @@ Result<Url> parse_url(std::string_view text, std::string_view what) {
   const HostPort hp = split_host_port(authority);
   if (!hp.problem.empty()) return bad(hp.problem);
   if (auto why = check_host(hp.host); !why.empty()) return bad(why);
-  u.host = lower(hp.host);
+  u.host = ascii_lower(hp.host);
   auto port = read_port(hp.port, u.scheme);
   if (!port) return bad(port.error().message);
   u.port = *port;

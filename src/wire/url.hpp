@@ -28,6 +28,14 @@
 
 namespace courier::wire {
 
+// RFC 3986's character rules, shared by the parser and the remote rules.
+// Section 2.3: characters that mean the same percent-encoded or not.
+bool is_unreserved(char c);
+// The value of a hex digit of either case, or -1.
+int hex_digit_value(char c);
+// ASCII letters lowered; every other byte kept.
+std::string ascii_lower(std::string_view s);
+
 // 443 for https, 80 for http, 0 for anything else.
 int default_port(std::string_view scheme);
 
