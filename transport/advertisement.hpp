@@ -24,7 +24,7 @@
 namespace courier::transport {
 
 inline constexpr std::string_view kReceivePackService = "git-receive-pack";
-inline constexpr std::string_view kAdvertisementContentType = wire::kLegs[0].response_type;
+inline constexpr std::string_view kAdvertisementContentType = wire::leg_spec(wire::Leg::advertisement).response_type;
 
 struct Advertisement {
   std::map<std::string, std::string, std::less<>> refs;  // ref name -> oid

@@ -23,7 +23,7 @@
 
 namespace courier::transport {
 
-inline constexpr std::string_view kResultContentType = wire::kLegs[1].response_type;
+inline constexpr std::string_view kResultContentType = wire::leg_spec(wire::Leg::receive_pack).response_type;
 
 struct RefStatus {
   std::string ref;

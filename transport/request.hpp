@@ -20,7 +20,7 @@
 
 namespace courier::transport {
 
-inline constexpr std::string_view kReceivePackRequestType = wire::kLegs[1].request_type;
+inline constexpr std::string_view kReceivePackRequestType = wire::leg_spec(wire::Leg::receive_pack).request_type;
 
 struct PushRequest {
   std::string body_prefix;  // command pkt-line + flush; the caller appends the pack

@@ -23,8 +23,8 @@ namespace courier::protocol {
 inline constexpr int kProtocolVersion = 1;
 inline constexpr int kMaxMints = wire::kMaxMints;
 
-inline constexpr std::string_view kLegAdvertisement = wire::kLegs[0].name;
-inline constexpr std::string_view kLegReceivePack = wire::kLegs[1].name;
+inline constexpr std::string_view kLegAdvertisement = wire::leg_spec(wire::Leg::advertisement).name;
+inline constexpr std::string_view kLegReceivePack = wire::leg_spec(wire::Leg::receive_pack).name;
 
 // ---- child -> parent ----------------------------------------------------
 struct Hello {

@@ -3,8 +3,6 @@
 
 namespace courier::wire {
 
-const LegSpec& leg_spec(Leg leg) { return kLegs[leg == Leg::advertisement ? 0 : 1]; }
-
 const LegSpec* find_leg(std::string_view name) {
   for (const auto& spec : kLegs) {
     if (spec.name == name) return &spec;

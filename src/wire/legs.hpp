@@ -33,7 +33,12 @@ inline constexpr LegSpec kLegs[] = {
 // retries after a 401 included); more is a protocol fault (P1).
 inline constexpr int kMaxMints = 8;
 
-const LegSpec& leg_spec(Leg leg);
+constexpr const LegSpec& leg_spec(Leg leg) {
+  for (const auto& spec : kLegs) {
+    if (spec.leg == leg) return spec;
+  }
+  return kLegs[0];  // unreachable: kLegs has a row for every Leg
+}
 // The leg a mint frame names. nullptr: no such leg.
 const LegSpec* find_leg(std::string_view name);
 
