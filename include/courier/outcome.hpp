@@ -32,7 +32,11 @@ using MonoNs = std::int64_t;
   X(wait_failed)        /* waitid failed: the exit cannot be known */                             \
   X(cleanup_unbounded)  /* end-of-file not seen within EOF_BOUND after the reap */                \
   X(cleanup_unobserved) /* a read error or loop failure: the pipes could not be watched */        \
-  X(domain_populated)   /* the kill domain still had members after the kill */
+  X(domain_populated)   /* the kill domain still had members after the kill */             \
+  X(cancel_uncertain)   /* a revocation's kill could not be confirmed (an unconfirmed stop */ \
+                        /* caused by a revocation; stop_failure names which) */               \
+  /* Found unfinished in the journal after its parent died; finished by recovery. */          \
+  X(interrupted)
 
 enum class OutcomeKind {
 #define COURIER_OUTCOME_LIST_ENUMERATOR(n) n,
@@ -42,8 +46,39 @@ enum class OutcomeKind {
 
 const char* outcome_name(OutcomeKind k);
 
-// True for the five unconfirmed kinds.
+// True for the kinds whose stop could not be confirmed: the five
+// unconfirmed kinds and cancel_uncertain.
 bool is_unconfirmed(OutcomeKind k);
+
+// What the remote may have done with this delivery (J2): never stronger
+// than what was observed.
+#define COURIER_REMOTE_EFFECT_LIST(X)                                                  \
+  X(none)     /* provably nothing the remote could apply was sent (no post_started) */ \
+  X(possible) /* the POST was cleared to begin and no report-status was read */        \
+  X(applied)  /* the report said ok for the ref */                                    \
+  X(refused)  /* the report said ng for the ref */
+
+enum class RemoteEffect {
+#define COURIER_REMOTE_EFFECT_ENUMERATOR(n) n,
+  COURIER_REMOTE_EFFECT_LIST(COURIER_REMOTE_EFFECT_ENUMERATOR)
+#undef COURIER_REMOTE_EFFECT_ENUMERATOR
+};
+
+const char* remote_effect_name(RemoteEffect e);
+// The effect a name spells (nullopt: no such name).
+std::optional<RemoteEffect> remote_effect_from_name(const std::string& name);
+// The kind a name spells (nullopt: no such name).
+std::optional<OutcomeKind> outcome_from_name(const std::string& name);
+
+// A read-back (J2, J3): one advertisement GET made after the delivery's
+// turn ended and its seat was released. An observation with a time, never
+// a verdict: it may see a later delivery's update.
+struct ObservedAfter {
+  std::string oid;            // the ref's id as advertised (40 zeros: the ref is absent)
+  std::int64_t at_unix_ms = 0;  // when the advertisement was read (wall clock)
+  bool matches_this_delivery = false;  // oid is this delivery's gated object
+  std::string error;          // the read-back failed: why (oid empty)
+};
 
 enum class SeatDisposition { release, retain };
 
@@ -82,11 +117,36 @@ struct Timings {
   MonoNs reaped = 0;
   MonoNs confirmed = 0;  // stop confirmed: seat ready (0: never)
   MonoNs revoke = 0;     // revoke() called (0: never)
+  MonoNs post_started = 0;  // the POST was cleared to begin (0: never)
 };
 
 struct Outcome {
   OutcomeKind kind = OutcomeKind::spawn_failed;
   std::string reason;       // one line for people
+  std::string delivery_id;  // the journal's id for this delivery (DeliveryRequest::id or generated)
+  int attempt = 1;          // which attempt of that id this is (a re-delivery after `possible` is 2, ...)
+  // J2: what the remote may have done. none only when the POST was never
+  // cleared to begin.
+  RemoteEffect remote_effect = RemoteEffect::none;
+  // The read-back after `possible`, when one was made.
+  std::optional<ObservedAfter> observed_after;
+  // The kill domain the child ran in: "cgroup" or "process_group" (empty:
+  // no child). In process_group mode a confirmed stop covers the group: a
+  // member that left it (setsid) and closed its pipes is not seen.
+  std::string kill_domain;
+  // cancel_uncertain: the unconfirmed kind the revocation's stop ended in.
+  std::optional<OutcomeKind> stop_failure;
+  // The revocation's cause, when the delivery was revoked (timings.revoke: when).
+  std::string revoke_cause;
+  // The child's scratch directory, kept because the stop is unconfirmed
+  // (the work that may still run keeps its files). Empty: removed.
+  std::string scratch_kept;
+  // The journal could not record something (finished, or a transition):
+  // the outcome stands, the journal's row is finished later by recovery.
+  std::string journal_error;
+  // The outcome was read from the journal: an earlier attempt of this id
+  // already finished this way, and nothing was sent now (J4).
+  bool replayed = false;
   bool dispatched = false;  // a child was spawned for this delivery
   bool warm = false;        // the child was spawned ahead of need and then given this job
   ChildFacts child;

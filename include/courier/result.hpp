@@ -68,7 +68,10 @@ namespace courier {
   X(leg_aborted)                                                                    \
   X(leg_timeout)                                                                    \
   X(body_too_large)                                                                 \
-  X(curl_refused) /* libcurl refused an option (or an info query): named in the message */
+  X(curl_refused) /* libcurl refused an option (or an info query): named in the message */ \
+  /* the delivery journal */                                                        \
+  X(journal_failed)   /* the journal cannot be opened, read or written */           \
+  X(journal_conflict) /* the journal already says otherwise (an id reused, a row finished) */
 
 enum class Errc {
 #define COURIER_ERRC_ENUMERATOR(n) n,

@@ -19,6 +19,7 @@ int exit_code_for(OutcomeKind kind) {
     case OutcomeKind::auth_failed:
     case OutcomeKind::transport_failed:
     case OutcomeKind::spawn_failed:
+    case OutcomeKind::interrupted:
       return kExitFailed;
     case OutcomeKind::deadline_killed:
       return kExitDeadline;
@@ -33,6 +34,7 @@ int exit_code_for(OutcomeKind kind) {
     case OutcomeKind::cleanup_unbounded:
     case OutcomeKind::cleanup_unobserved:
     case OutcomeKind::domain_populated:
+    case OutcomeKind::cancel_uncertain:
       return kExitUnconfirmed;
   }
   return kExitFailed;

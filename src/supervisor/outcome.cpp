@@ -21,10 +21,38 @@ bool is_unconfirmed(OutcomeKind k) {
     case OutcomeKind::cleanup_unbounded:
     case OutcomeKind::cleanup_unobserved:
     case OutcomeKind::domain_populated:
+    case OutcomeKind::cancel_uncertain:
       return true;
     default:
       return false;
   }
+}
+
+std::optional<OutcomeKind> outcome_from_name(const std::string& name) {
+#define COURIER_OUTCOME_LIST_PARSE(n) \
+  if (name == #n) return OutcomeKind::n;
+  COURIER_OUTCOME_LIST(COURIER_OUTCOME_LIST_PARSE)
+#undef COURIER_OUTCOME_LIST_PARSE
+  return std::nullopt;
+}
+
+const char* remote_effect_name(RemoteEffect e) {
+  switch (e) {
+#define COURIER_REMOTE_EFFECT_NAME(n) \
+  case RemoteEffect::n:               \
+    return #n;
+    COURIER_REMOTE_EFFECT_LIST(COURIER_REMOTE_EFFECT_NAME)
+#undef COURIER_REMOTE_EFFECT_NAME
+  }
+  return "unknown";
+}
+
+std::optional<RemoteEffect> remote_effect_from_name(const std::string& name) {
+#define COURIER_REMOTE_EFFECT_PARSE(n) \
+  if (name == #n) return RemoteEffect::n;
+  COURIER_REMOTE_EFFECT_LIST(COURIER_REMOTE_EFFECT_PARSE)
+#undef COURIER_REMOTE_EFFECT_PARSE
+  return std::nullopt;
 }
 
 SeatDisposition release_rule(OutcomeKind k) {

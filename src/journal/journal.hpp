@@ -1,0 +1,162 @@
+// journal.hpp — the delivery journal: a durable record of every delivery
+// and of how far it got, that outlives the process that ran it (J1-J4).
+//
+// One row per delivery id and an append-only list of its transitions:
+//   submitted -> claimed -> dispatched -> advertised -> post_started
+//             -> answered -> finished            (plus revoke_requested)
+// A re-delivery of the same id (after `possible`, J4) is a new attempt: a
+// new `submitted` with the next attempt number, on the same row.
+//
+// The interface is the backend's contract; SQLite (sqlite_journal.cpp) is
+// the default and a database server may implement it too. A backend is
+// used from several threads of one process and from several processes at
+// once; every method is thread-safe and bounded in time (a held lock is
+// waited for up to kLockWait, then reported, never waited out).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "courier/outcome.hpp"
+#include "courier/result.hpp"
+
+namespace courier::journal {
+
+// How long a write waits for another process's lock before it fails.
+inline constexpr std::int64_t kLockWaitMs = 2'000;
+
+#define COURIER_JOURNAL_STEP_LIST(X)                                                    \
+  X(submitted)        /* intent: what is pushed where, by whom, until when (durable) */ \
+  X(claimed)          /* the dispatch claim won: a child may exist from here */         \
+  X(dispatched)       /* the child exists: its pid, start time, boot id */              \
+  X(advertised)       /* the ref's old id the remote advertised */                      \
+  X(post_started)     /* the POST may begin (durable before the child is told) */       \
+  X(answered)         /* a report-status for the ref was read */                        \
+  X(revoke_requested) /* the caller (or the host) revoked; with its cause */            \
+  X(finished)         /* the outcome (the row is closed) */                             \
+  X(stop_confirmed)   /* recovery later confirmed a retained child's stop */
+
+enum class Step {
+#define COURIER_JOURNAL_STEP_ENUMERATOR(n) n,
+  COURIER_JOURNAL_STEP_LIST(COURIER_JOURNAL_STEP_ENUMERATOR)
+#undef COURIER_JOURNAL_STEP_ENUMERATOR
+};
+
+const char* step_name(Step s);
+std::optional<Step> step_from_name(std::string_view name);
+
+// A process, as recovery can tell it from a later one with the same pid
+// (J3): pid + start time (clock ticks after boot, /proc/PID/stat) + boot id.
+struct ProcessIdentity {
+  std::int64_t pid = 0;
+  std::uint64_t start_ticks = 0;
+  std::string boot_id;
+  bool operator==(const ProcessIdentity&) const = default;
+};
+
+// What was asked: written with `submitted`, before anything else (J1).
+struct Submission {
+  std::string id;
+  int attempt = 1;
+  std::string repo;
+  std::string remote;  // canonical, redacted (no user information, H2)
+  std::string lane;
+  std::string ref;
+  std::string oid;
+  std::optional<std::string> expect_old;
+  // The deadline as a wall-clock instant (a monotonic one means nothing
+  // after a reboot), with the boot it was fixed in.
+  std::int64_t deadline_unix_ms = 0;
+  ProcessIdentity submitter;
+};
+
+// One transition. `detail` is a JSON object (text) whose fields depend on
+// the step: dispatched {child:{pid,start_ticks,boot_id}, kill_domain,
+// scratch_dir}, advertised {old_oid}, post_started {old_oid},
+// revoke_requested {cause, dispatched}, finished {the outcome: see
+// outcome_detail()}, stop_confirmed {by}.
+struct Entry {
+  Step step = Step::submitted;
+  int attempt = 1;
+  std::int64_t at_unix_ms = 0;
+  std::string detail = "{}";
+};
+
+// A delivery as the journal knows it.
+struct Record {
+  Submission submission;        // of the latest attempt
+  std::vector<Entry> entries;   // every attempt's, oldest first
+  bool finished = false;        // the latest attempt has a finished entry
+  // The latest attempt's entries only.
+  std::vector<Entry> latest() const;
+  // The latest attempt's last entry of this step, if any.
+  std::optional<Entry> last(Step s) const;
+};
+
+class Journal {
+ public:
+  virtual ~Journal() = default;
+
+  // Where it is, for messages (a path or a redacted URL).
+  virtual const std::string& where() const = 0;
+
+  // Records a new delivery (attempt 1) or the next attempt of a finished
+  // one, with its `submitted` entry, synced before it returns (J1).
+  // Errors: journal_conflict (the id exists and this is not the attempt
+  // after its finished one: another process submitted it too), journal_failed.
+  virtual Result<void> submit(const Submission& s, std::int64_t at_unix_ms) = 0;
+
+  // Appends one entry to the delivery's current attempt. durable: synced
+  // before it returns (post_started; a revocation before dispatch).
+  // A `finished` entry closes the attempt and is refused with
+  // journal_conflict if it is already closed (so the process that ran a
+  // delivery and a recovery never both finish it); so is any entry for an
+  // attempt that is not the current one. Errors: journal_conflict,
+  // journal_failed (the id is unknown, or the write failed).
+  virtual Result<void> append(const std::string& id, const Entry& e, bool durable) = 0;
+
+  // The delivery, or nullopt if the id was never submitted. Errors: journal_failed.
+  virtual Result<std::optional<Record>> find(const std::string& id) = 0;
+  // The most recently submitted deliveries, newest first. Errors: journal_failed.
+  virtual Result<std::vector<Record>> recent(std::size_t limit) = 0;
+  // Every delivery whose latest attempt has no finished entry, and every
+  // finished one whose outcome retained its seat (is_unconfirmed) and has
+  // no stop_confirmed entry since. Errors: journal_failed.
+  virtual Result<std::vector<Record>> open_work() = 0;
+};
+
+// Opens (creating when absent) the SQLite journal at `path`: its directory
+// is created 0700 when missing, and must otherwise be a real directory of
+// this user with no group or other write; the file is created 0600, opened
+// without following a symlink, and must belong to this user. WAL mode.
+// Errors: journal_failed naming the path and why (corrupt, read-only, a
+// lock held past kLockWaitMs, not ours, a symlink).
+Result<std::unique_ptr<Journal>> open_sqlite(const std::string& path);
+
+// ---- the shared vocabulary of entries (journal_record.cpp) ----------------
+
+// This process (or pid), as recovery will identify it. Errors: os_error.
+Result<ProcessIdentity> identify(std::int64_t pid);
+// True when the process that `who` names still runs (same pid, same start
+// time, same boot) — never by pid alone (J3).
+bool is_alive(const ProcessIdentity& who);
+// This boot's id (/proc/sys/kernel/random/boot_id), or "" if unreadable.
+std::string boot_id();
+// Milliseconds since the epoch (CLOCK_REALTIME).
+std::int64_t wall_now_ms();
+
+// The outcome as a finished entry's detail, and back. outcome_from_detail
+// restores what a replay needs (kind, reason, remote_effect, old_oid,
+// bytes_sent, objects, observed_after, kill_domain, scratch_kept, ...);
+// monotonic timings are not restored. Errors: journal_failed (not an outcome).
+std::string outcome_detail(const Outcome& o);
+Result<Outcome> outcome_from_detail(std::string_view detail);
+
+// A field of an entry's detail as text ("" when absent or not a string).
+std::string detail_text(std::string_view detail, std::string_view field);
+
+}  // namespace courier::journal
