@@ -30,13 +30,13 @@ Result<std::string> Channel::mint(const protocol::Mint& request) {
   return *minted->header;
 }
 
-Result<void> Channel::check(const std::string& phase) {
-  if (auto s = send(protocol::Check{phase}); !s) return tl::unexpected(s.error());
+Result<void> Channel::check(const std::string& phase, std::optional<std::string> old_oid) {
+  if (auto s = send(protocol::Check{phase, std::move(old_oid)}); !s) return tl::unexpected(s.error());
   auto reply = receive();
   if (!reply) return tl::unexpected(reply.error());
   const auto* a = std::get_if<protocol::Authority>(&*reply);
   if (!a || a->phase != phase) return fail(Errc::invalid_value, "the parent answered a check with something else");
-  if (!a->ok) return fail(Errc::invalid_value, "authority refused: " + a->reason.value_or("no reason"));
+  if (!a->ok) return fail(Errc::invalid_value, "the parent refused at " + phase + ": " + a->reason.value_or("no reason"));
   return {};
 }
 

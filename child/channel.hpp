@@ -2,6 +2,7 @@
 // ask the parent (mint, check) and wait for its one answer.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "protocol/messages.hpp"
@@ -18,9 +19,11 @@ class Channel {
   // Asks for a token for one leg. The answer is the header line, or an
   // error: invalid_value with the parent's refusal reason.
   Result<std::string> mint(const protocol::Mint& request);
-  // Asks whether this delivery still owns its turn. Errors: invalid_value
+  // Asks whether this delivery still owns its turn; at protocol::kCheckPost
+  // also whether the POST may begin (the parent journals post_started
+  // first, J1), naming the ref's advertised old id. Errors: invalid_value
   // with the parent's reason when refused.
-  Result<void> check(const std::string& phase);
+  Result<void> check(const std::string& phase, std::optional<std::string> old_oid = std::nullopt);
 
  private:
   Result<protocol::ParentMessage> receive();

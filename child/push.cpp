@@ -193,7 +193,11 @@ class Push {
     const sys::MonoNs t_up = sys::mono_now_ns();
     auto post_auth = token(std::string(protocol::kLegReceivePack), "POST", post_url, spool.body_sha256, spool.body_len);
     if (!post_auth) return stop(wire::DeliveryStatus::auth_failed, post_auth.error().message);
-    if (auto ok = ch_.check("upload"); !ok) return stop(wire::DeliveryStatus::failed, ok.error().message);
+    // The point of no return (J1): the parent makes post_started durable
+    // before it answers, and nothing of the POST leaves before its ok.
+    if (auto ok = ch_.check(std::string(protocol::kCheckPost), result_.old_oid); !ok) {
+      return stop(wire::DeliveryStatus::failed, ok.error().message);
+    }
     bool authority = true;  // granted just now; any later refusal ends us by a kill
     transport::ReportReader reader(spool.request.side_band);
     transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);

@@ -60,6 +60,9 @@ enum class PackEngine {
 };
 
 struct DeliveryRequest {
+  // The delivery's id in the journal (J4): the same id submitted again is
+  // not pushed again (see Executor::submit). Empty: a new id is made.
+  std::string id;
   std::string repo;    // local repository (never written to)
   std::string remote;  // https:// smart-HTTP URL; no password (H2). The child
                        // requests its canonical form (wire::parse_remote).
@@ -89,7 +92,24 @@ struct DeliveryRequest {
   std::function<void(const DeliveryEvent&)> on_event;
 };
 
+// One advertisement GET of `remote` after a delivery's turn ended (J2, J3):
+// the host's own credential and trust settings, a budget of its own. The
+// returned ObservedAfter names the ref's id (or says why it could not).
+using ReadBackFn = std::function<ObservedAfter(const std::string& remote, const std::string& ref)>;
+
+// What a read-back is allowed, from its start (it is never part of a turn).
+inline constexpr std::chrono::milliseconds kReadBackBudget{10'000};
+
 struct ExecutorOptions {
+  // The delivery journal (J1-J4): a SQLite file, created 0600 in a 0700
+  // directory. Empty: none (outcomes still carry remote_effect; nothing
+  // survives this process). A journal that cannot be opened refuses every
+  // delivery before dispatch (`failed`, with the reason): a delivery never
+  // runs unjournalled when a journal was asked for.
+  std::string journal;
+  // Recovery's read-back after `possible` (and the service's). Null: no
+  // read-back; a recovered outcome then says none was made.
+  ReadBackFn read_back;
   // Cross-process lane locks live here. Empty: default_lane_dir(). An
   // existing directory must be a real directory owned by this user (or
   // root), not writable by others; it is never chmodded (rule H1). A refused
@@ -172,8 +192,15 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Fixes the turn's absolute deadline now and queues the delivery. A
-  // request on a poisoned lane finishes at once `lane_poisoned`; one whose
+  // Fixes the turn's absolute deadline now and queues the delivery. With a
+  // journal, its intent is durable before this returns (J1), and an id the
+  // journal knows is not pushed twice (J4): one that finished delivered or
+  // up_to_date returns its recorded outcome (replayed, nothing sent); one
+  // that ended interrupted or revoked with remote_effect possible is
+  // delivered again as a compare-and-swap on the journalled old id; one in
+  // flight in a live process, one that ended any other way (its recorded
+  // outcome is returned), or the same id for a different repo, remote, ref
+  // or object is refused. A request on a poisoned lane finishes at once `lane_poisoned`; one whose
   // remote is malformed, ambiguous or carries a password (wire::parse_remote,
   // rule H2), or whose lane directory was refused (H1), finishes `failed`
   // with the reason. No child exists in either case.
@@ -183,6 +210,20 @@ class Executor {
   std::int64_t warm_child_pid() const;
   // Waits until a warm child has said hello (or the timeout); its pid or 0.
   std::int64_t wait_warm_child(std::chrono::milliseconds timeout) const;
+
+  // Recovery (J3): every journalled delivery without `finished` whose
+  // submitting process is gone (pid + start time + boot id) and whose lane
+  // no live process holds: a child still alive in its kill domain is killed
+  // and its stop confirmed, then the delivery is finished `interrupted`
+  // with the remote_effect its last durable transition allows (and, when
+  // that is `possible`, the read-back). A retained delivery whose child is
+  // found gone gets `stop_confirmed` and its scratch directory removed.
+  // Idempotent; safe while other processes run deliveries on the journal.
+  // Runs once when the Executor is made with a journal; call again at will.
+  // Returns what it finished now. Errors: journal_failed.
+  Result<std::vector<Outcome>> recover();
+  // What the recovery at construction finished (empty: nothing, or no journal).
+  const std::vector<Outcome>& recovered_at_start() const;
 
   // How many children this executor spawned (tests count them, S5).
   std::uint64_t spawned() const;

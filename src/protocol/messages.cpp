@@ -213,6 +213,7 @@ Result<ChildMessage> decode_mint(Fields& f) {
 Result<ChildMessage> decode_check(Fields& f) {
   Check m;
   COURIER_TRY_FIELD(m.phase, f.req<std::string>("phase"));
+  COURIER_TRY_FIELD(m.old_oid, f.opt<std::string>("old_oid"));
   if (auto r = nonempty("check", "phase", m.phase); !r) return tl::unexpected(r.error());
   return m;
 }
@@ -351,6 +352,7 @@ Result<std::string> encode(const ChildMessage& msg) {
           put_opt(j, "body_len", m.body_len);
         } else if constexpr (std::is_same_v<T, Check>) {
           j = {{"type", "check"}, {"phase", m.phase}};
+          put_opt(j, "old_oid", m.old_oid);
         } else if constexpr (std::is_same_v<T, Progress>) {
           j = {{"type", "progress"}, {"phase", m.phase}, {"done", m.done}, {"total", m.total}};
           put_opt(j, "message", m.message);

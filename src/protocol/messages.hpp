@@ -50,8 +50,16 @@ struct Mint {
 // The host's view of a mint frame (the public type a mint callback takes).
 MintRequest to_mint_request(const Mint& m);
 
+// The check before the receive-pack POST is also the write-ahead point
+// (J1): the parent asks authority, then makes `post_started` durable, and
+// only then answers ok. The child begins the POST only after that answer,
+// whatever the auth mode. It names the ref's advertised old id, which the
+// journal keeps for a compare-and-swap re-delivery (J4).
+inline constexpr std::string_view kCheckPost = "upload";
+
 struct Check {
   std::string phase;
+  std::optional<std::string> old_oid;  // kCheckPost: the advertised old id of the ref
   bool operator==(const Check&) const = default;
 };
 

@@ -22,8 +22,13 @@
 #include <mutex>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "courier/courier.hpp"
+#include "journal/journal.hpp"
+#include "seat/admission.hpp"
 #include "seat/lane.hpp"
+#include "seat/recovery.hpp"
 #include "supervisor/supervisor.hpp"
 #include "sys/events.hpp"
 #include "sys/flock.hpp"
@@ -88,6 +93,12 @@ Result<std::string> default_lane_dir() { return sys::default_lane_dir(); }
 
 struct DeliveryHandle::Shared {
   std::uint64_t id = 0;
+  std::string delivery_id;  // the journal's
+  int attempt = 1;
+  // The journal this delivery was admitted to (null: none, or refused
+  // before admission: nothing of it is journalled).
+  std::shared_ptr<journal::Journal> journal;
+  std::atomic<bool> advertised_journalled{false};
   DeliveryRequest req;
   std::string lane;
   std::string remote;  // canonical: no user information, one spelling
@@ -105,12 +116,60 @@ struct DeliveryHandle::Shared {
   DeliveryEvent pending;
   std::weak_ptr<Executor::Impl> exec;
 
+  std::string journal_error;  // under mu: the first journal write that failed
+
   void emit(const DeliveryEvent& e) const {
     if (req.on_event) req.on_event(e);
   }
 
+  // Appends one transition of this attempt. A failure is remembered for
+  // the outcome (journal_error) and returned; it never stops a kill.
+  Result<void> note(journal::Step step, std::string detail, bool durable) {
+    if (!journal) return {};
+    journal::Entry e{step, attempt, journal::wall_now_ms(), std::move(detail)};
+    auto ok = journal->append(delivery_id, e, durable);
+    if (!ok) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (journal_error.empty()) journal_error = ok.error().message;
+    }
+    return ok;
+  }
+
+  // The ref's old id, once (at the write-ahead of the POST, or at the end).
+  void note_advertised(const std::string& old_oid) {
+    if (advertised_journalled.exchange(true)) return;
+    (void)note(journal::Step::advertised, detail_of("old_oid", old_oid), false);
+  }
+
+  // The end of this attempt in the journal: what was still unjournalled of
+  // the old id and the report, then the outcome. A failure flags the outcome
+  // (journal_error); it is returned all the same, and recovery finishes the
+  // row conservatively later.
+  void journal_finish(Outcome& o) {
+    o.delivery_id = delivery_id;
+    o.attempt = attempt;
+    if (!journal) return;
+    if (o.old_oid) note_advertised(*o.old_oid);
+    if (o.remote_effect == RemoteEffect::applied || o.remote_effect == RemoteEffect::refused) {
+      (void)note(journal::Step::answered, detail_of("remote_effect", remote_effect_name(o.remote_effect)),
+                 false);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!journal_error.empty() && o.journal_error.empty()) o.journal_error = journal_error;
+    }
+    if (auto ok = note(journal::Step::finished, journal::outcome_detail(o), false); !ok) {
+      o.journal_error = ok.error().message;
+    }
+  }
+
   // Publishes the final outcome once; wakes every waiter.
   void finish(Outcome o) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (outcome) return;
+    }
+    journal_finish(o);
     {
       std::lock_guard<std::mutex> lock(mu);
       if (outcome) return;
@@ -131,7 +190,14 @@ struct DeliveryHandle::Shared {
     o.deadline = deadline;
     o.timings.submitted = submitted;
     o.timings.revoke = revoke_ns;
+    o.bytes_sent = 0;
+    if (revoke_ns != 0) o.revoke_cause = revoke_reason;
     return o;
+  }
+
+  // A one-field JSON object (the value may come from the child: escaped).
+  static std::string detail_of(const char* field, const std::string& value) {
+    return nlohmann::json{{field, value}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
 };
 
@@ -175,6 +241,11 @@ struct Executor::Impl {
   Result<std::shared_ptr<const sys::LaneDir>> lane_dir = fail(Errc::invalid_argument, "no lane directory");
   std::optional<sys::EventFd> scheduler_wake;
   std::optional<sys::TimerFd> expiry_timer;
+  // The journal (J1-J4), when one was asked for; or why it cannot be used
+  // (every delivery is then refused before dispatch).
+  std::shared_ptr<journal::Journal> journal;
+  std::string journal_refusal;
+  std::vector<Outcome> recovered;
 
   void log(const std::string& line) const {
     if (opt.on_log) {
@@ -415,7 +486,22 @@ struct Executor::Impl {
     so.on_progress = progress_relay(weak);
     so.on_event = log_sink();
     so.on_spawned = spawn_observer(weak);
+    if (d->journal) so.before_post = write_ahead(weak);
     return so;
+  }
+
+  // J1: post_started durable before the child hears it may begin the POST,
+  // with the old id it will compare against (and the journal keeps for a
+  // compare-and-swap re-delivery, J4).
+  static std::function<Result<void>(const std::optional<std::string>&)> write_ahead(
+      std::weak_ptr<DeliveryHandle::Shared> weak) {
+    return [weak](const std::optional<std::string>& old_oid) -> Result<void> {
+      auto s = weak.lock();
+      if (!s) return fail(Errc::journal_failed, "the delivery is gone");
+      if (old_oid) s->note_advertised(*old_oid);
+      return s->note(journal::Step::post_started, DeliveryHandle::Shared::detail_of("old_oid", old_oid.value_or("")),
+                     true);
+    };
   }
 
   // The child's progress, as the delivery's progress events.
@@ -450,6 +536,16 @@ struct Executor::Impl {
           l.file->write_holder("pid=" + std::to_string(sys::self_pid()) + " delivery=" + std::to_string(s->id) +
                                " child=" + std::to_string(pid) + " lane=" + s->lane);
         }
+      }
+      // Recovery finds this child by pid + start time + boot id (J3).
+      if (s->journal) {
+        auto who = journal::identify(pid);
+        nlohmann::json detail{{"child_pid", std::to_string(pid)}};
+        if (who) {
+          detail["child_start_ticks"] = std::to_string(who->start_ticks);
+          detail["child_boot_id"] = who->boot_id;
+        }
+        (void)s->note(journal::Step::dispatched, detail.dump(), false);
       }
       DeliveryEvent e;
       e.kind = DeliveryEvent::Kind::dispatched;
@@ -486,6 +582,7 @@ struct Executor::Impl {
       std::lock_guard<std::mutex> lock(d->mu);
       d->state = DeliveryState::running;
     }
+    (void)d->note(journal::Step::claimed, "{}", false);
     return true;
   }
 
@@ -643,9 +740,82 @@ struct Executor::Impl {
   void wake_scheduler() {
     if (scheduler_wake) scheduler_wake->signal();
   }
+
+  // Opens the journal asked for, and finishes what dead processes left in
+  // it (J3). One that cannot be opened refuses every delivery.
+  void open_journal() {
+    if (opt.journal.empty()) return;
+    auto j = journal::open_sqlite(opt.journal);
+    if (!j) {
+      journal_refusal = j.error().message;
+      log(journal_refusal);
+      return;
+    }
+    journal = std::move(*j);
+    auto r = run_recovery();
+    if (r) {
+      recovered = std::move(*r);
+    } else {
+      log("recovery: " + r.error().message);
+    }
+  }
+
+  Result<std::vector<Outcome>> run_recovery() {
+    if (!journal) return fail(Errc::journal_failed, journal_refusal.empty() ? "no journal" : journal_refusal);
+    seat::RecoveryOptions ro;
+    ro.journal = journal.get();
+    if (lane_dir) ro.lane_dir = *lane_dir;
+    ro.read_back = opt.read_back;
+    ro.stop_bound = opt.reap_bound + opt.eof_bound;
+    return seat::recover(ro);
+  }
+
+  // J1, J4: the delivery's id, and its admission to the journal (durable
+  // before anything runs). False when it finished here (replayed or refused).
+  bool admit(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    d->delivery_id = d->req.id.empty() ? seat::new_delivery_id() : d->req.id;
+    if (opt.journal.empty()) return true;
+    if (!journal) {
+      d->claim = kRefused;
+      d->finish(d->never_dispatched(OutcomeKind::failed, "the journal cannot be used: " + journal_refusal));
+      return false;
+    }
+    journal::Submission sub;
+    sub.id = d->delivery_id;
+    sub.repo = d->req.repo;
+    sub.remote = d->remote;
+    sub.lane = d->lane;
+    sub.ref = d->req.ref;
+    sub.oid = d->req.oid;
+    sub.expect_old = d->req.expect_old;
+    sub.deadline_unix_ms = journal::wall_now_ms() + (d->deadline - d->submitted) / sys::kNsPerMs;
+    if (auto me = journal::identify(sys::self_pid())) sub.submitter = *me;
+    seat::Admission a = seat::admit(*journal, sub);
+    d->claim = a.verdict == seat::Admission::Verdict::run ? kQueued : kRefused;
+    if (a.verdict == seat::Admission::Verdict::replay) {
+      d->attempt = a.recorded.attempt;
+      d->finish(std::move(a.recorded));
+      return false;
+    }
+    if (a.verdict == seat::Admission::Verdict::refuse) {
+      d->finish(d->never_dispatched(OutcomeKind::failed, a.why));
+      return false;
+    }
+    d->attempt = a.attempt;
+    if (a.expect_old) d->req.expect_old = a.expect_old;
+    d->journal = journal;
+    return true;
+  }
 };
 
 // ---- DeliveryHandle -------------------------------------------------------
+
+namespace {
+std::string revoke_detail(const std::string& cause, bool dispatched) {
+  return nlohmann::json{{"cause", cause}, {"claimed", dispatched}}.dump(-1, ' ', false,
+                                                                        nlohmann::json::error_handler_t::replace);
+}
+}  // namespace
 
 DeliveryHandle& DeliveryHandle::operator=(DeliveryHandle&& o) noexcept {
   if (this != &o) {
@@ -674,17 +844,22 @@ void DeliveryHandle::revoke(const std::string& reason) {
   const std::shared_ptr<Shared> s = s_;
   if (!s) return;
   std::shared_ptr<Supervisor> sup;
+  bool first = false;  // the revocation that is journalled
   {
     std::lock_guard<std::mutex> lock(s->mu);
     if (s->outcome) return;
     if (s->revoke_ns == 0) {
       s->revoke_ns = sys::mono_now_ns();
       s->revoke_reason = reason;
+      first = true;
     }
   }
   int expected = kQueued;
   if (s->claim.compare_exchange_strong(expected, kCancelled)) {
-    // Cancellation won: nothing was, or ever will be, spawned for it.
+    // Cancellation won: nothing was, or ever will be, spawned for it. J1:
+    // the revocation is durable before revoke() returns, so a restarted
+    // service never resumes it.
+    if (first) (void)s->note(journal::Step::revoke_requested, revoke_detail(reason, false), true);
     s->finish(s->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + reason));
     if (auto exec = s->exec.lock()) {
       std::lock_guard<std::mutex> lock(exec->mu);
@@ -696,8 +871,11 @@ void DeliveryHandle::revoke(const std::string& reason) {
     std::lock_guard<std::mutex> lock(s->mu);
     sup = s->sup;
   }
-  // The claim won: kill and confirm (the supervisor handles both).
+  // The claim won: kill and confirm (the supervisor handles both). The kill
+  // comes first and the journal right after: a revocation never waits for
+  // a disk (a crash in between is finished by recovery as interrupted).
   if (sup) sup->revoke(reason);
+  if (first) (void)s->note(journal::Step::revoke_requested, revoke_detail(reason, true), true);
 }
 
 Outcome DeliveryHandle::wait() {
@@ -751,6 +929,7 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   if (!wake || !timer) std::abort();  // out of descriptors at construction: nothing sensible to do
   impl_->scheduler_wake = std::move(*wake);
   impl_->expiry_timer = std::move(*timer);
+  impl_->open_journal();
   for (std::size_t i = 0; i < impl_->opt.workers; ++i) impl_->workers.emplace_back([this] { impl_->worker(); });
   impl_->start_warm();
   impl_->scheduler = std::thread([this] { impl_->schedule(); });
@@ -803,6 +982,7 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
   }
   d->lane = remote->lane;
   d->remote = remote->canonical;
+  if (!impl_->admit(d)) return handle;
   if (d->req.pack_engine == PackEngine::git) {
     if (d->req.git_program.empty()) {
       auto found = sys::find_on_path("git");
@@ -837,6 +1017,10 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
 }
 
 std::uint64_t Executor::spawned() const { return impl_->spawned.load(); }
+
+Result<std::vector<Outcome>> Executor::recover() { return impl_->run_recovery(); }
+
+const std::vector<Outcome>& Executor::recovered_at_start() const { return impl_->recovered; }
 
 std::int64_t Executor::wait_warm_child(std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lock(impl_->mu);

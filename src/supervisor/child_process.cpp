@@ -84,7 +84,7 @@ ChildProcess::ChildProcess(Observed& obs, const CurrentOptions& opts, const sys:
 
 ChildProcess::~ChildProcess() {
   std::error_code ec;
-  if (!scratch_.empty()) std::filesystem::remove_all(scratch_, ec);
+  if (!scratch_.empty() && !keep_scratch_) std::filesystem::remove_all(scratch_, ec);
 }
 
 // The pipes, or for a warm child one Unix socketpair on stdin and stdout

@@ -108,6 +108,12 @@ class ChildProcess {
   bool has_cgroup() const { return cgroup_.has_value(); }
   std::string cgroup_path() const { return cgroup_ ? cgroup_->path() : std::string(); }
   const std::string& scratch() const { return scratch_; }
+  // The stop is unconfirmed: the scratch directory is not removed (the work
+  // that may still run keeps its files). Returns its path.
+  std::string keep_scratch() {
+    keep_scratch_ = true;
+    return scratch_;
+  }
 
  private:
   Result<void> open_stdio(const SpawnPlan& plan);
@@ -130,6 +136,7 @@ class ChildProcess {
   std::shared_ptr<KillDomain> domain_;
   std::unique_ptr<DeadlineKiller> killer_;
   std::string scratch_;
+  bool keep_scratch_ = false;
   // Subreaping: this process is a child subreaper, so the delivery's orphans
   // come back to it; the leader's start time tells them from older children.
   bool subreaping_ = false;

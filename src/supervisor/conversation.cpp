@@ -272,17 +272,28 @@ void Conversation::on_mint(const protocol::Mint& m) {
 
 void Conversation::on_check(const protocol::Check& c) {
   if (driver_.stopping()) return;
-  if (!opt().authority) {
+  const bool post = c.phase == protocol::kCheckPost;
+  auto before_post = post ? opt().before_post : nullptr;
+  if (!opt().authority && !before_post) {
+    if (post) obs_.out.timings.post_started = sys::mono_now_ns();
     queue(protocol::Authority{c.phase, true, std::nullopt});
     return;
   }
   ensure_host();
   auto authority = opt().authority;
-  const bool queued = host_->submit(HostRequest::Kind::check, c.phase, [authority, phase = c.phase](HostAnswer& a) {
-    AuthorityAnswer ans = authority(phase);
-    a.ok = ans.ok;
-    a.refusal = ans.reason;
-  });
+  const bool queued = host_->submit(
+      HostRequest::Kind::check, c.phase, [authority, before_post, phase = c.phase, old = c.old_oid](HostAnswer& a) {
+        AuthorityAnswer ans = authority ? authority(phase) : AuthorityAnswer{true, {}};
+        a.ok = ans.ok;
+        a.refusal = ans.reason;
+        // J1: durable before the child hears it may begin the POST.
+        if (a.ok && before_post) {
+          if (auto durable = before_post(old); !durable) {
+            a.ok = false;
+            a.not_durable = durable.error().message;
+          }
+        }
+      });
   if (!queued) unqueued("check at", c.phase);
   apply_backpressure();
 }
@@ -300,7 +311,13 @@ void Conversation::answer_mint(HostAnswer& a) {
 }
 
 void Conversation::answer_check(HostAnswer& a) {
-  if (a.ok) {
+  if (!a.not_durable.empty()) {
+    // The POST is refused and nothing of it was sent: the child reports
+    // the failure itself (remote_effect none).
+    queue(protocol::Authority{a.key, false, "post_started could not be journalled: " + a.not_durable});
+  } else if (a.ok) {
+    // The POST is cleared from here (remote_effect at least possible).
+    if (a.key == protocol::kCheckPost) obs_.out.timings.post_started = sys::mono_now_ns();
     queue(protocol::Authority{a.key, true, std::nullopt});
   } else {
     // A refusal ends the delivery: tell the child, then revoke.

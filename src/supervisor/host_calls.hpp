@@ -39,6 +39,7 @@ struct HostAnswer {
   bool ok = false;                    // check: authority holds; mint: header present
   bool revoked_after = false;         // A3: authority revoked while minting
   bool foreign = false;               // mint: the child asked for a foreign destination
+  std::string not_durable;            // check at kCheckPost: post_started could not be journalled (why)
 };
 
 class HostCalls {

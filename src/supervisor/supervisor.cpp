@@ -342,7 +342,17 @@ Outcome Supervisor::decide(Loop& L) {
   L.obs.out.timings.kill = L.child.domain()->first_kill_ns();
   if (L.obs.unconfirmed) {
     g_unconfirmed.fetch_add(1);
-    Outcome o = verdict(StopFacts{L.obs.out, L.obs.unconfirmed});
+    StopFacts f;
+    f.observed = L.obs.out;
+    f.unconfirmed = L.obs.unconfirmed;
+    f.cause = L.child.domain()->first_cause();
+    f.deadline = opt_.deadline;
+    f.revoke_reason = revocation().reason;
+    f.upload_done = L.conv->upload_done();
+    Outcome o = verdict(std::move(f));
+    // The work that may still run keeps its files: the scratch directory
+    // stays, named in the outcome, until a later confirmation removes it.
+    o.scratch_kept = L.child.keep_scratch();
     L.event("UNCONFIRMED stop of child " + std::to_string(L.child.pid()) + ": " + o.reason);
     return o;
   }

@@ -94,6 +94,13 @@ struct SupervisorOptions {
   // the kill, nor the reap, nor the outcome (docs/embedding.md).
   courier::MintFn mint;
   courier::AuthorityFn authority;
+  // The write-ahead of the POST (J1): called on the host-call thread when
+  // the child asks at protocol::kCheckPost and authority holds, with the
+  // ref's advertised old id. The child is told it may begin the POST only
+  // after this returns success; an error refuses the POST (the delivery
+  // ends `failed`, remote_effect none, with the error as its reason).
+  // Null: nothing to record, the POST is cleared at once.
+  std::function<Result<void>(const std::optional<std::string>& old_oid)> before_post;
   std::function<void(const protocol::Progress&)> on_progress;
   std::function<void(std::string_view)> on_stderr;   // default: relayed to our stderr
   std::function<void(std::string_view)> on_event;    // one-line supervisor log (spawned, killed, ...)

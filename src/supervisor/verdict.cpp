@@ -79,11 +79,46 @@ BoundVerdict bound_expired(const BoundFacts& f) {
   return v;
 }
 
+RemoteEffect remote_effect_of(const Outcome& o) {
+  if (o.timings.post_started == 0) return RemoteEffect::none;
+  if (o.kind == OutcomeKind::delivered) return RemoteEffect::applied;
+  if (o.kind == OutcomeKind::rejected) return RemoteEffect::refused;
+  return RemoteEffect::possible;
+}
+
+namespace {
+
+// What the confirmation covered, for the reason of a killed child: a cgroup
+// is seen whole; a process group only as far as its members stayed in it.
+std::string confirmed_scope(const ChildFacts& c) {
+  if (c.cgroup) return "stop confirmed (cgroup empty)";
+  if (c.subreaped) return "stop confirmed (process group and every orphan)";
+  return "stop confirmed for its process group (a member that left the group and closed its pipes would not be seen)";
+}
+
+// The facts every outcome carries, whatever decided it.
+void finish_facts(const StopFacts& f, Outcome& out) {
+  if (!out.bytes_sent) out.bytes_sent = f.upload_done.value_or(0);
+  if (out.dispatched) out.kill_domain = out.child.cgroup ? "cgroup" : "process_group";
+  if (f.cause == StopCause::revoked) out.revoke_cause = f.revoke_reason;
+  out.remote_effect = remote_effect_of(out);
+}
+
+}  // namespace
+
 Outcome verdict(StopFacts f) {
   Outcome out = std::move(f.observed);
   if (f.unconfirmed) {
     out.kind = f.unconfirmed->kind;
     out.reason = f.unconfirmed->reason + "; the seat is retained";
+    if (f.cause == StopCause::revoked) {
+      // A revocation whose kill could not be confirmed: the caller cancelled,
+      // and the work may still run.
+      out.stop_failure = out.kind;
+      out.kind = OutcomeKind::cancel_uncertain;
+      out.reason = "revoked (" + f.revoke_reason + "), but the stop could not be confirmed: " + out.reason;
+    }
+    finish_facts(f, out);
     return out;
   }
   if (f.fault) {
@@ -93,15 +128,15 @@ Outcome verdict(StopFacts f) {
     take_result(*f.result, out);
   } else if (f.cause == StopCause::deadline) {
     out.kind = OutcomeKind::deadline_killed;
-    out.reason = "killed at the deadline; stop confirmed";
+    out.reason = "killed at the deadline; " + confirmed_scope(out.child);
   } else if (f.cause == StopCause::revoked) {
     out.kind = OutcomeKind::revoked;
-    out.reason = "revoked: " + f.revoke_reason + "; child killed, stop confirmed";
+    out.reason = "revoked: " + f.revoke_reason + "; child killed, " + confirmed_scope(out.child);
   } else {
     out.kind = OutcomeKind::protocol_fault;
     out.reason = "the child exited without a result (" + exit_text(out.child) + ")";
   }
-  if (!out.bytes_sent && f.upload_done) out.bytes_sent = f.upload_done;
+  finish_facts(f, out);
   return out;
 }
 

@@ -71,11 +71,19 @@ struct StopFacts {
   std::optional<std::uint64_t> upload_done;  // the last upload progress (bytes)
 };
 
-// The outcome: unconfirmed first (seat retained, S3), then a protocol
-// fault, then the child's own result (unless it is a failure reported at
-// or after a deadline kill: that is the deadline's doing), then the first
-// stop cause. Bytes sent fall back to the last upload progress.
+// The outcome: unconfirmed first (seat retained, S3; cancel_uncertain when
+// a revocation caused the stop), then a protocol fault, then the child's
+// own result (unless it is a failure reported at or after a deadline kill:
+// that is the deadline's doing), then the first stop cause. Bytes sent
+// fall back to the last upload progress (0 when nothing was sent). Every
+// outcome says its remote_effect (J2) and the kill domain it ran in.
 Outcome verdict(StopFacts facts);
+
+// J2: what the remote may have done. none when the POST was never cleared
+// (timings.post_started == 0); applied / refused only from a report the
+// child read for the ref (delivered / rejected after the POST began);
+// possible otherwise.
+RemoteEffect remote_effect_of(const Outcome& decided);
 
 // The outcome a child's result status names.
 OutcomeKind kind_from_status(wire::DeliveryStatus status);

@@ -1,0 +1,126 @@
+// admission.cpp — whether a delivery id runs, replays or is refused (J4),
+// and its durable submission (J1).
+#include "seat/admission.hpp"
+
+#include <cstdio>
+
+#include "sys/random.hpp"
+
+namespace courier::seat {
+
+namespace {
+
+Admission refuse(std::string why) {
+  Admission a;
+  a.verdict = Admission::Verdict::refuse;
+  a.why = std::move(why);
+  return a;
+}
+
+// The same id must name the same delivery: a different repo, remote, ref or
+// object under a known id is a mistake, never a new delivery.
+std::optional<std::string> mismatch(const journal::Submission& known, const journal::Submission& asked) {
+  const std::pair<const char*, std::pair<const std::string*, const std::string*>> fields[] = {
+      {"repository", {&known.repo, &asked.repo}},
+      {"remote", {&known.remote, &asked.remote}},
+      {"ref", {&known.ref, &asked.ref}},
+      {"object", {&known.oid, &asked.oid}},
+  };
+  for (const auto& [name, pair] : fields) {
+    if (*pair.first != *pair.second) {
+      return "delivery id " + asked.id + " was submitted for another " + name + " (" + *pair.first + ", not " +
+             *pair.second + "): a new delivery needs a new id";
+    }
+  }
+  return std::nullopt;
+}
+
+// An id whose latest attempt has not finished: in flight in a live process,
+// or left by one that is gone (recovery finishes it).
+Admission unfinished(const journal::Record& r) {
+  const auto& who = r.submission.submitter;
+  if (journal::is_alive(who)) {
+    return refuse("delivery id " + r.submission.id + " is in flight in process " + std::to_string(who.pid) +
+                  " (attempt " + std::to_string(r.submission.attempt) + "); wait for it, or revoke it there");
+  }
+  return refuse("delivery id " + r.submission.id + " was left unfinished by process " + std::to_string(who.pid) +
+                ", which is gone: run `git-courier recover` first");
+}
+
+// A finished id: replay it, or run it again as a compare-and-swap when it
+// ended interrupted or revoked with the remote's effect `possible`.
+Admission finished(const journal::Record& r, const journal::Submission& asked) {
+  auto last = r.last(journal::Step::finished);
+  auto recorded = last ? journal::outcome_from_detail(last->detail) : Result<Outcome>(fail(Errc::journal_failed, ""));
+  if (!recorded) return refuse("delivery id " + asked.id + " has no readable outcome in the journal");
+  const bool again = (recorded->kind == OutcomeKind::interrupted || recorded->kind == OutcomeKind::revoked) &&
+                     recorded->remote_effect == RemoteEffect::possible;
+  if (!again) {
+    Admission a;
+    a.verdict = Admission::Verdict::replay;
+    a.recorded = std::move(*recorded);
+    a.recorded.replayed = true;
+    a.recorded.delivery_id = asked.id;
+    return a;
+  }
+  auto old = journalled_old_oid(r);
+  if (!old) return refuse("delivery id " + asked.id + " may have been applied, and the journal has no old id to compare");
+  if (asked.expect_old && *asked.expect_old != *old) {
+    return refuse("delivery id " + asked.id + " may have been applied over " + *old +
+                  "; a re-delivery compares against that, not " + *asked.expect_old);
+  }
+  Admission a;
+  a.verdict = Admission::Verdict::run;
+  a.attempt = r.submission.attempt + 1;
+  a.expect_old = *old;
+  return a;
+}
+
+}  // namespace
+
+std::optional<std::string> journalled_old_oid(const journal::Record& r) {
+  for (auto step : {journal::Step::post_started, journal::Step::advertised}) {
+    if (auto e = r.last(step)) {
+      std::string old = journal::detail_text(e->detail, "old_oid");
+      if (!old.empty()) return old;
+    }
+  }
+  return std::nullopt;
+}
+
+Admission admit(journal::Journal& j, journal::Submission draft) {
+  auto known = j.find(draft.id);
+  if (!known) return refuse(known.error().message);
+  Admission a;
+  a.verdict = Admission::Verdict::run;
+  if (*known) {
+    if (auto why = mismatch((*known)->submission, draft)) return refuse(*why);
+    if (!(*known)->finished) return unfinished(**known);
+    a = finished(**known, draft);
+    if (a.verdict != Admission::Verdict::run) return a;
+    draft.expect_old = a.expect_old;
+  }
+  draft.attempt = a.attempt;
+  if (auto ok = j.submit(draft, journal::wall_now_ms()); !ok) {
+    return refuse("the delivery was not started because the journal cannot record it: " + ok.error().message);
+  }
+  return a;
+}
+
+std::string new_delivery_id() {
+  const auto now = static_cast<unsigned long long>(journal::wall_now_ms());
+  auto rnd = sys::random_bytes(10);
+  std::string r = rnd ? *rnd : std::string(10, '\0');
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08llx-%04llx-", (now >> 16) & 0xffffffffULL, now & 0xffffULL);
+  std::string id = buf;
+  static const char* const kHex = "0123456789abcdef";
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    if (i == 2 || i == 4) id += '-';
+    id += kHex[static_cast<unsigned char>(r[i]) >> 4];
+    id += kHex[static_cast<unsigned char>(r[i]) & 0xf];
+  }
+  return id;
+}
+
+}  // namespace courier::seat

@@ -1,0 +1,43 @@
+// admission.hpp — a delivery's entry into the journal (J1, J4): the
+// decision whether an id runs, replays its recorded outcome, runs again as a
+// compare-and-swap, or is refused; and the durable `submitted` that must
+// precede any dispatch.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "courier/outcome.hpp"
+#include "journal/journal.hpp"
+
+namespace courier::seat {
+
+struct Admission {
+  enum class Verdict {
+    run,     // journalled (durable); go on
+    replay,  // the id already finished: `recorded` is its outcome, nothing is sent
+    refuse,  // refused before dispatch: `why`
+  };
+  Verdict verdict = Verdict::refuse;
+  std::string why;
+  Outcome recorded;  // replay
+  int attempt = 1;   // run: this attempt's number
+  // run, attempt > 1: the compare-and-swap on the old id the journal
+  // recorded for the attempt that may have been applied (J4).
+  std::optional<std::string> expect_old;
+};
+
+// Decides for `draft` (its id, what it pushes where) against what the
+// journal knows, and journals the submission durably when it runs.
+// `draft.attempt` is ignored (the journal decides). Never throws; journal
+// errors refuse (a delivery never runs unjournalled).
+Admission admit(journal::Journal& j, journal::Submission draft);
+
+// A new delivery id: 16 bytes of randomness after the wall-clock
+// milliseconds, as 32 hex digits in UUID layout (ordered by time).
+std::string new_delivery_id();
+
+// The journalled old id of the latest attempt (advertised or post_started).
+std::optional<std::string> journalled_old_oid(const journal::Record& r);
+
+}  // namespace courier::seat

@@ -1,0 +1,167 @@
+// recovery.cpp — finishing deliveries a dead process left in the journal (J3).
+//
+// A delivery is touched only when the process that submitted it is gone,
+// told by pid + start time + boot id, and when no live process holds its
+// lane lock (this pass holds it while it works). A child still alive is
+// found the same way, never by pid alone, and killed through a pidfd that
+// was re-identified after it was opened. Finishing is a journal append that
+// the journal refuses if another recovery (or the owner) finished first, so
+// two passes, in one process or two, never both finish a delivery.
+#include "seat/recovery.hpp"
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "seat/lane.hpp"
+#include "sys/events.hpp"
+#include "sys/process.hpp"
+#include "sys/spawn.hpp"
+
+namespace courier::seat {
+
+namespace {
+
+std::optional<journal::ProcessIdentity> child_of(const journal::Record& r) {
+  auto e = r.last(journal::Step::dispatched);
+  if (!e) return std::nullopt;
+  journal::ProcessIdentity who;
+  who.pid = std::atoll(journal::detail_text(e->detail, "child_pid").c_str());
+  who.start_ticks = std::strtoull(journal::detail_text(e->detail, "child_start_ticks").c_str(), nullptr, 10);
+  who.boot_id = journal::detail_text(e->detail, "child_boot_id");
+  if (who.pid <= 0) return std::nullopt;
+  return who;
+}
+
+// A scratch directory kept for an unconfirmed stop, removed once nothing
+// runs: only a directory (not a symlink) named like ours under the
+// temporary directory, whatever the journal says.
+void remove_kept_scratch(const std::string& path) {
+  if (path.empty()) return;
+  const char* env = std::getenv("TMPDIR");
+  const std::string base = std::string(env && *env ? env : "/tmp") + "/git-courier-scratch-";
+  if (path.rfind(base, 0) != 0 || path.find("/..") != std::string::npos) return;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::symlink_status(path, ec))) return;
+  std::filesystem::remove_all(path, ec);
+}
+
+// The lane's lock, taken for the time of the recovery of one delivery;
+// nullopt when a live process holds it (the delivery is not touched).
+struct LaneHold {
+  std::optional<sys::LockFile> file;
+  ~LaneHold() {
+    if (file) file->unlock();
+  }
+};
+
+bool hold_lane(const RecoveryOptions& opt, const std::string& lane, LaneHold& hold) {
+  if (!opt.lane_dir || lane.empty()) return true;
+  auto f = sys::LockFile::open(opt.lane_dir, lane_lock_name(lane));
+  if (!f) return false;
+  auto locked = f->try_lock();
+  if (!locked || !*locked) return false;
+  hold.file = std::move(*f);
+  return true;
+}
+
+Outcome interrupted_outcome(const journal::Record& r, RemoteEffect effect) {
+  Outcome o;
+  o.kind = OutcomeKind::interrupted;
+  o.delivery_id = r.submission.id;
+  o.attempt = r.submission.attempt;
+  o.remote_effect = effect;
+  o.bytes_sent = 0;
+  if (auto old = r.last(journal::Step::advertised)) o.old_oid = journal::detail_text(old->detail, "old_oid");
+  if (auto d = r.last(journal::Step::dispatched)) {
+    o.dispatched = true;
+    o.kill_domain = journal::detail_text(d->detail, "kill_domain");
+  }
+  const journal::Step last = r.latest().empty() ? journal::Step::submitted : r.latest().back().step;
+  o.reason = std::string("the process that ran this delivery (pid ") + std::to_string(r.submission.submitter.pid) +
+             ") is gone; its last journalled step was " + journal::step_name(last) + "; finished by recovery";
+  return o;
+}
+
+void read_back(const RecoveryOptions& opt, const journal::Record& r, Outcome& o) {
+  if (o.remote_effect != RemoteEffect::possible) return;
+  if (!opt.read_back) {
+    o.reason += "; no read-back was made (none configured)";
+    return;
+  }
+  ObservedAfter seen = opt.read_back(r.submission.remote, r.submission.ref);
+  seen.matches_this_delivery = seen.error.empty() && seen.oid == r.submission.oid;
+  o.observed_after = std::move(seen);
+}
+
+// One unfinished delivery whose submitter is gone. nullopt: left alone.
+std::optional<Outcome> finish_unfinished(const RecoveryOptions& opt, const journal::Record& r) {
+  if (auto child = child_of(r); child && !stop_leftover(*child, opt.stop_bound)) return std::nullopt;
+  Outcome o = interrupted_outcome(r, recovered_effect(r));
+  read_back(opt, r, o);
+  journal::Entry e{journal::Step::finished, r.submission.attempt, journal::wall_now_ms(), journal::outcome_detail(o)};
+  if (auto ok = opt.journal->append(r.submission.id, e, true); !ok) return std::nullopt;
+  return o;
+}
+
+// One finished delivery whose stop was unconfirmed: confirmed now when its
+// child is gone; its kept scratch directory is removed.
+std::optional<Outcome> confirm_retained(const RecoveryOptions& opt, const journal::Record& r) {
+  auto last = r.last(journal::Step::finished);
+  if (!last) return std::nullopt;
+  auto o = journal::outcome_from_detail(last->detail);
+  if (!o) return std::nullopt;
+  if (auto child = child_of(r); child && !stop_leftover(*child, opt.stop_bound)) return std::nullopt;
+  journal::Entry e{journal::Step::stop_confirmed, r.submission.attempt, journal::wall_now_ms(),
+                   R"({"by":"recovery"})"};
+  if (auto ok = opt.journal->append(r.submission.id, e, true); !ok) return std::nullopt;
+  remove_kept_scratch(o->scratch_kept);
+  o->scratch_kept.clear();
+  o->reason += "; later confirmed stopped by recovery";
+  return *o;
+}
+
+}  // namespace
+
+RemoteEffect recovered_effect(const journal::Record& r) {
+  if (!r.last(journal::Step::post_started)) return RemoteEffect::none;
+  if (auto answered = r.last(journal::Step::answered)) {
+    auto e = remote_effect_from_name(journal::detail_text(answered->detail, "remote_effect"));
+    if (e) return *e;
+  }
+  return RemoteEffect::possible;
+}
+
+bool stop_leftover(const journal::ProcessIdentity& child, sys::MonoNs bound) {
+  const sys::MonoNs until = sys::mono_now_ns() + bound;
+  // The leader is gone. Members left in its process group cannot be told
+  // from a later group of the same number, so they are not signalled; a
+  // lane lock one of them still holds keeps the delivery out of recovery.
+  if (!journal::is_alive(child)) return true;
+  auto fd = sys::pidfd_open(static_cast<pid_t>(child.pid));
+  if (!fd) return !journal::is_alive(child);
+  // The pidfd now names one process: the one we identified, or (if the pid
+  // was reused between the check and the open) another, which we leave.
+  if (!journal::is_alive(child)) return true;
+  (void)sys::signal_group(static_cast<pid_t>(child.pid), SIGKILL);
+  (void)sys::pidfd_signal(fd->get(), SIGKILL);
+  auto ready = sys::wait_readable_until({fd->get()}, until);
+  return ready && !ready->empty();
+}
+
+Result<std::vector<Outcome>> recover(const RecoveryOptions& opt) {
+  auto work = opt.journal->open_work();
+  if (!work) return tl::unexpected(work.error());
+  std::vector<Outcome> done;
+  for (const auto& r : *work) {
+    if (journal::is_alive(r.submission.submitter)) continue;  // J3: never a live submitter's
+    LaneHold hold;
+    if (!hold_lane(opt, r.submission.lane, hold)) continue;  // J3: never a held lane's
+    auto o = r.finished ? confirm_retained(opt, r) : finish_unfinished(opt, r);
+    if (o) done.push_back(std::move(*o));
+  }
+  return done;
+}
+
+}  // namespace courier::seat
