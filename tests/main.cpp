@@ -8,6 +8,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "courier/courier.hpp"
@@ -31,6 +34,19 @@ bool whole_suite_run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (auto code = courier::run_child_if_requested(argc, argv)) return *code;
+  // Every git-courier the suites run keeps its default journal here, not
+  // in the user's state directory: the run leaves no trace.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string state = std::string(tmp && *tmp ? tmp : "/tmp") + "/courier-tests-state-XXXXXX";
+  if (::mkdtemp(state.data()) == nullptr) return 99;
+  ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+  struct RemoveState {
+    std::string dir;
+    ~RemoveState() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } remove_state{state};
   doctest::Context context(argc, argv);
   int rc = context.run();
   if (context.shouldExit() || !whole_suite_run(argc, argv)) return rc;

@@ -141,7 +141,77 @@ TEST_SUITE("verdict") {
     f.revoke_reason = "caller gave up";
     const Outcome o = verdict(f);
     CHECK(o.kind == OutcomeKind::revoked);
-    CHECK(o.reason == "revoked: caller gave up; child killed, stop confirmed");
+    CHECK(o.reason ==
+          "revoked: caller gave up; child killed, stop confirmed for its process group (a member that left the group "
+          "and closed its pipes would not be seen)");
+    CHECK(o.revoke_cause == "caller gave up");
+  }
+
+  TEST_CASE("A4 J2: in cgroup mode the confirmation says the cgroup was empty, and the outcome names its kill domain") {
+    StopFacts f = confirmed_stop(StopCause::revoked);
+    f.observed.child = stopped(true);
+    f.observed.dispatched = true;
+    f.revoke_reason = "caller gave up";
+    const Outcome o = verdict(f);
+    CHECK(o.reason == "revoked: caller gave up; child killed, stop confirmed (cgroup empty)");
+    CHECK(o.kill_domain == "cgroup");
+    f.observed.child = stopped(false);
+    CHECK(verdict(f).kill_domain == "process_group");
+  }
+
+  TEST_CASE("J2: a child killed before the POST was cleared has remote_effect none") {
+    for (auto cause : {StopCause::deadline, StopCause::revoked}) {
+      StopFacts f = confirmed_stop(cause);
+      const Outcome o = verdict(f);
+      CHECK(o.remote_effect == RemoteEffect::none);
+      CHECK(o.bytes_sent == std::optional<std::uint64_t>(0));
+    }
+  }
+
+  TEST_CASE("J2: a child killed after the POST was cleared has remote_effect possible") {
+    for (auto cause : {StopCause::deadline, StopCause::revoked, StopCause::protocol_fault}) {
+      StopFacts f = confirmed_stop(cause);
+      f.observed.timings.post_started = 500 * kNsPerMs;
+      const Outcome o = verdict(f);
+      CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible, "cause ", static_cast<int>(cause), ": ",
+                    remote_effect_name(o.remote_effect));
+    }
+    // A transport failure the child reported after the POST began, too.
+    StopFacts f = confirmed_stop(StopCause::after_result);
+    f.observed.timings.post_started = 500 * kNsPerMs;
+    f.result = result("transport_failed");
+    CHECK(verdict(f).remote_effect == RemoteEffect::possible);
+  }
+
+  TEST_CASE("J2: applied and refused come only from a report read after the POST began") {
+    StopFacts f = confirmed_stop(StopCause::after_result);
+    f.observed.timings.post_started = 500 * kNsPerMs;
+    f.result = result("delivered");
+    CHECK(verdict(f).remote_effect == RemoteEffect::applied);
+    f.result = result("rejected");
+    CHECK(verdict(f).remote_effect == RemoteEffect::refused);
+    // expect_old mismatch: rejected at the advertisement, nothing was sent.
+    f.observed.timings.post_started = 0;
+    CHECK(verdict(f).remote_effect == RemoteEffect::none);
+    f.result = result("up_to_date");
+    CHECK(verdict(f).remote_effect == RemoteEffect::none);
+  }
+
+  TEST_CASE("J2 S3: an unconfirmed stop caused by a revocation is cancel_uncertain, retains the seat, and keeps the "
+            "unconfirmed kind") {
+    StopFacts f = confirmed_stop(StopCause::revoked);
+    f.revoke_reason = "caller gave up";
+    f.unconfirmed = Unconfirmed{OutcomeKind::cleanup_unbounded, "end-of-file not seen"};
+    f.observed.timings.post_started = 500 * kNsPerMs;
+    const Outcome o = verdict(f);
+    CHECK(o.kind == OutcomeKind::cancel_uncertain);
+    CHECK(o.stop_failure == std::optional<OutcomeKind>(OutcomeKind::cleanup_unbounded));
+    CHECK(o.seat() == SeatDisposition::retain);
+    CHECK(o.remote_effect == RemoteEffect::possible);
+    CHECK(o.reason.find("caller gave up") != std::string::npos);
+    // The same failure at the deadline stays what it was.
+    f.cause = StopCause::deadline;
+    CHECK(verdict(f).kind == OutcomeKind::cleanup_unbounded);
   }
 
   TEST_CASE("P1: a child that exits without a result is a protocol fault naming how it ended") {

@@ -1,6 +1,7 @@
 // args.cpp — command-line parsing for `git-courier`.
 #include "cli/args.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -117,6 +118,13 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
   if (flag == "--allow-http-loopback") return o.set_switch(out.allow_http_loopback);
   if (flag == "--json") return o.set_switch(out.json);
   if (flag == "--quiet" || flag == "-q") return o.set_switch(out.quiet);
+  if (flag == "--journal") return o.set(out.journal);
+  if (flag == "--no-journal") return o.set_switch(out.no_journal);
+  if (flag == "--read-back") return o.set_switch(out.read_back);
+  if (flag == "--delivery-id") {
+    auto r = o.set(out.delivery_id);
+    return r ? check_delivery_id(*out.delivery_id) : r;
+  }
   if (flag == "--deadline") {
     auto v = o.value();
     if (!v) return tl::unexpected(v.error());
@@ -158,6 +166,69 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
   if (out.oid.has_value() == out.rev.has_value()) {
     return fail(Errc::invalid_argument, "give exactly one of --oid and --rev");
   }
+  if (out.no_journal && out.journal) return fail(Errc::invalid_argument, "give at most one of --journal and --no-journal");
+  if (out.no_journal && out.delivery_id) {
+    return fail(Errc::invalid_argument, "--delivery-id needs the journal (it is what remembers the id)");
+  }
+  return out;
+}
+
+Result<void> check_delivery_id(const std::string& id) {
+  const bool ok = !id.empty() && id.size() <= 128 && std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == ':' || c == '-';
+  });
+  if (!ok) return fail(Errc::invalid_argument, "a delivery id is 1 to 128 of A-Z a-z 0-9 . _ : -");
+  return {};
+}
+
+namespace {
+
+// Applies one option of log, show or recover. Errors: invalid_argument.
+Result<void> apply_journal_option(const std::string& command, OptionReader& o, JournalArgs& out) {
+  const std::string& flag = o.flag();
+  if (flag == "--journal") return o.set(out.journal);
+  if (flag == "--json") return o.set_switch(out.json);
+  if (command == "log" && flag == "--limit") {
+    auto v = o.value();
+    if (!v) return tl::unexpected(v.error());
+    if (v->empty() || v->size() > 6 || !std::all_of(v->begin(), v->end(), [](char c) { return std::isdigit(c); }) ||
+        std::stoul(*v) == 0) {
+      return fail(Errc::invalid_argument, "--limit must be a whole number from 1 to 999999");
+    }
+    out.limit = std::stoul(*v);
+    return {};
+  }
+  if (command == "recover") {
+    if (flag == "--lane-dir") return o.set(out.lane_dir);
+    if (flag == "--ca-file") return o.set(out.ca_file);
+    if (flag == "--allow-http-loopback") return o.set_switch(out.allow_http_loopback);
+    if (flag == "--auth") {
+      auto r = o.set(out.auth);
+      return r ? check_auth_spelling(out.auth) : r;
+    }
+  }
+  if (flag.rfind("-", 0) == 0) return fail(Errc::invalid_argument, "unknown option '" + flag + "' for " + command);
+  if (command == "show" && !out.id) {
+    if (auto ok = check_delivery_id(flag); !ok) return ok;
+    out.id = flag;
+    return {};
+  }
+  return fail(Errc::invalid_argument, "unexpected argument '" + flag + "' for " + command);
+}
+
+}  // namespace
+
+Result<JournalArgs> parse_journal_args(const std::string& command, const std::vector<std::string>& args) {
+  JournalArgs out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    OptionReader option(args, i);
+    if (option.flag() == "--help" || option.flag() == "-h") {
+      out.help = true;
+      return out;
+    }
+    if (auto r = apply_journal_option(command, option, out); !r) return tl::unexpected(r.error());
+  }
+  if (command == "show" && !out.id) return fail(Errc::invalid_argument, "show needs a delivery id");
   return out;
 }
 

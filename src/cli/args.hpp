@@ -38,6 +38,11 @@ struct PushArgs {
   std::optional<std::string> lane_dir;
   bool allow_http_loopback = false;
   std::string pack_engine = "libgit2";  // libgit2 | git
+  // The journal: a path, or the default (default_journal_path()); off with --no-journal.
+  std::optional<std::string> journal;
+  bool no_journal = false;
+  std::optional<std::string> delivery_id;
+  bool read_back = false;  // after `possible`: one advertisement GET, printed after the outcome
   bool json = false;
   bool quiet = false;
   bool help = false;
@@ -48,6 +53,26 @@ Result<std::chrono::milliseconds> parse_duration(const std::string& text);
 
 // Arguments after `push`. Errors: invalid_argument naming the flag.
 Result<PushArgs> parse_push_args(const std::vector<std::string>& args);
+
+// A delivery id given by the caller: 1 to 128 of [A-Za-z0-9._:-].
+// Errors: invalid_argument.
+Result<void> check_delivery_id(const std::string& id);
+
+// `log`, `show ID` and `recover`: the journal commands.
+struct JournalArgs {
+  std::optional<std::string> journal;
+  std::optional<std::string> id;  // show
+  std::size_t limit = 20;         // log
+  // recover: the lane directory whose locks it honours, and how it reads back.
+  std::optional<std::string> lane_dir;
+  std::string auth = "none";
+  std::optional<std::string> ca_file;
+  bool allow_http_loopback = false;
+  bool json = false;
+  bool help = false;
+};
+// `command` is "log", "show" or "recover". Errors: invalid_argument.
+Result<JournalArgs> parse_journal_args(const std::string& command, const std::vector<std::string>& args);
 
 struct KeygenArgs {
   std::string out;

@@ -7,6 +7,7 @@
 
 #include "auth/ed25519_minter.hpp"
 #include "cli/args.hpp"
+#include "cli/journal_cmd.hpp"
 #include "cli/push.hpp"
 #include "protocol/messages.hpp"
 
@@ -23,6 +24,9 @@ constexpr const char* kUsage =
     "commands:\n"
     "  push        deliver an object to a ref (see `git-courier push --help`)\n"
     "  keygen      make an Ed25519 signing key for --auth key:FILE\n"
+    "  log         recent deliveries from the journal, one line each\n"
+    "  show ID     every transition of one delivery, with times\n"
+    "  recover     finish deliveries a dead process left unfinished in the journal\n"
     "\n"
     "  --help      this text\n"
     "  --version   print the version\n";
@@ -32,6 +36,7 @@ constexpr const char* kPushUsage =
     "                        [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]\n"
     "                        [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]\n"
     "                        [--pack-engine libgit2|git] [--json] [--quiet]\n"
+    "                        [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]\n"
     "\n"
     "  --repo DIR             local repository holding the object (never written to)\n"
     "  --remote URL           https:// smart-HTTP remote (http:// only to loopback, with\n"
@@ -50,11 +55,31 @@ constexpr const char* kPushUsage =
     "  --pack-engine ENGINE   libgit2 (default): libgit2's packbuilder in the child;\n"
     "                         git: `git pack-objects` from PATH, run inside the child's\n"
     "                         kill domain, reusing the repository's stored deltas\n"
+    "  --journal FILE         the delivery journal (default\n"
+    "                         ${XDG_STATE_HOME:-$HOME/.local/state}/git-courier/journal.sqlite)\n"
+    "  --no-journal           keep no record (nothing survives a crash of this command)\n"
+    "  --delivery-id ID       the delivery's id: the same id is never pushed twice; after\n"
+    "                         remote_effect `possible` it is delivered again as a\n"
+    "                         compare-and-swap on the journalled old id\n"
+    "  --read-back            after `possible`: read the remote's ref once (printed after the\n"
+    "                         outcome; with --json, part of it)\n"
     "  --json                 print one JSON object with the outcome on stdout\n"
     "  --quiet                print only errors\n"
     "\n"
     "exit codes: 0 delivered/up_to_date, 1 rejected, 2 usage, 3 transport/auth/spawn,\n"
-    "            4 deadline_killed, 5 revoked/cancelled, 6 protocol_fault, 7 unconfirmed\n";
+    "            4 deadline_killed, 5 revoked/cancelled, 6 protocol_fault,\n"
+    "            7 unconfirmed/cancel_uncertain\n";
+
+constexpr const char* kJournalUsage =
+    "usage: git-courier log [--journal FILE] [--limit N] [--json]\n"
+    "       git-courier show ID [--journal FILE] [--json]\n"
+    "       git-courier recover [--journal FILE] [--lane-dir DIR] [--auth MODE] [--ca-file FILE]\n"
+    "                           [--allow-http-loopback] [--json]\n"
+    "\n"
+    "recover finishes every delivery whose process is gone (pid, start time and boot id)\n"
+    "and whose lane no live process holds, as `interrupted` with the remote_effect its\n"
+    "journal allows, and reads the remote's ref back after `possible`. Running it twice\n"
+    "changes nothing the second time.\n";
 
 void usage_error(const std::string& message, const char* hint) {
   std::fprintf(stderr, "git-courier: %s\n%s", message.c_str(), hint);
@@ -89,6 +114,20 @@ int run(int argc, char** argv) {
       return kExitOk;
     }
     return run_push(*parsed);
+  }
+  if (cmd == "log" || cmd == "show" || cmd == "recover") {
+    auto parsed = parse_journal_args(cmd, rest);
+    if (!parsed) {
+      usage_error(parsed.error().message, kJournalUsage);
+      return kExitUsage;
+    }
+    if (parsed->help) {
+      std::fputs(kJournalUsage, stdout);
+      return kExitOk;
+    }
+    if (cmd == "log") return run_log(*parsed);
+    if (cmd == "show") return run_show(*parsed);
+    return run_recover(*parsed);
   }
   if (cmd == "keygen") {
     auto parsed = parse_keygen_args(rest);

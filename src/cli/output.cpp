@@ -51,7 +51,39 @@ std::string short_id(const std::string& oid) { return oid.substr(0, 12); }
 
 }  // namespace
 
+std::string observed_line(const ObservedAfter& seen) {
+  if (!seen.error.empty()) return "read-back failed: " + seen.error;
+  return "read-back: the remote's ref was " + short_id(seen.oid) + " at " + std::to_string(seen.at_unix_ms) +
+         " ms (unix)" +
+         (seen.matches_this_delivery ? ", this delivery's object (it may also have come from another delivery)"
+                                     : ", not this delivery's object");
+}
+
+namespace {
+
+// What the remote may have done, for people: every `possible` says what to do.
+std::string effect_advice(const Outcome& o, const std::string& where) {
+  if (o.remote_effect != RemoteEffect::possible) return "";
+  return ". The remote may have applied it (the POST had begun and no answer was read): check " + where +
+         ", and deliver again with the same --delivery-id (a compare-and-swap on the old id" +
+         (o.old_oid ? " " + short_id(*o.old_oid) : std::string()) + ") rather than a new push";
+}
+
+std::string human_kind_line(const Outcome& o, const DeliveryFacts& f);
+
+}  // namespace
+
 std::string human_line(const Outcome& o, const DeliveryFacts& f) {
+  std::string line = human_kind_line(o, f);
+  if (o.replayed) line = "already done (delivery " + o.delivery_id + ", from the journal; nothing sent now): " + line;
+  line += effect_advice(o, f.ref + " at " + f.remote);
+  if (!o.journal_error.empty()) line += " [journal: " + o.journal_error + "]";
+  return line;
+}
+
+namespace {
+
+std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
   const std::string where = f.ref + " at " + f.remote;
   switch (o.kind) {
     case OutcomeKind::delivered:
@@ -64,9 +96,8 @@ std::string human_line(const Outcome& o, const DeliveryFacts& f) {
     case OutcomeKind::cancelled_no_dispatch:
       return "cancelled before anything was sent (no child was started): " + o.reason;
     case OutcomeKind::revoked:
-      return "revoked: the child was killed and its stop confirmed. Cancelling is not rollback: anything the "
-             "remote had already received may have been applied; check " +
-             where;
+      return std::string("revoked: the child was killed and its stop confirmed") +
+             (o.remote_effect == RemoteEffect::none ? "; nothing had been sent that the remote could apply" : "");
     case OutcomeKind::deadline_killed: {
       std::string s = "deadline reached: " + o.reason;
       if (auto over = o.deadline_overrun()) s += " (kill " + std::to_string(*over / 1000) + " us after the deadline)";
@@ -77,7 +108,9 @@ std::string human_line(const Outcome& o, const DeliveryFacts& f) {
     case OutcomeKind::cleanup_unbounded:
     case OutcomeKind::cleanup_unobserved:
     case OutcomeKind::domain_populated:
+    case OutcomeKind::cancel_uncertain:
       return std::string("UNCONFIRMED (") + outcome_name(o.kind) + "): " + o.reason +
+             (o.scratch_kept.empty() ? "" : ". Its scratch directory " + o.scratch_kept + " is kept") +
              ". The lane lock stays held while anything of the child may live. Check for processes of process "
              "group " +
              std::to_string(o.child.pid) + " (ps -o pid,pgid,args -g " + std::to_string(o.child.pid) +
@@ -86,6 +119,8 @@ std::string human_line(const Outcome& o, const DeliveryFacts& f) {
       return std::string(outcome_name(o.kind)) + ": " + o.reason;
   }
 }
+
+}  // namespace
 
 std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   using nlohmann::json;
@@ -109,6 +144,7 @@ std::string json_report(const Outcome& o, const DeliveryFacts& f) {
       {"pack", o.pack_ms.value_or(0)},
       {"upload", o.upload_ms.value_or(0)},
       {"stop_confirm", ms(t.kill != 0 ? t.kill : t.exited, t.confirmed)},
+      {"revoke", t.revoke != 0 ? json(ms(t.submitted, t.revoke)) : json(nullptr)},
   };
   json child;
   child["pid"] = o.child.pid;
@@ -120,6 +156,24 @@ std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   // subreaper, orphans were looked for and killed) or only the kill domain.
   child["stop_scope"] = o.child.subreaped ? "descendants" : "kill_domain";
   j["child"] = o.dispatched ? child : json(nullptr);
+  j["delivery_id"] = o.delivery_id;
+  j["attempt"] = o.attempt;
+  j["remote_effect"] = remote_effect_name(o.remote_effect);
+  j["kill_domain"] = o.kill_domain.empty() ? json(nullptr) : json(o.kill_domain);
+  j["replayed"] = o.replayed;
+  j["revoke_cause"] = o.revoke_cause.empty() ? json(nullptr) : json(o.revoke_cause);
+  j["stop_failure"] = o.stop_failure ? json(outcome_name(*o.stop_failure)) : json(nullptr);
+  j["scratch_kept"] = o.scratch_kept.empty() ? json(nullptr) : json(o.scratch_kept);
+  j["journal_error"] = o.journal_error.empty() ? json(nullptr) : json(o.journal_error);
+  if (o.observed_after) {
+    const auto& seen = *o.observed_after;
+    j["observed_after"] = {{"oid", seen.oid.empty() ? json(nullptr) : json(seen.oid)},
+                           {"at_unix_ms", seen.at_unix_ms},
+                           {"matches_this_delivery", seen.matches_this_delivery},
+                           {"error", seen.error.empty() ? json(nullptr) : json(seen.error)}};
+  } else {
+    j["observed_after"] = nullptr;
+  }
   if (auto over = o.deadline_overrun()) j["deadline_overrun_ms"] = static_cast<double>(*over) / 1e6;
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }

@@ -16,6 +16,10 @@ struct DeliveryFacts {
 
 int exit_code_for(OutcomeKind kind);
 std::string human_line(const Outcome& o, const DeliveryFacts& facts);
+// A read-back, for people: what the remote's ref was, when, and whether it
+// is this delivery's object (an observation, never a verdict).
+std::string observed_line(const ObservedAfter& seen);
+
 // One JSON object, no trailing newline.
 std::string json_report(const Outcome& o, const DeliveryFacts& facts);
 

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "cli/auth_setup.hpp"
+#include "cli/journal_cmd.hpp"
 #include "repo/repository.hpp"
 #include "cli/output.hpp"
 #include "courier/courier.hpp"
@@ -154,9 +155,13 @@ class ProgressView {
 // The executor the command runs its one delivery in: one worker, a
 // subreaper (the CLI forks nothing else: every orphan is a delivery's), log
 // lines on a terminal only, the child's stderr unless --quiet.
-ExecutorOptions executor_options(const PushArgs& a) {
+ExecutorOptions executor_options(const PushArgs& a, const std::string& journal) {
   ExecutorOptions eo;
   if (a.lane_dir) eo.lane_dir = *a.lane_dir;
+  eo.journal = journal;
+  // Recovery at start reads back what it finishes as `possible`, with this
+  // command's trust settings and credential mode.
+  eo.read_back = make_read_back(a.auth, a.ca_file, a.allow_http_loopback);
   eo.workers = 1;
   eo.subreaper = true;
   eo.on_log = [&a](std::string_view line) {
@@ -179,6 +184,7 @@ DeliveryRequest delivery_request(const PushArgs& a, const Validated& v) {
   req.oid = v.oid;
   req.ca_file = a.ca_file;
   req.allow_http_loopback = a.allow_http_loopback;
+  if (a.delivery_id) req.id = *a.delivery_id;
   if (a.pack_engine == "git") {
     req.pack_engine = PackEngine::git;
     req.git_program = v.git_program;
@@ -197,6 +203,13 @@ int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
   std::fflush(stdout);
   std::fflush(stderr);
   return code;
+}
+
+// One read-back of the delivery's ref, recorded in the outcome.
+void read_back_into(const PushArgs& a, const DeliveryFacts& f, Outcome& o) {
+  ObservedAfter seen = make_read_back(a.auth, a.ca_file, a.allow_http_loopback)(f.remote, f.ref);
+  seen.matches_this_delivery = seen.error.empty() && seen.oid == f.oid;
+  o.observed_after = std::move(seen);
 }
 
 int run_push(const PushArgs& a) {
@@ -233,7 +246,13 @@ int run_push(const PushArgs& a) {
   });
   if (!watcher) return usage("cannot watch signals: " + watcher.error().message);
 
-  const ExecutorOptions eo = executor_options(a);
+  std::string journal;
+  if (!a.no_journal) {
+    auto path = journal_path(a.journal);
+    if (!path) return usage(path.error().message);
+    journal = *path;
+  }
+  const ExecutorOptions eo = executor_options(a, journal);
   ProgressView view(!a.quiet && !a.json && sys::is_tty(2));
   view.set_lane(v->lane);
 
@@ -269,7 +288,16 @@ int run_push(const PushArgs& a) {
   // credential worked is bookkeeping after the fact, and a slow helper
   // must not hold back the answer. It has a bound of its own
   // (kCredentialSettleBound).
-  const int code = report(a, o, DeliveryFacts{v->remote, a.ref, v->oid});
+  // --read-back: after the turn has ended and its seat is released (J3),
+  // never inside it; the outcome is printed first unless --json waits for it.
+  const DeliveryFacts facts{v->remote, a.ref, v->oid};
+  const bool look = a.read_back && o.remote_effect == RemoteEffect::possible;
+  if (look && a.json) read_back_into(a, facts, o);
+  const int code = report(a, o, facts);
+  if (look && !a.json) {
+    read_back_into(a, facts, o);
+    std::fprintf(stderr, "%s\n", observed_line(*o.observed_after).c_str());
+  }
   (*auth)->after(o);
   return code;
 }

@@ -1,0 +1,229 @@
+// journal_cmd.cpp — `git-courier log`, `show ID` and `recover`, the default
+// journal path, and the CLI's read-back.
+#include "cli/journal_cmd.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/auth_setup.hpp"
+#include "cli/output.hpp"
+#include "journal/journal.hpp"
+#include "transport/http_leg.hpp"
+#include "transport/read_back.hpp"
+#include "wire/legs.hpp"
+#include "wire/text.hpp"
+
+namespace courier::cli {
+
+namespace {
+
+using nlohmann::json;
+
+int journal_error(const std::string& message) {
+  std::fprintf(stderr, "git-courier: %s\n", message.c_str());
+  return kExitFailed;
+}
+
+// 2026-12-01T12:00:00.123Z
+std::string iso_time(std::int64_t unix_ms) {
+  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
+  return buf;
+}
+
+// A detail as JSON (an object; text that is not one is kept as a string).
+json detail_json(const std::string& detail) {
+  json j = json::parse(detail, nullptr, false);
+  return j.is_discarded() ? json(detail) : j;
+}
+
+// The state a record is in: its outcome when finished, else its last step.
+std::string state_of(const journal::Record& r, std::string& effect) {
+  effect = "-";
+  const auto latest = r.latest();
+  if (latest.empty()) return "unknown";
+  if (r.finished) {
+    if (auto done = r.last(journal::Step::finished)) {
+      effect = journal::detail_text(done->detail, "remote_effect");
+      return journal::detail_text(done->detail, "kind");
+    }
+  }
+  return std::string("in flight: ") + journal::step_name(latest.back().step);
+}
+
+json record_json(const journal::Record& r, bool entries) {
+  std::string effect;
+  json j{{"id", r.submission.id},
+         {"attempt", r.submission.attempt},
+         {"repo", r.submission.repo},
+         {"remote", r.submission.remote},
+         {"ref", r.submission.ref},
+         {"oid", r.submission.oid},
+         {"expect_old", r.submission.expect_old ? json(*r.submission.expect_old) : json(nullptr)},
+         {"submitter_pid", r.submission.submitter.pid},
+         {"deadline", iso_time(r.submission.deadline_unix_ms)},
+         {"finished", r.finished},
+         {"state", state_of(r, effect)},
+         {"remote_effect", effect}};
+  if (auto done = r.last(journal::Step::finished)) j["outcome"] = detail_json(done->detail);
+  if (entries) {
+    json list = json::array();
+    for (const auto& e : r.entries) {
+      list.push_back(
+          {{"step", journal::step_name(e.step)}, {"attempt", e.attempt}, {"at", iso_time(e.at_unix_ms)}, {"detail", detail_json(e.detail)}});
+    }
+    j["transitions"] = std::move(list);
+  }
+  return j;
+}
+
+Result<std::unique_ptr<journal::Journal>> open_for(const JournalArgs& a) {
+  auto path = journal_path(a.journal);
+  if (!path) return tl::unexpected(path.error());
+  return journal::open_sqlite(*path);
+}
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+}  // namespace
+
+Result<std::string> default_journal_path() {
+  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg == '/') {
+    return std::string(xdg) + "/git-courier/journal.sqlite";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home == '/') {
+    return std::string(home) + "/.local/state/git-courier/journal.sqlite";
+  }
+  return fail(Errc::invalid_argument,
+              "no journal location: XDG_STATE_HOME and HOME are unset; give one with --journal, or --no-journal");
+}
+
+Result<std::string> journal_path(const std::optional<std::string>& given) {
+  if (given) return *given;
+  return default_journal_path();
+}
+
+ReadBackFn make_read_back(const std::string& auth, const std::optional<std::string>& ca_file,
+                          bool allow_http_loopback) {
+  return [auth, ca_file, allow_http_loopback](const std::string& remote, const std::string& ref) {
+    ObservedAfter seen;
+    const MonoNs deadline = sys::mono_after_ms(sys::mono_now_ns(), kReadBackBudget.count());
+    DeliveryRequest read;
+    read.remote = remote;
+    read.ref = ref;
+    transport::ReadRefOptions o;
+    o.remote = remote;
+    o.ref = ref;
+    o.ca_file = ca_file;
+    o.allow_http_loopback = allow_http_loopback;
+    o.deadline = deadline;
+    auto setup = AuthSetup::from_spec(auth, read, deadline);
+    if (!setup) {
+      seen.error = setup.error().message;
+      return seen;
+    }
+    if (auto mint = (*setup)->mint()) {
+      MintAnswer token = mint(MintRequest{std::string(wire::leg_spec(wire::Leg::advertisement).name), "GET",
+                                          wire::leg_url(remote, wire::Leg::advertisement), std::nullopt,
+                                          std::nullopt});
+      if (!token.header) {
+        seen.error = "no token for the read-back: " + token.refused;
+        return seen;
+      }
+      o.authorization = token.header;
+    }
+    transport::init_transport();
+    auto oid = transport::read_ref(o);
+    seen.at_unix_ms = journal::wall_now_ms();
+    if (oid) {
+      seen.oid = *oid;
+    } else {
+      seen.error = oid.error().message;
+    }
+    return seen;
+  };
+}
+
+int run_log(const JournalArgs& a) {
+  auto j = open_for(a);
+  if (!j) return journal_error(j.error().message);
+  auto list = (*j)->recent(a.limit);
+  if (!list) return journal_error(list.error().message);
+  json all = json::array();
+  for (const auto& r : *list) {
+    if (a.json) {
+      all.push_back(record_json(r, false));
+      continue;
+    }
+    std::string effect;
+    const std::string state = state_of(r, effect);
+    std::printf("%s  %s  %-22s %-9s %s %s at %s\n", r.submission.id.c_str(),
+                iso_time(r.entries.empty() ? 0 : r.entries.front().at_unix_ms).c_str(),
+                wire::printable(state, 64).c_str(), effect.c_str(), r.submission.oid.substr(0, 12).c_str(),
+                wire::printable(r.submission.ref, 200).c_str(), wire::printable(r.submission.remote, 300).c_str());
+  }
+  if (a.json) std::printf("%s\n", dump(all).c_str());
+  return kExitOk;
+}
+
+int run_show(const JournalArgs& a) {
+  auto j = open_for(a);
+  if (!j) return journal_error(j.error().message);
+  auto r = (*j)->find(*a.id);
+  if (!r) return journal_error(r.error().message);
+  if (!*r) return journal_error("no delivery " + *a.id + " in the journal");
+  if (a.json) {
+    std::printf("%s\n", dump(record_json(**r, true)).c_str());
+    return kExitOk;
+  }
+  const auto& s = (*r)->submission;
+  std::printf("delivery %s (attempt %d): %s to %s at %s\n", s.id.c_str(), s.attempt, s.oid.c_str(),
+              wire::printable(s.ref, 200).c_str(), wire::printable(s.remote, 300).c_str());
+  for (const auto& e : (*r)->entries) {
+    std::printf("  %s  #%d %-16s %s\n", iso_time(e.at_unix_ms).c_str(), e.attempt, journal::step_name(e.step),
+                wire::printable(e.detail, 2000).c_str());
+  }
+  return kExitOk;
+}
+
+int run_recover(const JournalArgs& a) {
+  auto path = journal_path(a.journal);
+  if (!path) return journal_error(path.error().message);
+  ExecutorOptions eo;
+  eo.journal = *path;
+  if (a.lane_dir) eo.lane_dir = *a.lane_dir;
+  eo.workers = 1;
+  eo.read_back = make_read_back(a.auth, a.ca_file, a.allow_http_loopback);
+  eo.on_log = [](std::string_view line) {
+    std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
+  };
+  Executor executor(eo);
+  // The executor recovered when it opened the journal; a journal it could
+  // not open is reported here.
+  auto again = executor.recover();
+  if (!again) return journal_error(again.error().message);
+  std::vector<Outcome> done = executor.recovered_at_start();
+  done.insert(done.end(), again->begin(), again->end());
+  json all = json::array();
+  for (const auto& o : done) {
+    if (a.json) {
+      all.push_back(json::parse(journal::outcome_detail(o), nullptr, false));
+    } else {
+      std::printf("recovered %s: %s, remote_effect %s: %s\n", o.delivery_id.c_str(), outcome_name(o.kind),
+                  remote_effect_name(o.remote_effect), wire::printable(o.reason, 2000).c_str());
+      if (o.observed_after) std::printf("  %s\n", observed_line(*o.observed_after).c_str());
+    }
+  }
+  if (a.json) std::printf("%s\n", dump(all).c_str());
+  if (!a.json && done.empty()) std::printf("nothing to recover\n");
+  return kExitOk;
+}
+
+}  // namespace courier::cli

@@ -1,0 +1,32 @@
+// journal_cmd.hpp — the CLI's side of the delivery journal: where it lives by
+// default, the read-back a person or `recover` asks for, and the commands
+// `log`, `show ID` and `recover`.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "cli/args.hpp"
+#include "courier/courier.hpp"
+
+namespace courier::cli {
+
+// ${XDG_STATE_HOME:-$HOME/.local/state}/git-courier/journal.sqlite.
+// Errors: invalid_argument (neither variable is set).
+Result<std::string> default_journal_path();
+
+// The journal a command uses: --journal, else the default.
+Result<std::string> journal_path(const std::optional<std::string>& given);
+
+// A read-back (J2): one advertisement GET of the remote within
+// kReadBackBudget from its start, with its own credential from `auth`
+// (minted for that GET alone, a read and not a push) and the same TLS
+// rules as a delivery.
+ReadBackFn make_read_back(const std::string& auth, const std::optional<std::string>& ca_file,
+                          bool allow_http_loopback);
+
+int run_log(const JournalArgs& a);
+int run_show(const JournalArgs& a);
+int run_recover(const JournalArgs& a);
+
+}  // namespace courier::cli
