@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -52,6 +53,16 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input, St
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
+  // The suite's state directory (tests/main.cpp) reaches every program a
+  // test runs, so a git-courier's default journal stays inside the run.
+  std::string state;
+  const bool has_state = std::any_of(env.begin(), env.end(), [](const std::string& e) {
+    return e.rfind("XDG_STATE_HOME=", 0) == 0;
+  });
+  if (const char* mine = std::getenv("XDG_STATE_HOME"); mine && !has_state) {
+    state = std::string("XDG_STATE_HOME=") + mine;
+    cenv.push_back(state.data());
+  }
   cenv.push_back(nullptr);
   const pid_t pid = ::fork();
   if (pid == 0) {

@@ -173,8 +173,8 @@ TEST_SUITE("verdict") {
       StopFacts f = confirmed_stop(cause);
       f.observed.timings.post_started = 500 * kNsPerMs;
       const Outcome o = verdict(f);
-      CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible, "cause ", static_cast<int>(cause), ": ",
-                    remote_effect_name(o.remote_effect));
+      CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible, "a kill after the POST was cleared reported remote_effect "
+                                                                 << remote_effect_name(o.remote_effect));
     }
     // A transport failure the child reported after the POST began, too.
     StopFacts f = confirmed_stop(StopCause::after_result);

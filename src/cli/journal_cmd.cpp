@@ -10,6 +10,7 @@
 
 #include "cli/auth_setup.hpp"
 #include "cli/output.hpp"
+#include "sys/process.hpp"
 #include "journal/journal.hpp"
 #include "transport/http_leg.hpp"
 #include "transport/read_back.hpp"
@@ -101,6 +102,7 @@ Result<std::string> default_journal_path() {
   if (const char* home = std::getenv("HOME"); home && *home == '/') {
     return std::string(home) + "/.local/state/git-courier/journal.sqlite";
   }
+  if (auto home = sys::home_of_effective_user()) return *home + "/.local/state/git-courier/journal.sqlite";
   return fail(Errc::invalid_argument,
               "no journal location: XDG_STATE_HOME and HOME are unset; give one with --journal, or --no-journal");
 }

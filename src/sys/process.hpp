@@ -41,6 +41,10 @@ Result<std::string> find_on_path(const std::string& name, const std::optional<st
 // process group pgid. One system call; false means the group is empty.
 bool group_has_members(pid_t pgid);
 
+// The effective user's home directory from the password database (an
+// absolute path), or nullopt.
+std::optional<std::string> home_of_effective_user();
+
 // Names of the variables in this process's environment.
 std::vector<std::string> environment_keys();
 // This process's whole environment, as KEY=VALUE entries.

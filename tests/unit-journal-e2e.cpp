@@ -1,0 +1,493 @@
+// unit-journal-e2e.cpp — the journal with real processes, a real SQLite file
+// and the TLS fixture server in front of git http-backend: where a delivery
+// can be killed (a held advertisement GET, a held POST), by the deadline, a
+// revocation or the parent's SIGKILL; what the journal, the outcome's
+// remote_effect and the read-back then say (J1-J4); recovery; re-delivery.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "journal/journal.hpp"
+#include "push_setup.hpp"
+#include "sys/clock.hpp"
+#include "sys/process.hpp"
+
+using namespace courier;
+using nlohmann::json;
+using sys::kNsPerMs;
+
+namespace {
+
+struct Setup : test::PushSetup {
+  std::string journal_path;
+  explicit Setup(int commits = 3) : PushSetup(commits) { journal_path = dir.path() + "/state/journal.sqlite"; }
+
+  ExecutorOptions journalled() const {
+    ExecutorOptions o = executor_options();
+    o.journal = journal_path;
+    return o;
+  }
+
+  DeliveryRequest with_id(const std::string& id, const std::string& oid, std::int64_t budget_ms = 30'000) {
+    DeliveryRequest r = request("r", oid, budget_ms);
+    r.id = id;
+    return r;
+  }
+
+  // The delivery as the journal has it now, read through a connection of
+  // our own (what another process, or this one after a crash, would see).
+  journal::Record record(const std::string& id) const {
+    auto j = journal::open_sqlite(journal_path);
+    REQUIRE_MESSAGE(j.has_value(), (j ? "" : j.error().message));
+    auto r = (*j)->find(id);
+    REQUIRE(r.has_value());
+    REQUIRE_MESSAGE(r->has_value(), "no delivery " << id << " in the journal");
+    return **r;
+  }
+
+  std::vector<std::string> cli(std::vector<std::string> extra) const {
+    std::vector<std::string> a = {COURIER_BINARY,
+                                  "push",
+                                  "--repo",
+                                  source,
+                                  "--remote",
+                                  server.url("r"),
+                                  "--ref",
+                                  "refs/heads/main",
+                                  "--oid",
+                                  tip,
+                                  "--ca-file",
+                                  server.ca_file(),
+                                  "--lane-dir",
+                                  dir.path() + "/lanes",
+                                  "--journal",
+                                  journal_path,
+                                  "--quiet"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+
+  test::RunResult recover(bool json_out = true) const {
+    std::vector<std::string> a = {COURIER_BINARY, "recover",   "--journal", journal_path, "--lane-dir",
+                                  dir.path() + "/lanes", "--ca-file", server.ca_file()};
+    if (json_out) a.push_back("--json");
+    return test::run(a, {}, test::Stdin::bytes, {"PATH=/usr/bin:/bin", "LANG=C"});
+  }
+};
+
+std::vector<journal::Step> steps(const journal::Record& r) {
+  std::vector<journal::Step> out;
+  for (const auto& e : r.latest()) out.push_back(e.step);
+  return out;
+}
+
+std::string steps_text(const journal::Record& r) {
+  std::string s;
+  for (auto step : steps(r)) s += std::string(journal::step_name(step)) + " ";
+  return s;
+}
+
+bool has_step(const journal::Record& r, journal::Step s) { return r.last(s).has_value(); }
+
+// Another connection holding the journal's write lock (BEGIN EXCLUSIVE),
+// as a stuck process would.
+class HeldLock {
+ public:
+  explicit HeldLock(const std::string& path) {
+    REQUIRE(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db_, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  }
+  ~HeldLock() {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db_);
+  }
+  HeldLock(const HeldLock&) = delete;
+  HeldLock& operator=(const HeldLock&) = delete;
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+// Waits (bounded) until no process has this pid: the fact a test waits for
+// after a SIGKILL, never a fixed sleep.
+bool gone_within(std::int64_t pid, long timeout_ms) {
+  const auto until = sys::mono_now_ns() + timeout_ms * kNsPerMs;
+  while (sys::mono_now_ns() < until) {
+    const char st = sys::proc_state(static_cast<pid_t>(pid));
+    if (st == 0 || st == 'Z') return true;
+    ::usleep(2'000);
+  }
+  return false;
+}
+
+std::int64_t child_pid_in(const journal::Record& r) {
+  auto d = r.last(journal::Step::dispatched);
+  return d ? std::atoll(journal::detail_text(d->detail, "child_pid").c_str()) : 0;
+}
+
+// Waits until the journal names the delivery's child (the dispatched entry
+// is written off the supervising loop).
+journal::Record wait_dispatched(const Setup& s, const std::string& id) {
+  for (int i = 0; i < 2'000; ++i) {
+    auto r = s.record(id);
+    if (child_pid_in(r) > 0) return r;
+    ::usleep(2'000);
+  }
+  FAIL("the journal never named the child of " << id);
+  return {};
+}
+
+}  // namespace
+
+TEST_SUITE("journal") {
+  TEST_CASE("J1 J2: a child killed while the advertisement GET is held sent nothing: remote_effect none, no "
+            "post_started in the journal") {
+    for (const char* how : {"deadline", "revoke"}) {
+      CAPTURE(how);
+      Setup s;
+      s.server.create_bare_repo("r");
+      s.server.hold(test::RequestMatch::next("GET", "info/refs"));
+      Executor ex(s.journalled());
+      const bool by_deadline = std::string(how) == "deadline";
+      auto h = ex.submit(s.with_id(std::string("get-") + how, s.tip, by_deadline ? 1'500 : 30'000));
+      REQUIRE(s.server.wait_for_held(20'000).has_value());
+      if (!by_deadline) h.revoke("the buyer cancelled");
+      Outcome o = h.wait();
+      CHECK_MESSAGE(o.kind == (by_deadline ? OutcomeKind::deadline_killed : OutcomeKind::revoked), o.reason);
+      CHECK(o.remote_effect == RemoteEffect::none);
+      CHECK(o.bytes_sent == std::optional<std::uint64_t>(0));
+      CHECK_FALSE(o.kill_domain.empty());
+      const auto r = s.record(o.delivery_id);
+      CHECK_MESSAGE(!has_step(r, journal::Step::post_started), steps_text(r));
+      CHECK(r.finished);
+      CHECK(journal::detail_text(r.last(journal::Step::finished)->detail, "remote_effect") == "none");
+      s.server.release();
+    }
+  }
+
+  TEST_CASE("J1: a revocation is journalled with its cause, for a queued delivery before revoke() returns") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    s.server.hold(test::RequestMatch::next("GET", "info/refs"));
+    Executor ex(s.journalled());
+    auto first = ex.submit(s.with_id("holder", s.tip));
+    REQUIRE(s.server.wait_for_held(20'000).has_value());
+    // The second waits behind the first's seat: never dispatched.
+    auto second = ex.submit(s.with_id("queued", s.tip));
+    second.revoke("the buyer cancelled the queued one");
+    {
+      // Read right after revoke() returned, through another connection.
+      const auto r = s.record("queued");
+      auto rr = r.last(journal::Step::revoke_requested);
+      REQUIRE_MESSAGE(rr.has_value(), "revoke_requested is not durable when revoke() returns: " << steps_text(r));
+      CHECK(journal::detail_text(rr->detail, "cause") == "the buyer cancelled the queued one");
+    }
+    CHECK(second.wait().kind == OutcomeKind::cancelled_no_dispatch);
+    // A live one: the kill first, the journal right after.
+    first.revoke("the buyer cancelled the live one");
+    Outcome o = first.wait();
+    CHECK_MESSAGE(o.kind == OutcomeKind::revoked, o.reason);
+    CHECK(o.revoke_cause == "the buyer cancelled the live one");
+    const auto r = s.record("holder");
+    auto rr = r.last(journal::Step::revoke_requested);
+    REQUIRE_MESSAGE(rr.has_value(), steps_text(r));
+    CHECK(journal::detail_text(rr->detail, "cause") == "the buyer cancelled the live one");
+    s.server.release();
+  }
+
+  TEST_CASE("J1 J2: post_started is durable while the server holds the POST, and a kill then leaves remote_effect "
+            "possible") {
+    for (const char* how : {"deadline", "revoke"}) {
+      CAPTURE(how);
+      Setup s;
+      s.server.create_bare_repo("r");
+      s.server.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+      Executor ex(s.journalled());
+      const bool by_deadline = std::string(how) == "deadline";
+      auto h = ex.submit(s.with_id(std::string("post-") + how, s.tip, by_deadline ? 3'000 : 30'000));
+      REQUIRE(s.server.wait_for_held(20'000).has_value());
+      {
+        const auto r = s.record(std::string("post-") + how);
+        auto ps = r.last(journal::Step::post_started);
+        REQUIRE_MESSAGE(ps.has_value(), "the POST is at the server but post_started is not journalled: " << steps_text(r));
+        CHECK(journal::detail_text(ps->detail, "old_oid") == std::string(40, '0'));
+      }
+      if (!by_deadline) h.revoke("the buyer cancelled");
+      Outcome o = h.wait();
+      CHECK_MESSAGE(o.kind == (by_deadline ? OutcomeKind::deadline_killed : OutcomeKind::revoked), o.reason);
+      CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible,
+                    "a kill after post_started reported remote_effect " << remote_effect_name(o.remote_effect));
+      CHECK(o.bytes_sent.value_or(0) > 0);
+      s.server.release();
+    }
+  }
+
+  TEST_CASE("J1: when post_started cannot be made durable the POST never starts: failed, remote_effect none, "
+            "nothing sent") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    s.server.hold(test::RequestMatch::next("GET", "info/refs"));
+    Executor ex(s.journalled());
+    auto h = ex.submit(s.with_id("locked-at-post", s.tip));
+    REQUIRE(s.server.wait_for_held(20'000).has_value());
+    wait_dispatched(s, "locked-at-post");
+    Outcome o;
+    {
+      // A stuck process holds the journal's lock from here to the outcome.
+      HeldLock lock(s.journal_path);
+      s.server.release();
+      o = h.wait();
+    }
+    CHECK_MESSAGE(o.kind == OutcomeKind::failed, o.reason);
+    CHECK(o.reason.find("post_started could not be journalled") != std::string::npos);
+    CHECK(o.remote_effect == RemoteEffect::none);
+    CHECK_FALSE(o.journal_error.empty());
+    CHECK_MESSAGE(s.posts("r") == 0, "a POST reached the server although post_started was never durable");
+    CHECK(s.remote_ref("r").empty());
+  }
+
+  TEST_CASE("J2: a remote that applies the pack and drops the connection before answering: possible, and the "
+            "read-back sees the new id") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    s.server.close_after_headers(test::RequestMatch::next("POST", "git-receive-pack"), test::CloseMode::none, true);
+    auto r = test::run(s.cli({"--json", "--read-back", "--delivery-id", "dropped"}), {}, test::Stdin::bytes,
+                       {"PATH=/usr/bin:/bin", "LANG=C"});
+    CHECK_MESSAGE(r.exit_code == 3, r.err);
+    const json j = json::parse(r.out);
+    CHECK(j["outcome"] == "transport_failed");
+    CHECK(j["remote_effect"] == "possible");
+    CHECK(j["delivery_id"] == "dropped");
+    REQUIRE(j["observed_after"].is_object());
+    CHECK(j["observed_after"]["oid"] == s.tip);
+    CHECK(j["observed_after"]["matches_this_delivery"] == true);
+    CHECK(j["observed_after"]["at_unix_ms"].get<std::int64_t>() > 0);
+    CHECK(s.remote_ref("r") == s.tip);
+  }
+
+  TEST_CASE("J3: after the parent is SIGKILLed, recover finishes the delivery interrupted with the remote_effect "
+            "its journal allows; a second recover changes nothing") {
+    for (const char* leg : {"GET", "POST"}) {
+      CAPTURE(leg);
+      Setup s;
+      s.server.create_bare_repo("r");
+      const bool post = std::string(leg) == "POST";
+      s.server.hold(test::RequestMatch::next(leg, post ? "git-receive-pack" : "info/refs"));
+      test::LineProcess cli(s.cli({"--delivery-id", "crashed"}));
+      REQUIRE(s.server.wait_for_held(20'000).has_value());
+      const auto r = wait_dispatched(s, "crashed");
+      cli.kill_hard();
+      cli.wait_exit();
+      // PDEATHSIG ends the child with its parent: wait for that fact.
+      REQUIRE(gone_within(child_pid_in(r), 5'000));
+      s.server.release();
+      if (post) {
+        // The server goes on with the POST it had read: it applies the pack.
+        for (int i = 0; i < 2'500 && s.remote_ref("r").empty(); ++i) ::usleep(2'000);
+        REQUIRE(s.remote_ref("r") == s.tip);
+      }
+      auto rec = s.recover();
+      REQUIRE_MESSAGE(rec.exit_code == 0, rec.err);
+      const json out = json::parse(rec.out);
+      REQUIRE(out.size() == 1);
+      CHECK(out[0]["kind"] == "interrupted");
+      CHECK(out[0]["delivery_id"] == "crashed");
+      CHECK(out[0]["remote_effect"] == (post ? "possible" : "none"));
+      if (post) {
+        REQUIRE(out[0]["observed_after"].is_object());
+        CHECK(out[0]["observed_after"]["oid"] == s.tip);
+        CHECK(out[0]["observed_after"]["matches_this_delivery"] == true);
+      }
+      const auto done = s.record("crashed");
+      CHECK(done.finished);
+      const std::size_t entries = done.entries.size();
+      auto again = s.recover();
+      REQUIRE_MESSAGE(again.exit_code == 0, again.err);
+      CHECK(json::parse(again.out).empty());
+      CHECK(s.record("crashed").entries.size() == entries);
+    }
+  }
+
+  TEST_CASE("J3: recovery never takes a reused pid for the delivery's processes (pid + start time + boot id)") {
+    Setup s;
+    // A delivery journalled by "this pid" with another start time: the
+    // process that submitted it is gone, whatever holds the pid now. Its
+    // child's pid is a live process of ours with another start time: not
+    // its child, and never signalled.
+    test::LineProcess bystander({"/bin/sh", "-c", "echo up; exec cat"});
+    REQUIRE(!bystander.wait_line("up", 5'000).empty());
+    auto me = journal::identify(sys::self_pid());
+    auto them = journal::identify(bystander.pid());
+    REQUIRE(me.has_value());
+    REQUIRE(them.has_value());
+    {
+      auto j = journal::open_sqlite(s.journal_path);
+      REQUIRE(j.has_value());
+      journal::Submission sub;
+      sub.id = "reused";
+      sub.repo = s.source;
+      sub.remote = s.server.url("r");
+      sub.lane = "lane-of-reused";
+      sub.ref = "refs/heads/main";
+      sub.oid = s.tip;
+      sub.submitter = *me;
+      sub.submitter.start_ticks += 1;
+      REQUIRE((*j)->submit(sub, journal::wall_now_ms()).has_value());
+      json child{{"child_pid", std::to_string(them->pid)},
+                 {"child_start_ticks", std::to_string(them->start_ticks + 1)},
+                 {"child_boot_id", them->boot_id}};
+      REQUIRE((*j)->append("reused", {journal::Step::dispatched, 1, journal::wall_now_ms(), child.dump()}, false));
+    }
+    Executor ex(s.journalled());
+    REQUIRE(ex.recovered_at_start().size() == 1);
+    CHECK(ex.recovered_at_start()[0].kind == OutcomeKind::interrupted);
+    CHECK(ex.recovered_at_start()[0].remote_effect == RemoteEffect::none);
+    const char st = sys::proc_state(bystander.pid());
+    CHECK_MESSAGE((st != 0 && st != 'Z'), "recovery killed a process that only shared a pid with the child");
+  }
+
+  TEST_CASE("J3: recovery never touches a delivery whose submitter is alive") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    s.server.hold(test::RequestMatch::next("GET", "info/refs"));
+    Executor ex(s.journalled());
+    auto h = ex.submit(s.with_id("alive", s.tip));
+    REQUIRE(s.server.wait_for_held(20'000).has_value());
+    auto rec = s.recover();
+    REQUIRE_MESSAGE(rec.exit_code == 0, rec.err);
+    CHECK(json::parse(rec.out).empty());
+    CHECK_FALSE(s.record("alive").finished);
+    h.revoke("done");
+    h.wait();
+    s.server.release();
+  }
+
+  TEST_CASE("J4: a delivered id submitted again pushes nothing: the recorded outcome is replayed") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    {
+      Executor ex(s.journalled());
+      Outcome o = ex.submit(s.with_id("paid-42", s.tip)).wait();
+      REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+      CHECK(o.remote_effect == RemoteEffect::applied);
+      CHECK(has_step(s.record("paid-42"), journal::Step::answered));
+    }
+    const auto before = s.server.count().total;
+    Executor ex(s.journalled());
+    Outcome again = ex.submit(s.with_id("paid-42", s.tip)).wait();
+    CHECK(again.kind == OutcomeKind::delivered);
+    CHECK(again.replayed);
+    CHECK(ex.spawned() == 0);
+    CHECK_MESSAGE(s.server.count().total == before, "the server saw requests for a replayed delivery");
+    // The same id for another object is a mistake, never a new delivery.
+    Outcome other = ex.submit(s.with_id("paid-42", s.rev("HEAD~1"))).wait();
+    CHECK(other.kind == OutcomeKind::failed);
+    CHECK(other.reason.find("another object") != std::string::npos);
+    CHECK(s.server.count().total == before);
+  }
+
+  TEST_CASE("J4: an interrupted `possible` delivery is delivered again only as a compare-and-swap: a ref moved "
+            "meanwhile is not clobbered") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    // Held, and once released answered 500 without running the backend:
+    // the POST is never applied.
+    s.server.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    s.server.respond(test::RequestMatch::next("POST", "git-receive-pack"), 500);
+    {
+      test::LineProcess cli(s.cli({"--delivery-id", "cas"}));
+      REQUIRE(s.server.wait_for_held(20'000).has_value());
+      const auto r = wait_dispatched(s, "cas");
+      cli.kill_hard();
+      cli.wait_exit();
+      REQUIRE(gone_within(child_pid_in(r), 5'000));
+    }
+    // The held POST is answered 500 and never applied; someone else moves
+    // the ref meanwhile.
+    s.server.release();
+    const std::string other = s.rev("HEAD~1");
+    auto pushed = test::git({"push", "-q", s.server.repo_path("r"), other + ":refs/heads/main"}, s.source);
+    REQUIRE_MESSAGE(pushed.ok(), pushed.err);
+    REQUIRE(s.remote_ref("r") == other);
+    auto rec = s.recover();
+    REQUIRE_MESSAGE(rec.exit_code == 0, rec.err);
+    REQUIRE(json::parse(rec.out).size() == 1);
+    CHECK(json::parse(rec.out)[0]["remote_effect"] == "possible");
+    // Again, with the same id: attempt 2, compared against the journalled
+    // old id (the ref was absent), which is no longer what the remote has.
+    auto again = test::run(s.cli({"--json", "--delivery-id", "cas"}), {}, test::Stdin::bytes,
+                           {"PATH=/usr/bin:/bin", "LANG=C"});
+    const json j = json::parse(again.out);
+    CHECK_MESSAGE(j["outcome"] == "rejected", again.out);
+    CHECK(j["attempt"] == 2);
+    CHECK(j["remote_effect"] == "none");
+    CHECK(s.remote_ref("r") == other);
+  }
+
+  TEST_CASE("J1: a journal that cannot be used refuses the delivery before dispatch: nothing is sent") {
+    for (const char* what : {"corrupt", "locked", "not a directory"}) {
+      CAPTURE(what);
+      Setup s;
+      s.server.create_bare_repo("r");
+      std::filesystem::create_directories(s.dir.path() + "/state");
+      ExecutorOptions eo = s.journalled();
+      std::unique_ptr<HeldLock> lock;
+      if (std::string(what) == "corrupt") {
+        test::write_file(s.journal_path, std::string(8192, 'x'));
+      } else if (std::string(what) == "locked") {
+        { auto j = journal::open_sqlite(s.journal_path); REQUIRE(j.has_value()); }
+        lock = std::make_unique<HeldLock>(s.journal_path);
+      } else {
+        test::write_file(s.dir.path() + "/file", "x");
+        eo.journal = s.dir.path() + "/file/journal.sqlite";
+      }
+      Executor ex(eo);
+      Outcome o = ex.submit(s.with_id("refused", s.tip)).wait();
+      CHECK_MESSAGE(o.kind == OutcomeKind::failed, o.reason);
+      CHECK(o.reason.find("journal") != std::string::npos);
+      CHECK_FALSE(o.dispatched);
+      CHECK(ex.spawned() == 0);
+      CHECK(s.server.count().total == 0);
+    }
+  }
+
+  TEST_CASE("J2: the CLI's --json and its log and show tell the journal's story of a delivered push") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    auto r = test::run(s.cli({"--json", "--delivery-id", "story"}), {}, test::Stdin::bytes,
+                       {"PATH=/usr/bin:/bin", "LANG=C"});
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const json j = json::parse(r.out);
+    CHECK(j["remote_effect"] == "applied");
+    CHECK(j["delivery_id"] == "story");
+    CHECK(j["bytes_sent"].get<std::uint64_t>() > 0);
+    CHECK((j["kill_domain"] == "cgroup" || j["kill_domain"] == "process_group"));
+    auto log = test::run({COURIER_BINARY, "log", "--journal", s.journal_path}, {}, test::Stdin::bytes,
+                         {"PATH=/usr/bin:/bin"});
+    REQUIRE(log.exit_code == 0);
+    CHECK(log.out.find("story") != std::string::npos);
+    CHECK(log.out.find("delivered") != std::string::npos);
+    auto show = test::run({COURIER_BINARY, "show", "story", "--journal", s.journal_path, "--json"}, {},
+                          test::Stdin::bytes, {"PATH=/usr/bin:/bin"});
+    REQUIRE(show.exit_code == 0);
+    // dispatched is written off the supervising loop, so its place among
+    // the child's own steps is not fixed; every other step is in order.
+    std::vector<std::string> seen;
+    bool dispatched = false;
+    for (const auto& t : json::parse(show.out)["transitions"]) {
+      if (t["step"] == "dispatched") {
+        dispatched = true;
+      } else {
+        seen.push_back(t["step"]);
+      }
+    }
+    CHECK(dispatched);
+    const std::vector<std::string> expected = {"submitted", "claimed", "advertised", "post_started", "answered",
+                                               "finished"};
+    CHECK(seen == expected);
+  }
+}
