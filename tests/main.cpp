@@ -8,6 +8,9 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -30,6 +33,26 @@ bool whole_suite_run(int argc, char** argv) {
   return suite;
 }
 
+// Scratch directories the product kept on purpose (an unconfirmed stop
+// keeps its child's files, docs/operations.md): the suites make such stops
+// deliberately and kill what they left running, so what the product kept
+// for them is theirs to remove — this process's, and those of the CLIs it
+// ran, which are gone.
+void remove_kept_scratch() {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string base = tmp && *tmp ? tmp : "/tmp";
+  const std::string prefix = "git-courier-scratch-";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const long pid = std::atol(name.c_str() + prefix.size());
+    if (pid == static_cast<long>(::getpid()) || (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0)) {
+      std::filesystem::remove_all(e.path(), ec);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,6 +68,7 @@ int main(int argc, char** argv) {
     ~RemoveState() {
       std::error_code ec;
       std::filesystem::remove_all(dir, ec);
+      remove_kept_scratch();
     }
   } remove_state{state};
   doctest::Context context(argc, argv);

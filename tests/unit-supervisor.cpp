@@ -239,8 +239,13 @@ TEST_SUITE("supervisor") {
     CHECK_MESSAGE(unconfirmed_children() == before + 1, "the unconfirmed-children count was not incremented");
     CHECK(o.child.reaped);
     CHECK_FALSE(o.child.stdout_eof);
+    // The work that may still run keeps its scratch directory, named.
+    CHECK(o.kill_domain == "process_group");
+    CHECK_MESSAGE(!o.scratch_kept.empty(), "an unconfirmed stop did not keep its scratch directory");
+    CHECK(std::filesystem::is_directory(o.scratch_kept));
     // Clean up what the product, correctly, could not.
     ::kill(hs[0], SIGKILL);
+    std::filesystem::remove_all(o.scratch_kept);
   }
 
   TEST_CASE("S3: a setsid escapee is killed through the cgroup, and the stop is confirmed") {
