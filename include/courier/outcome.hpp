@@ -32,10 +32,10 @@ using MonoNs = std::int64_t;
   X(wait_failed)        /* waitid failed: the exit cannot be known */                             \
   X(cleanup_unbounded)  /* end-of-file not seen within EOF_BOUND after the reap */                \
   X(cleanup_unobserved) /* a read error or loop failure: the pipes could not be watched */        \
-  X(domain_populated)   /* the kill domain still had members after the kill */             \
-  X(cancel_uncertain)   /* a revocation's kill could not be confirmed (an unconfirmed stop */ \
-                        /* caused by a revocation; stop_failure names which) */               \
-  /* Found unfinished in the journal after its parent died; finished by recovery. */          \
+  X(domain_populated)   /* the kill domain still had members after the kill */                    \
+  X(cancel_uncertain)   /* a revocation's kill could not be confirmed (an unconfirmed stop */     \
+                        /* caused by a revocation; stop_failure names which) */                   \
+  /* Found unfinished in the journal after its parent died; finished by recovery. */              \
   X(interrupted)
 
 enum class OutcomeKind {
@@ -55,7 +55,7 @@ bool is_unconfirmed(OutcomeKind k);
 #define COURIER_REMOTE_EFFECT_LIST(X)                                                  \
   X(none)     /* provably nothing the remote could apply was sent (no post_started) */ \
   X(possible) /* the POST was cleared to begin and no report-status was read */        \
-  X(applied)  /* the report said ok for the ref */                                    \
+  X(applied)  /* the report said ok for the ref */                                     \
   X(refused)  /* the report said ng for the ref */
 
 enum class RemoteEffect {
@@ -74,10 +74,10 @@ std::optional<OutcomeKind> outcome_from_name(const std::string& name);
 // turn ended and its seat was released. An observation with a time, never
 // a verdict: it may see a later delivery's update.
 struct ObservedAfter {
-  std::string oid;            // the ref's id as advertised (40 zeros: the ref is absent)
-  std::int64_t at_unix_ms = 0;  // when the advertisement was read (wall clock)
+  std::string oid;                     // the ref's id as advertised (40 zeros: the ref is absent)
+  std::int64_t at_unix_ms = 0;         // when the advertisement was read (wall clock)
   bool matches_this_delivery = false;  // oid is this delivery's gated object
-  std::string error;          // the read-back failed: why (oid empty)
+  std::string error;                   // the read-back failed: why (oid empty)
 };
 
 enum class SeatDisposition { release, retain };
@@ -115,8 +115,8 @@ struct Timings {
   MonoNs kill = 0;          // first SIGKILL to the domain (0: none)
   MonoNs exited = 0;        // leader exit observed
   MonoNs reaped = 0;
-  MonoNs confirmed = 0;  // stop confirmed: seat ready (0: never)
-  MonoNs revoke = 0;     // revoke() called (0: never)
+  MonoNs confirmed = 0;     // stop confirmed: seat ready (0: never)
+  MonoNs revoke = 0;        // revoke() called (0: never)
   MonoNs post_started = 0;  // the POST was cleared to begin (0: never)
 };
 

@@ -88,9 +88,9 @@ struct Entry {
 
 // A delivery as the journal knows it.
 struct Record {
-  Submission submission;        // of the latest attempt
-  std::vector<Entry> entries;   // every attempt's, oldest first
-  bool finished = false;        // the latest attempt has a finished entry
+  Submission submission;       // of the latest attempt
+  std::vector<Entry> entries;  // every attempt's, oldest first
+  bool finished = false;       // the latest attempt has a finished entry
   // The latest attempt's entries only.
   std::vector<Entry> latest() const;
   // The latest attempt's last entry of this step, if any.
@@ -158,5 +158,10 @@ Result<Outcome> outcome_from_detail(std::string_view detail);
 
 // A field of an entry's detail as text ("" when absent or not a string).
 std::string detail_text(std::string_view detail, std::string_view field);
+
+// The `submitted` entry's detail: the submission as a JSON object (id,
+// attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,
+// submitter {pid, start_ticks, boot_id}).
+std::string submission_detail(const Submission& s);
 
 }  // namespace courier::journal

@@ -10,6 +10,10 @@ using MonoNs = std::int64_t;
 
 MonoNs mono_now_ns();
 
+// Milliseconds since the epoch (CLOCK_REALTIME): for records that outlive
+// this boot (the journal), never for a deadline or a wait.
+std::int64_t wall_now_ms();
+
 // "No instant": waits until an event, never a clock.
 inline constexpr MonoNs kForever = INT64_MAX;
 
