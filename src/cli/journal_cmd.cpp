@@ -33,7 +33,7 @@ std::string iso_time(std::int64_t unix_ms) {
   const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  char buf[40];
+  char buf[96];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                 tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(unix_ms % 1000));
   return buf;
@@ -47,7 +47,7 @@ json detail_json(const std::string& detail) {
 
 // The state a record is in: its outcome when finished, else its last step.
 std::string state_of(const journal::Record& r, std::string& effect) {
-  effect = "-";
+  effect.assign(1, '-');
   const auto latest = r.latest();
   if (latest.empty()) return "unknown";
   if (r.finished) {
