@@ -318,7 +318,7 @@ TEST_SUITE("journal") {
     // process that submitted it is gone, whatever holds the pid now. Its
     // child's pid is a live process of ours with another start time: not
     // its child, and never signalled.
-    test::LineProcess bystander({"/bin/sh", "-c", "echo up; exec cat"});
+    test::LineProcess bystander({"/bin/sh", "-c", "echo up; exec sleep 600"});
     REQUIRE(!bystander.wait_line("up", 5'000).empty());
     auto me = journal::identify(sys::self_pid());
     auto them = journal::identify(bystander.pid());
@@ -478,14 +478,15 @@ TEST_SUITE("journal") {
     // the child's own steps is not fixed; every other step is in order.
     std::vector<std::string> seen;
     bool dispatched = false;
-    for (const auto& t : json::parse(show.out)["transitions"]) {
+    const json shown = json::parse(show.out);
+    for (const auto& t : shown["transitions"]) {
       if (t["step"] == "dispatched") {
         dispatched = true;
       } else {
         seen.push_back(t["step"]);
       }
     }
-    CHECK(dispatched);
+    CHECK_MESSAGE(dispatched, show.out);
     const std::vector<std::string> expected = {"submitted", "claimed", "advertised", "post_started", "answered",
                                                "finished"};
     CHECK(seen == expected);
