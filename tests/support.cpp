@@ -53,13 +53,15 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input, St
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
-  // The suite's state directory (tests/main.cpp) reaches every program a
-  // test runs, so a git-courier's default journal stays inside the run.
+  // The suite's state directory (tests/main.cpp) reaches every git-courier
+  // command a test runs, so its default journal stays inside the run. (Not
+  // the delivery child run by hand: its environment is what a test checks.)
   std::string state;
   const bool has_state = std::any_of(env.begin(), env.end(), [](const std::string& e) {
     return e.rfind("XDG_STATE_HOME=", 0) == 0;
   });
-  if (const char* mine = std::getenv("XDG_STATE_HOME"); mine && !has_state) {
+  const bool command = argv.size() > 1 && argv[1].rfind("__", 0) != 0;
+  if (const char* mine = std::getenv("XDG_STATE_HOME"); mine && !has_state && command) {
     state = std::string("XDG_STATE_HOME=") + mine;
     cenv.push_back(state.data());
   }

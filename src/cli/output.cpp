@@ -64,9 +64,15 @@ namespace {
 // What the remote may have done, for people: every `possible` says what to do.
 std::string effect_advice(const Outcome& o, const std::string& where) {
   if (o.remote_effect != RemoteEffect::possible) return "";
-  return ". The remote may have applied it (the POST had begun and no answer was read): check " + where +
-         ", and deliver again with the same --delivery-id (a compare-and-swap on the old id" +
-         (o.old_oid ? " " + short_id(*o.old_oid) : std::string()) + ") rather than a new push";
+  const std::string head = ". The remote may have applied it (the POST had begun and no answer was read): check " +
+                           where;
+  // Only these two are delivered again under the same id (J4).
+  if (o.kind == OutcomeKind::interrupted || o.kind == OutcomeKind::revoked) {
+    return head + ", or deliver again with the same --delivery-id " + o.delivery_id +
+           " (a compare-and-swap on the old id" + (o.old_oid ? " " + short_id(*o.old_oid) : std::string()) +
+           ") rather than a new push";
+  }
+  return head + " before any new attempt (which needs a new --delivery-id)";
 }
 
 std::string human_kind_line(const Outcome& o, const DeliveryFacts& f);

@@ -75,10 +75,10 @@ struct Submission {
 };
 
 // One transition. `detail` is a JSON object (text) whose fields depend on
-// the step: dispatched {child:{pid,start_ticks,boot_id}, kill_domain,
-// scratch_dir}, advertised {old_oid}, post_started {old_oid},
-// revoke_requested {cause, dispatched}, finished {the outcome: see
-// outcome_detail()}, stop_confirmed {by}.
+// the step: submitted {the submission}, dispatched {child_pid,
+// child_start_ticks, child_boot_id}, advertised {old_oid}, post_started
+// {old_oid}, answered {remote_effect}, revoke_requested {cause, claimed},
+// finished {the outcome: see outcome_detail()}, stop_confirmed {by}.
 struct Entry {
   Step step = Step::submitted;
   int attempt = 1;

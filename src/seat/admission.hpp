@@ -33,8 +33,8 @@ struct Admission {
 // errors refuse (a delivery never runs unjournalled).
 Admission admit(journal::Journal& j, journal::Submission draft);
 
-// A new delivery id: 16 bytes of randomness after the wall-clock
-// milliseconds, as 32 hex digits in UUID layout (ordered by time).
+// A new delivery id: the wall-clock milliseconds, then 10 bytes of
+// randomness, as 32 hex digits in UUID layout (ordered by time).
 std::string new_delivery_id();
 
 // The journalled old id of the latest attempt (advertised or post_started).

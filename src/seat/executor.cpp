@@ -762,9 +762,12 @@ struct Executor::Impl {
 
   Result<std::vector<Outcome>> run_recovery() {
     if (!journal) return fail(Errc::journal_failed, journal_refusal.empty() ? "no journal" : journal_refusal);
+    // J3: a delivery whose lane a live process holds is never touched, and
+    // only the lane directory can tell: without it, nothing is recovered.
+    if (!lane_dir) return fail(Errc::invalid_argument, "recovery needs the lane directory: " + lane_dir.error().message);
     seat::RecoveryOptions ro;
     ro.journal = journal.get();
-    if (lane_dir) ro.lane_dir = *lane_dir;
+    ro.lane_dir = *lane_dir;
     ro.read_back = opt.read_back;
     ro.stop_bound = opt.reap_bound + opt.eof_bound;
     return seat::recover(ro);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 
 #include "supervisor/strays.hpp"
@@ -18,6 +19,11 @@ namespace courier::supervisor {
 namespace {
 
 std::atomic<std::uint64_t> g_sequence{0};
+
+// The marker that keeps a scratch directory out of the next host's sweep:
+// the work that may still run there keeps its files until a confirmation
+// (recovery) removes the directory.
+constexpr const char* kKeptMarker = ".kept-unconfirmed";
 
 // Scratch directories are named after the host's pid, so that the ones a
 // host killed with SIGKILL left behind (it could not remove them) are removed
@@ -32,6 +38,8 @@ std::string make_scratch_dir() {
     for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
       const std::string name = e.path().filename().string();
       if (name.rfind(prefix, 0) != 0) continue;
+      // Kept for an unconfirmed stop: not ours to remove on a pid alone.
+      if (std::filesystem::exists(e.path() / kKeptMarker, ec)) continue;
       const long pid = std::atol(name.c_str() + prefix.size());
       if (pid > 0 && !sys::pid_exists(static_cast<pid_t>(pid))) std::filesystem::remove_all(e.path(), ec);
     }
@@ -81,6 +89,12 @@ Result<SpawnPlan> plan_spawn(const SupervisorOptions& opt) {
 
 ChildProcess::ChildProcess(Observed& obs, const CurrentOptions& opts, const sys::Epoll& epoll, Log log)
     : obs_(obs), opts_(opts), epoll_(epoll), log_(std::move(log)) {}
+
+std::string ChildProcess::keep_scratch() {
+  keep_scratch_ = true;
+  if (!scratch_.empty()) std::ofstream(scratch_ + "/" + kKeptMarker) << "the stop of this directory's child is unconfirmed\n";
+  return scratch_;
+}
 
 ChildProcess::~ChildProcess() {
   std::error_code ec;

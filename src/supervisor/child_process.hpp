@@ -110,10 +110,7 @@ class ChildProcess {
   const std::string& scratch() const { return scratch_; }
   // The stop is unconfirmed: the scratch directory is not removed (the work
   // that may still run keeps its files). Returns its path.
-  std::string keep_scratch() {
-    keep_scratch_ = true;
-    return scratch_;
-  }
+  std::string keep_scratch();
 
  private:
   Result<void> open_stdio(const SpawnPlan& plan);
