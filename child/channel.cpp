@@ -36,7 +36,8 @@ Result<void> Channel::check(const std::string& phase, std::optional<std::string>
   if (!reply) return tl::unexpected(reply.error());
   const auto* a = std::get_if<protocol::Authority>(&*reply);
   if (!a || a->phase != phase) return fail(Errc::invalid_value, "the parent answered a check with something else");
-  if (!a->ok) return fail(Errc::invalid_value, "the parent refused at " + phase + ": " + a->reason.value_or("no reason"));
+  if (!a->ok)
+    return fail(Errc::invalid_value, "the parent refused at " + phase + ": " + a->reason.value_or("no reason"));
   return {};
 }
 

@@ -57,9 +57,8 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input, St
   // command a test runs, so its default journal stays inside the run. (Not
   // the delivery child run by hand: its environment is what a test checks.)
   std::string state;
-  const bool has_state = std::any_of(env.begin(), env.end(), [](const std::string& e) {
-    return e.rfind("XDG_STATE_HOME=", 0) == 0;
-  });
+  const bool has_state =
+      std::any_of(env.begin(), env.end(), [](const std::string& e) { return e.rfind("XDG_STATE_HOME=", 0) == 0; });
   const bool command = argv.size() > 1 && argv[1].rfind("__", 0) != 0;
   if (const char* mine = std::getenv("XDG_STATE_HOME"); mine && !has_state && command) {
     state = std::string("XDG_STATE_HOME=") + mine;

@@ -50,29 +50,21 @@ struct Setup : test::PushSetup {
   }
 
   std::vector<std::string> cli(std::vector<std::string> extra) const {
-    std::vector<std::string> a = {COURIER_BINARY,
-                                  "push",
-                                  "--repo",
-                                  source,
-                                  "--remote",
-                                  server.url("r"),
-                                  "--ref",
-                                  "refs/heads/main",
-                                  "--oid",
-                                  tip,
-                                  "--ca-file",
-                                  server.ca_file(),
-                                  "--lane-dir",
-                                  dir.path() + "/lanes",
-                                  "--journal",
-                                  journal_path,
+    std::vector<std::string> a = {COURIER_BINARY, "push",
+                                  "--repo",       source,
+                                  "--remote",     server.url("r"),
+                                  "--ref",        "refs/heads/main",
+                                  "--oid",        tip,
+                                  "--ca-file",    server.ca_file(),
+                                  "--lane-dir",   dir.path() + "/lanes",
+                                  "--journal",    journal_path,
                                   "--quiet"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
 
   test::RunResult recover(bool json_out = true) const {
-    std::vector<std::string> a = {COURIER_BINARY, "recover",   "--journal", journal_path, "--lane-dir",
+    std::vector<std::string> a = {COURIER_BINARY,        "recover",   "--journal",     journal_path, "--lane-dir",
                                   dir.path() + "/lanes", "--ca-file", server.ca_file()};
     if (json_out) a.push_back("--json");
     return test::run(a, {}, test::Stdin::bytes, {"PATH=/usr/bin:/bin", "LANG=C"});
@@ -144,8 +136,9 @@ journal::Record wait_dispatched(const Setup& s, const std::string& id) {
 }  // namespace
 
 TEST_SUITE("journal") {
-  TEST_CASE("J1 J2: a child killed while the advertisement GET is held sent nothing: remote_effect none, no "
-            "post_started in the journal") {
+  TEST_CASE(
+      "J1 J2: a child killed while the advertisement GET is held sent nothing: remote_effect none, no "
+      "post_started in the journal") {
     for (const char* how : {"deadline", "revoke"}) {
       CAPTURE(how);
       Setup s;
@@ -199,8 +192,9 @@ TEST_SUITE("journal") {
     s.server.release();
   }
 
-  TEST_CASE("J1 J2: post_started is durable while the server holds the POST, and a kill then leaves remote_effect "
-            "possible") {
+  TEST_CASE(
+      "J1 J2: post_started is durable while the server holds the POST, and a kill then leaves remote_effect "
+      "possible") {
     for (const char* how : {"deadline", "revoke"}) {
       CAPTURE(how);
       Setup s;
@@ -213,7 +207,8 @@ TEST_SUITE("journal") {
       {
         const auto r = s.record(std::string("post-") + how);
         auto ps = r.last(journal::Step::post_started);
-        REQUIRE_MESSAGE(ps.has_value(), "the POST is at the server but post_started is not journalled: " << steps_text(r));
+        REQUIRE_MESSAGE(ps.has_value(),
+                        "the POST is at the server but post_started is not journalled: " << steps_text(r));
         CHECK(journal::detail_text(ps->detail, "old_oid") == std::string(40, '0'));
       }
       if (!by_deadline) h.revoke("the buyer cancelled");
@@ -226,8 +221,9 @@ TEST_SUITE("journal") {
     }
   }
 
-  TEST_CASE("J1: when post_started cannot be made durable the POST never starts: failed, remote_effect none, "
-            "nothing sent") {
+  TEST_CASE(
+      "J1: when post_started cannot be made durable the POST never starts: failed, remote_effect none, "
+      "nothing sent") {
     Setup s;
     s.server.create_bare_repo("r");
     s.server.hold(test::RequestMatch::next("GET", "info/refs"));
@@ -250,8 +246,9 @@ TEST_SUITE("journal") {
     CHECK(s.remote_ref("r").empty());
   }
 
-  TEST_CASE("J2: a remote that applies the pack and drops the connection before answering: possible, and the "
-            "read-back sees the new id") {
+  TEST_CASE(
+      "J2: a remote that applies the pack and drops the connection before answering: possible, and the "
+      "read-back sees the new id") {
     Setup s;
     s.server.create_bare_repo("r");
     s.server.close_after_headers(test::RequestMatch::next("POST", "git-receive-pack"), test::CloseMode::none, true);
@@ -269,8 +266,9 @@ TEST_SUITE("journal") {
     CHECK(s.remote_ref("r") == s.tip);
   }
 
-  TEST_CASE("J3: after the parent is SIGKILLed, recover finishes the delivery interrupted with the remote_effect "
-            "its journal allows; a second recover changes nothing") {
+  TEST_CASE(
+      "J3: after the parent is SIGKILLed, recover finishes the delivery interrupted with the remote_effect "
+      "its journal allows; a second recover changes nothing") {
     for (const char* leg : {"GET", "POST"}) {
       CAPTURE(leg);
       Setup s;
@@ -390,8 +388,9 @@ TEST_SUITE("journal") {
     CHECK(s.server.count().total == before);
   }
 
-  TEST_CASE("J4: an interrupted `possible` delivery is delivered again only as a compare-and-swap: a ref moved "
-            "meanwhile is not clobbered") {
+  TEST_CASE(
+      "J4: an interrupted `possible` delivery is delivered again only as a compare-and-swap: a ref moved "
+      "meanwhile is not clobbered") {
     Setup s;
     s.server.create_bare_repo("r");
     // Held, and once released answered 500 without running the backend:
@@ -419,8 +418,8 @@ TEST_SUITE("journal") {
     CHECK(json::parse(rec.out)[0]["remote_effect"] == "possible");
     // Again, with the same id: attempt 2, compared against the journalled
     // old id (the ref was absent), which is no longer what the remote has.
-    auto again = test::run(s.cli({"--json", "--delivery-id", "cas"}), {}, test::Stdin::bytes,
-                           {"PATH=/usr/bin:/bin", "LANG=C"});
+    auto again =
+        test::run(s.cli({"--json", "--delivery-id", "cas"}), {}, test::Stdin::bytes, {"PATH=/usr/bin:/bin", "LANG=C"});
     const json j = json::parse(again.out);
     CHECK_MESSAGE(j["outcome"] == "rejected", again.out);
     CHECK(j["attempt"] == 2);
@@ -439,7 +438,10 @@ TEST_SUITE("journal") {
       if (std::string(what) == "corrupt") {
         test::write_file(s.journal_path, std::string(8192, 'x'));
       } else if (std::string(what) == "locked") {
-        { auto j = journal::open_sqlite(s.journal_path); REQUIRE(j.has_value()); }
+        {
+          auto j = journal::open_sqlite(s.journal_path);
+          REQUIRE(j.has_value());
+        }
         lock = std::make_unique<HeldLock>(s.journal_path);
       } else {
         test::write_file(s.dir.path() + "/file", "x");
@@ -466,8 +468,8 @@ TEST_SUITE("journal") {
     CHECK(j["delivery_id"] == "story");
     CHECK(j["bytes_sent"].get<std::uint64_t>() > 0);
     CHECK((j["kill_domain"] == "cgroup" || j["kill_domain"] == "process_group"));
-    auto log = test::run({COURIER_BINARY, "log", "--journal", s.journal_path}, {}, test::Stdin::bytes,
-                         {"PATH=/usr/bin:/bin"});
+    auto log =
+        test::run({COURIER_BINARY, "log", "--journal", s.journal_path}, {}, test::Stdin::bytes, {"PATH=/usr/bin:/bin"});
     REQUIRE(log.exit_code == 0);
     CHECK(log.out.find("story") != std::string::npos);
     CHECK(log.out.find("delivered") != std::string::npos);
@@ -487,8 +489,8 @@ TEST_SUITE("journal") {
       }
     }
     CHECK_MESSAGE(dispatched, show.out);
-    const std::vector<std::string> expected = {"submitted", "claimed", "advertised", "post_started", "answered",
-                                               "finished"};
+    const std::vector<std::string> expected = {"submitted",    "claimed",  "advertised",
+                                               "post_started", "answered", "finished"};
     CHECK(seen == expected);
   }
 }

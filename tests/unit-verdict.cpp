@@ -173,8 +173,8 @@ TEST_SUITE("verdict") {
       StopFacts f = confirmed_stop(cause);
       f.observed.timings.post_started = 500 * kNsPerMs;
       const Outcome o = verdict(f);
-      CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible, "a kill after the POST was cleared reported remote_effect "
-                                                                 << remote_effect_name(o.remote_effect));
+      CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible,
+                    "a kill after the POST was cleared reported remote_effect " << remote_effect_name(o.remote_effect));
     }
     // A transport failure the child reported after the POST began, too.
     StopFacts f = confirmed_stop(StopCause::after_result);
@@ -197,8 +197,9 @@ TEST_SUITE("verdict") {
     CHECK(verdict(f).remote_effect == RemoteEffect::none);
   }
 
-  TEST_CASE("J2 S3: an unconfirmed stop caused by a revocation is cancel_uncertain, retains the seat, and keeps the "
-            "unconfirmed kind") {
+  TEST_CASE(
+      "J2 S3: an unconfirmed stop caused by a revocation is cancel_uncertain, retains the seat, and keeps the "
+      "unconfirmed kind") {
     StopFacts f = confirmed_stop(StopCause::revoked);
     f.revoke_reason = "caller gave up";
     f.unconfirmed = Unconfirmed{OutcomeKind::cleanup_unbounded, "end-of-file not seen"};

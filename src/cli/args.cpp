@@ -166,7 +166,8 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
   if (out.oid.has_value() == out.rev.has_value()) {
     return fail(Errc::invalid_argument, "give exactly one of --oid and --rev");
   }
-  if (out.no_journal && out.journal) return fail(Errc::invalid_argument, "give at most one of --journal and --no-journal");
+  if (out.no_journal && out.journal)
+    return fail(Errc::invalid_argument, "give at most one of --journal and --no-journal");
   if (out.no_journal && out.delivery_id) {
     return fail(Errc::invalid_argument, "--delivery-id needs the journal (it is what remembers the id)");
   }

@@ -77,8 +77,10 @@ json record_json(const journal::Record& r, bool entries) {
   if (entries) {
     json list = json::array();
     for (const auto& e : r.entries) {
-      list.push_back(
-          {{"step", journal::step_name(e.step)}, {"attempt", e.attempt}, {"at", iso_time(e.at_unix_ms)}, {"detail", detail_json(e.detail)}});
+      list.push_back({{"step", journal::step_name(e.step)},
+                      {"attempt", e.attempt},
+                      {"at", iso_time(e.at_unix_ms)},
+                      {"detail", detail_json(e.detail)}});
     }
     j["transitions"] = std::move(list);
   }
@@ -133,8 +135,7 @@ ReadBackFn make_read_back(const std::string& auth, const std::optional<std::stri
     }
     if (auto mint = (*setup)->mint()) {
       MintAnswer token = mint(MintRequest{std::string(wire::leg_spec(wire::Leg::advertisement).name), "GET",
-                                          wire::leg_url(remote, wire::Leg::advertisement), std::nullopt,
-                                          std::nullopt});
+                                          wire::leg_url(remote, wire::Leg::advertisement), std::nullopt, std::nullopt});
       if (!token.header) {
         seen.error = "no token for the read-back: " + token.refused;
         return seen;

@@ -22,8 +22,7 @@ Result<std::string> journal_path(const std::optional<std::string>& given);
 // kReadBackBudget from its start, with its own credential from `auth`
 // (minted for that GET alone, a read and not a push) and the same TLS
 // rules as a delivery.
-ReadBackFn make_read_back(const std::string& auth, const std::optional<std::string>& ca_file,
-                          bool allow_http_loopback);
+ReadBackFn make_read_back(const std::string& auth, const std::optional<std::string>& ca_file, bool allow_http_loopback);
 
 int run_log(const JournalArgs& a);
 int run_show(const JournalArgs& a);

@@ -64,8 +64,8 @@ namespace {
 // What the remote may have done, for people: every `possible` says what to do.
 std::string effect_advice(const Outcome& o, const std::string& where) {
   if (o.remote_effect != RemoteEffect::possible) return "";
-  const std::string head = ". The remote may have applied it (the POST had begun and no answer was read): check " +
-                           where;
+  const std::string head =
+      ". The remote may have applied it (the POST had begun and no answer was read): check " + where;
   // Only these two are delivered again under the same id (J4).
   if (o.kind == OutcomeKind::interrupted || o.kind == OutcomeKind::revoked) {
     return head + ", or deliver again with the same --delivery-id " + o.delivery_id +

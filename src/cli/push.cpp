@@ -212,6 +212,20 @@ void read_back_into(const PushArgs& a, const DeliveryFacts& f, Outcome& o) {
   o.observed_after = std::move(seen);
 }
 
+// The outcome, and with --read-back after `possible` one look at the ref:
+// after the turn has ended and its seat is released (J3), never inside it;
+// printed after the outcome, unless --json waits for it to include it.
+int report_and_read_back(const PushArgs& a, const DeliveryFacts& facts, Outcome& o) {
+  const bool look = a.read_back && o.remote_effect == RemoteEffect::possible;
+  if (look && a.json) read_back_into(a, facts, o);
+  const int code = report(a, o, facts);
+  if (look && !a.json) {
+    read_back_into(a, facts, o);
+    std::fprintf(stderr, "%s\n", observed_line(*o.observed_after).c_str());
+  }
+  return code;
+}
+
 int run_push(const PushArgs& a) {
   // The command's deadline counts from here: the checks and the revision
   // lookup below spend the same budget as the delivery does.
@@ -246,13 +260,9 @@ int run_push(const PushArgs& a) {
   });
   if (!watcher) return usage("cannot watch signals: " + watcher.error().message);
 
-  std::string journal;
-  if (!a.no_journal) {
-    auto path = journal_path(a.journal);
-    if (!path) return usage(path.error().message);
-    journal = *path;
-  }
-  const ExecutorOptions eo = executor_options(a, journal);
+  auto journal = a.no_journal ? Result<std::string>(std::string()) : journal_path(a.journal);
+  if (!journal) return usage(journal.error().message);
+  const ExecutorOptions eo = executor_options(a, *journal);
   ProgressView view(!a.quiet && !a.json && sys::is_tty(2));
   view.set_lane(v->lane);
 
@@ -288,16 +298,7 @@ int run_push(const PushArgs& a) {
   // credential worked is bookkeeping after the fact, and a slow helper
   // must not hold back the answer. It has a bound of its own
   // (kCredentialSettleBound).
-  // --read-back: after the turn has ended and its seat is released (J3),
-  // never inside it; the outcome is printed first unless --json waits for it.
-  const DeliveryFacts facts{v->remote, a.ref, v->oid};
-  const bool look = a.read_back && o.remote_effect == RemoteEffect::possible;
-  if (look && a.json) read_back_into(a, facts, o);
-  const int code = report(a, o, facts);
-  if (look && !a.json) {
-    read_back_into(a, facts, o);
-    std::fprintf(stderr, "%s\n", observed_line(*o.observed_after).c_str());
-  }
+  const int code = report_and_read_back(a, DeliveryFacts{v->remote, a.ref, v->oid}, o);
   (*auth)->after(o);
   return code;
 }

@@ -64,7 +64,8 @@ Admission finished(const journal::Record& r, const journal::Submission& asked) {
     return a;
   }
   auto old = journalled_old_oid(r);
-  if (!old) return refuse("delivery id " + asked.id + " may have been applied, and the journal has no old id to compare");
+  if (!old)
+    return refuse("delivery id " + asked.id + " may have been applied, and the journal has no old id to compare");
   if (asked.expect_old && *asked.expect_old != *old) {
     return refuse("delivery id " + asked.id + " may have been applied over " + *old +
                   "; a re-delivery compares against that, not " + *asked.expect_old);

@@ -151,8 +151,7 @@ struct DeliveryHandle::Shared {
     if (!journal) return;
     if (o.old_oid) note_advertised(*o.old_oid);
     if (o.remote_effect == RemoteEffect::applied || o.remote_effect == RemoteEffect::refused) {
-      (void)note(journal::Step::answered, detail_of("remote_effect", remote_effect_name(o.remote_effect)),
-                 false);
+      (void)note(journal::Step::answered, detail_of("remote_effect", remote_effect_name(o.remote_effect)), false);
     }
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -764,7 +763,8 @@ struct Executor::Impl {
     if (!journal) return fail(Errc::journal_failed, journal_refusal.empty() ? "no journal" : journal_refusal);
     // J3: a delivery whose lane a live process holds is never touched, and
     // only the lane directory can tell: without it, nothing is recovered.
-    if (!lane_dir) return fail(Errc::invalid_argument, "recovery needs the lane directory: " + lane_dir.error().message);
+    if (!lane_dir)
+      return fail(Errc::invalid_argument, "recovery needs the lane directory: " + lane_dir.error().message);
     seat::RecoveryOptions ro;
     ro.journal = journal.get();
     ro.lane_dir = *lane_dir;

@@ -113,8 +113,7 @@ std::optional<Outcome> confirm_retained(const RecoveryOptions& opt, const journa
   auto o = journal::outcome_from_detail(last->detail);
   if (!o) return std::nullopt;
   if (auto child = child_of(r); child && !stop_leftover(*child, opt.stop_bound)) return std::nullopt;
-  journal::Entry e{journal::Step::stop_confirmed, r.submission.attempt, journal::wall_now_ms(),
-                   R"({"by":"recovery"})"};
+  journal::Entry e{journal::Step::stop_confirmed, r.submission.attempt, journal::wall_now_ms(), R"({"by":"recovery"})"};
   if (auto ok = opt.journal->append(r.submission.id, e, true); !ok) return std::nullopt;
   remove_kept_scratch(o->scratch_kept);
   o->scratch_kept.clear();

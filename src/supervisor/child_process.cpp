@@ -92,7 +92,8 @@ ChildProcess::ChildProcess(Observed& obs, const CurrentOptions& opts, const sys:
 
 std::string ChildProcess::keep_scratch() {
   keep_scratch_ = true;
-  if (!scratch_.empty()) std::ofstream(scratch_ + "/" + kKeptMarker) << "the stop of this directory's child is unconfirmed\n";
+  if (!scratch_.empty())
+    std::ofstream(scratch_ + "/" + kKeptMarker) << "the stop of this directory's child is unconfirmed\n";
   return scratch_;
 }
 

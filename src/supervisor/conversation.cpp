@@ -281,19 +281,19 @@ void Conversation::on_check(const protocol::Check& c) {
   }
   ensure_host();
   auto authority = opt().authority;
-  const bool queued = host_->submit(
-      HostRequest::Kind::check, c.phase, [authority, before_post, phase = c.phase, old = c.old_oid](HostAnswer& a) {
-        AuthorityAnswer ans = authority ? authority(phase) : AuthorityAnswer{true, {}};
-        a.ok = ans.ok;
-        a.refusal = ans.reason;
-        // J1: durable before the child hears it may begin the POST.
-        if (a.ok && before_post) {
-          if (auto durable = before_post(old); !durable) {
-            a.ok = false;
-            a.not_durable = durable.error().message;
-          }
-        }
-      });
+  const bool queued = host_->submit(HostRequest::Kind::check, c.phase,
+                                    [authority, before_post, phase = c.phase, old = c.old_oid](HostAnswer& a) {
+                                      AuthorityAnswer ans = authority ? authority(phase) : AuthorityAnswer{true, {}};
+                                      a.ok = ans.ok;
+                                      a.refusal = ans.reason;
+                                      // J1: durable before the child hears it may begin the POST.
+                                      if (a.ok && before_post) {
+                                        if (auto durable = before_post(old); !durable) {
+                                          a.ok = false;
+                                          a.not_durable = durable.error().message;
+                                        }
+                                      }
+                                    });
   if (!queued) unqueued("check at", c.phase);
   apply_backpressure();
 }
