@@ -214,8 +214,8 @@ TEST_SUITE("journal") {
       if (!by_deadline) h.revoke("the buyer cancelled");
       Outcome o = h.wait();
       CHECK_MESSAGE(o.kind == (by_deadline ? OutcomeKind::deadline_killed : OutcomeKind::revoked), o.reason);
-      CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible,
-                    "a kill after post_started reported remote_effect " << remote_effect_name(o.remote_effect));
+      CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible, "a kill after post_started reported remote_effect "
+                                                                   << std::string(remote_effect_name(o.remote_effect)));
       CHECK(o.bytes_sent.value_or(0) > 0);
       s.server.release();
     }

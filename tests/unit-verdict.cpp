@@ -174,7 +174,8 @@ TEST_SUITE("verdict") {
       f.observed.timings.post_started = 500 * kNsPerMs;
       const Outcome o = verdict(f);
       CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible,
-                    "a kill after the POST was cleared reported remote_effect " << remote_effect_name(o.remote_effect));
+                    "a kill after the POST was cleared reported remote_effect "
+                        << std::string(remote_effect_name(o.remote_effect)));
     }
     // A transport failure the child reported after the POST began, too.
     StopFacts f = confirmed_stop(StopCause::after_result);
