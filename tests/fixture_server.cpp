@@ -354,6 +354,12 @@ long FixtureServer::close_after_headers(const RequestMatch& match, CloseMode mod
   return command(cmd).at("rule").get<long>();
 }
 
+long FixtureServer::hold_response_end(const RequestMatch& match) {
+  nlohmann::json cmd = match_json(match);
+  cmd["cmd"] = "hold_response_end";
+  return command(cmd).at("rule").get<long>();
+}
+
 Counts FixtureServer::count() {
   const nlohmann::json r = command({{"cmd", "count"}});
   Counts c;

@@ -77,8 +77,9 @@ struct RequestMatch {
   static RequestMatch any() { return RequestMatch{}; }
 };
 
-// The server announced that it holds a request (headers and body read, the
-// backend not started).
+// The server announced that it holds a request: by hold (headers and body
+// read, the backend not started) or by hold_response_end (the backend done,
+// the response sent but for its terminating chunk).
 struct HeldEvent {
   long request = 0;
   long connection = 0;
@@ -113,7 +114,7 @@ struct JournalEntry {
   std::int64_t start_ns = 0;           // CLOCK_MONOTONIC, like sys::mono_now_ns()
   std::optional<std::int64_t> end_ns;  // empty while in flight
   std::optional<int> status;           // empty if no status line was sent
-  std::vector<std::string> faults;     // "hold", "respond", "close_after_headers", ...
+  std::vector<std::string> faults;     // "hold", "respond", "close_after_headers", "hold_response_end", ...
   // The first value of a header (case-insensitive name), if sent.
   std::optional<std::string> header(const std::string& name) const;
 };
@@ -179,6 +180,11 @@ class FixtureServer {
   long respond(const RequestMatch& match, int status, const std::string& location = {}, const std::string& body = {},
                const std::map<std::string, std::string>& headers = {});
   long close_after_headers(const RequestMatch& match, CloseMode mode = CloseMode::headers, bool run_backend = false);
+  // Runs the backend to completion (its effects happen), sends its status,
+  // headers and whole body chunked but withholds the terminating chunk,
+  // announces the request as held (wait_for_held) and waits: release()
+  // sends the end. Returns the rule id.
+  long hold_response_end(const RequestMatch& match);
   Counts count();
   std::vector<JournalEntry> journal();
   long reset_faults();  // returns how many pending rules were dropped

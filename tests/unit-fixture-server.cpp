@@ -1,9 +1,14 @@
 // unit-fixture-server.cpp — proves the fixture git server with the real git
 // client: pushes over TLS and plain HTTP land in the bare repository, the
 // throwaway CA is really what makes TLS verify, and each fault (hold,
-// respond, close_after_headers) is announced and journalled as documented.
+// respond, close_after_headers, hold_response_end) is announced and
+// journalled as documented.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -55,6 +60,77 @@ const test::JournalEntry* find_entry(const std::vector<test::JournalEntry>& j, l
 
 bool has_fault(const test::JournalEntry& e, const std::string& fault) {
   return std::find(e.faults.begin(), e.faults.end(), fault) != e.faults.end();
+}
+
+// A receive-pack request body creating refs/heads/main at `tip` in an empty
+// repository: one command with report-status, a flush, the pack.
+std::string receive_pack_body(const std::string& src, const std::string& tip) {
+  const std::string line = std::string(40, '0') + " " + tip + " refs/heads/main" + '\0' + "report-status\n";
+  char len[5];
+  std::snprintf(len, sizeof len, "%04zx", line.size() + 4);
+  const auto pack = test::run({test::find_on_path("git"), "-C", src, "pack-objects", "--stdout", "--revs"}, tip + "\n",
+                              test::Stdin::bytes, test::git_env());
+  REQUIRE_MESSAGE(pack.exit_code == 0, pack.err);
+  return std::string(len) + line + "0000" + pack.out;
+}
+
+// A plain TCP connection to the fixture on 127.0.0.1.
+sys::ScopedFd connect_to(int port) {
+  sys::ScopedFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  REQUIRE(fd);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
+// An HTTP/1.1 response read so far, its chunked body decoded.
+struct ChunkedSoFar {
+  bool head_done = false;
+  std::string head;
+  std::string body;
+  bool ended = false;  // the terminating 0-size chunk and its blank line arrived
+};
+
+ChunkedSoFar dechunk(const std::string& raw) {
+  ChunkedSoFar d;
+  const auto head_end = raw.find("\r\n\r\n");
+  if (head_end == std::string::npos) return d;
+  d.head_done = true;
+  d.head = raw.substr(0, head_end);
+  std::size_t pos = head_end + 4;
+  for (;;) {
+    const auto line_end = raw.find("\r\n", pos);
+    if (line_end == std::string::npos) return d;
+    const std::size_t n = std::stoul(raw.substr(pos, line_end - pos), nullptr, 16);
+    if (n == 0) {
+      d.ended = raw.compare(line_end + 2, 2, "\r\n") == 0;
+      return d;
+    }
+    if (raw.size() < line_end + 2 + n + 2) return d;
+    d.body += raw.substr(line_end + 2, n);
+    pos = line_end + 2 + n + 2;
+  }
+}
+
+// Reads from fd into `got` until done(got) or EOF or timeout_ms passed
+// without done; returns done(got).
+template <typename Done>
+bool read_until(int fd, std::string& got, Done done, long timeout_ms) {
+  const auto until = sys::mono_now_ns() + timeout_ms * sys::kNsPerMs;
+  while (!done(got)) {
+    const auto left_ms = (until - sys::mono_now_ns()) / sys::kNsPerMs;
+    if (left_ms <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left_ms)) <= 0) continue;
+    char buf[65536];
+    auto n = sys::read_some(fd, buf, sizeof buf);
+    if (!n || *n == 0) break;
+    got.append(buf, *n);
+  }
+  return done(got);
 }
 
 }  // namespace
@@ -260,6 +336,61 @@ TEST_SUITE("fixture") {
     REQUIRE_MESSAGE(r.ok(), r.err, "\nserver log:\n", s.log());
     CHECK(server_ref(s, "r") == tip);
     CHECK(s.count().peak_receive_pack == 1);
+  }
+
+  TEST_CASE(
+      "hold_response_end: the backend runs, the whole body arrives chunked, its end only after release; the ref "
+      "is updated before") {
+    test::FixtureOptions o;
+    o.plain_http = true;  // a raw socket speaks to it
+    FixtureServer s(o);
+    s.create_bare_repo("r");
+    const std::string src = s.scratch_dir() + "/src";
+    const std::string tip = test::make_source_repo(src, 2);
+    s.hold_response_end(RequestMatch::next("POST", kReceivePack));
+    const std::string body = receive_pack_body(src, tip);
+    const auto fd = connect_to(s.port());
+    const std::string head =
+        "POST /r.git/git-receive-pack HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/x-git-receive-pack-request\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n";
+    REQUIRE(sys::write_all(fd.get(), (head + body).data(), head.size() + body.size()));
+    const auto held = s.wait_for_held(30'000);
+    REQUIRE_MESSAGE(held.has_value(), "no held event; server log:\n", s.log());
+    CHECK(held->path == "/r.git/git-receive-pack");
+    // Held: the backend is done (the ref is moved) and the report is out.
+    CHECK(server_ref(s, "r") == tip);
+    CHECK(s.count().held == std::vector<long>{held->request});
+    std::string got;
+    const std::string report = "000eunpack ok\n0017ok refs/heads/main\n0000";
+    CHECK_MESSAGE(read_until(
+                      fd.get(), got, [&](const std::string& g) { return dechunk(g).body == report; }, 5'000),
+                  got);
+    const auto so_far = dechunk(got);
+    CHECK(so_far.head.rfind("HTTP/1.1 200", 0) == 0);
+    CHECK(so_far.head.find("Transfer-Encoding: chunked") != std::string::npos);
+    // A bounded look for the end: it must not come while held.
+    CHECK_FALSE(read_until(
+        fd.get(), got, [](const std::string& g) { return dechunk(g).ended; }, 300));
+    {
+      const auto j = s.journal();
+      const auto* e = find_entry(j, held->request);
+      REQUIRE(e != nullptr);
+      CHECK(e->status == std::optional<int>(200));
+      CHECK(has_fault(*e, "hold_response_end"));
+      CHECK_FALSE(e->end_ns.has_value());
+    }
+    CHECK(s.release(held->request) == std::vector<long>{held->request});
+    CHECK(read_until(
+        fd.get(), got, [](const std::string& g) { return dechunk(g).ended; }, 5'000));
+    CHECK(dechunk(got).body == report);
+    CHECK(s.count().held.empty());
+    CHECK(s.count().active_receive_pack == 0);
+    const auto j = s.journal();
+    REQUIRE(j.size() == 1);
+    CHECK(j[0].end_ns.has_value());
+    CHECK(s.reset_faults() == 0);  // the one-shot rule was used up
   }
 
   TEST_CASE("shutdown with a request still held drops it, exits 0 and leaves no process behind") {

@@ -133,6 +133,103 @@ journal::Record wait_dispatched(const Setup& s, const std::string& id) {
   return {};
 }
 
+// What every "report on the wire" case asserts of the journal: the POST
+// began, no report was judged (no answered entry), the delivery is
+// finished with remote_effect possible.
+void check_wire_journal(const Setup& s, const std::string& id) {
+  const auto r = s.record(id);
+  CHECK_MESSAGE(has_step(r, journal::Step::post_started), steps_text(r));
+  CHECK_MESSAGE(!has_step(r, journal::Step::answered),
+                "the journal says a report was judged although the response never ended: " << steps_text(r));
+  CHECK(r.finished);
+  if (auto fin = r.last(journal::Step::finished)) {
+    CHECK(journal::detail_text(fin->detail, "remote_effect") == "possible");
+  }
+}
+
+// The remote applied the pack and its report-status is on the wire, but
+// the response's end is held: a deadline or a revocation ends the delivery
+// there, through the library.
+void report_on_wire_library(bool by_deadline) {
+  Setup s;
+  s.server.create_bare_repo("r");
+  s.server.hold_response_end(test::RequestMatch::next("POST", "git-receive-pack"));
+  const std::string id = by_deadline ? "wire-deadline" : "wire-revoke";
+  Executor ex(s.journalled());
+  const auto t0 = sys::mono_now_ns();
+  auto h = ex.submit(s.with_id(id, s.tip, by_deadline ? 4'000 : 30'000));
+  const auto held = s.server.wait_for_held(20'000);
+  REQUIRE_MESSAGE(held.has_value(), s.server.log());
+  const auto t_held = sys::mono_now_ns();
+  // The backend exited before the held event: the remote has applied.
+  CHECK(s.remote_ref("r") == s.tip);
+  if (!by_deadline) h.revoke("the buyer cancelled after the report was sent");
+  Outcome o = h.wait();
+  const auto t_out = sys::mono_now_ns();
+  test::report("journal", std::string("report on the wire, ") + id + ": submit to held", sys::ns_to_ms(t_held - t0),
+               "ms");
+  test::report("journal", std::string("report on the wire, ") + id + ": held to outcome", sys::ns_to_ms(t_out - t_held),
+               "ms");
+  MESSAGE(id << ": outcome " << std::string(outcome_name(o.kind)) << ", remote_effect "
+             << std::string(remote_effect_name(o.remote_effect)) << ", journal " << steps_text(s.record(id))
+             << ", reason: " << o.reason);
+  // The response had not ended when the outcome came.
+  CHECK(s.server.count().held == std::vector<long>{held->request});
+  CHECK_MESSAGE(o.kind == (by_deadline ? OutcomeKind::deadline_killed : OutcomeKind::revoked), o.reason);
+  CHECK_MESSAGE(o.remote_effect == RemoteEffect::possible,
+                "J2: no report was concluded (the response never ended), yet remote_effect is "
+                    << std::string(remote_effect_name(o.remote_effect)));
+  CHECK(o.bytes_sent.value_or(0) > 0);
+  check_wire_journal(s, id);
+  CHECK(s.remote_ref("r") == s.tip);
+  // The delivery is finished: nothing is left for recover to do.
+  auto rec = s.recover();
+  REQUIRE_MESSAGE(rec.exit_code == 0, rec.err);
+  CHECK(json::parse(rec.out).empty());
+  s.server.release(held->request);
+}
+
+// The same point, the parent CLI SIGKILLed there; recover finishes it and
+// reads the ref back.
+void report_on_wire_sigkill() {
+  Setup s;
+  s.server.create_bare_repo("r");
+  s.server.hold_response_end(test::RequestMatch::next("POST", "git-receive-pack"));
+  const std::string id = "wire-sigkill";
+  test::LineProcess cli(s.cli({"--delivery-id", id}));
+  const auto held = s.server.wait_for_held(20'000);
+  REQUIRE_MESSAGE(held.has_value(), s.server.log());
+  const auto r = wait_dispatched(s, id);
+  CHECK(s.remote_ref("r") == s.tip);
+  const auto t_kill = sys::mono_now_ns();
+  cli.kill_hard();
+  cli.wait_exit();
+  // PDEATHSIG ends the child with its parent: wait for that fact.
+  REQUIRE(gone_within(child_pid_in(r), 5'000));
+  test::report("journal", "report on the wire, wire-sigkill: parent SIGKILL to child gone",
+               sys::ns_to_ms(sys::mono_now_ns() - t_kill), "ms");
+  CHECK(s.server.count().held == std::vector<long>{held->request});
+  {
+    const auto before = s.record(id);
+    CHECK_FALSE(before.finished);
+    CHECK_MESSAGE(!has_step(before, journal::Step::answered), steps_text(before));
+  }
+  auto rec = s.recover();
+  REQUIRE_MESSAGE(rec.exit_code == 0, rec.err);
+  const json out = json::parse(rec.out);
+  MESSAGE(id << ": recovered " << out.dump() << ", journal " << steps_text(s.record(id)));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0]["delivery_id"] == id);
+  CHECK(out[0]["kind"] == "interrupted");
+  CHECK(out[0]["remote_effect"] == "possible");
+  REQUIRE(out[0]["observed_after"].is_object());
+  CHECK(out[0]["observed_after"]["oid"] == s.tip);
+  CHECK(out[0]["observed_after"]["matches_this_delivery"] == true);
+  check_wire_journal(s, id);
+  CHECK(s.remote_ref("r") == s.tip);
+  s.server.release(held->request);
+}
+
 }  // namespace
 
 TEST_SUITE("journal") {
@@ -218,6 +315,19 @@ TEST_SUITE("journal") {
                                                                    << std::string(remote_effect_name(o.remote_effect)));
       CHECK(o.bytes_sent.value_or(0) > 0);
       s.server.release();
+    }
+  }
+
+  TEST_CASE(
+      "J2 J3: a kill after the report is on the wire but before the response ended leaves remote_effect possible, "
+      "and the read-back sees the applied id") {
+    for (const std::string how : {"deadline", "revoke", "parent SIGKILL"}) {
+      CAPTURE(how);
+      if (how == "parent SIGKILL") {
+        report_on_wire_sigkill();
+      } else {
+        report_on_wire_library(how == "deadline");
+      }
     }
   }
 
