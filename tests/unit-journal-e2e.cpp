@@ -537,6 +537,26 @@ TEST_SUITE("journal") {
     CHECK(s.remote_ref("r") == other);
   }
 
+  TEST_CASE("J4: an id in flight in another process is refused, naming that process; nothing is sent for it") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    s.server.hold(test::RequestMatch::next("GET", "info/refs"));
+    test::LineProcess cli(s.cli({"--delivery-id", "busy"}));
+    REQUIRE(s.server.wait_for_held(20'000).has_value());
+    const auto before = s.server.count().total;
+    {
+      Executor ex(s.journalled());
+      Outcome o = ex.submit(s.with_id("busy", s.tip)).wait();
+      CHECK_MESSAGE(o.kind == OutcomeKind::failed, o.reason);
+      CHECK(o.reason.find("in flight in process " + std::to_string(cli.pid())) != std::string::npos);
+      CHECK(ex.spawned() == 0);
+      CHECK(s.server.count().total == before);
+    }
+    s.server.release();
+    CHECK(cli.wait_exit() == 0);
+    CHECK(s.remote_ref("r") == s.tip);
+  }
+
   TEST_CASE("J1: a journal that cannot be used refuses the delivery before dispatch: nothing is sent") {
     for (const char* what : {"corrupt", "locked", "not a directory"}) {
       CAPTURE(what);

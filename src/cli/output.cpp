@@ -139,7 +139,9 @@ std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   j["old_oid"] = o.old_oid ? json(*o.old_oid) : json(nullptr);
   j["reason"] = o.reason;
   j["objects"] = o.objects.value_or(0);
-  j["bytes_sent"] = o.bytes_sent.value_or(0);
+  // Always present: null only when not known (a delivery finished by
+  // recovery after its POST began).
+  j["bytes_sent"] = o.bytes_sent ? json(*o.bytes_sent) : json(nullptr);
   const auto& t = o.timings;
   const sys::MonoNs end = t.confirmed != 0 ? t.confirmed : sys::mono_now_ns();
   j["timings_ms"] = {

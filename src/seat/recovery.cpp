@@ -72,7 +72,9 @@ Outcome interrupted_outcome(const journal::Record& r, RemoteEffect effect) {
   o.delivery_id = r.submission.id;
   o.attempt = r.submission.attempt;
   o.remote_effect = effect;
-  o.bytes_sent = 0;
+  // Nothing was sent without post_started; after it, how much left is not
+  // known here (the process that counted is gone): no figure is claimed.
+  if (effect == RemoteEffect::none) o.bytes_sent = 0;
   if (auto old = r.last(journal::Step::advertised)) o.old_oid = journal::detail_text(old->detail, "old_oid");
   if (auto d = r.last(journal::Step::dispatched)) {
     o.dispatched = true;
