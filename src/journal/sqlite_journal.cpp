@@ -520,6 +520,16 @@ Result<std::unique_ptr<Connection>> connect(const std::string& path) {
     return journal_failure(path, "cannot use WAL mode (journal mode is '" + (*row ? mode->text(0) : "") + "')");
   }
   if (auto sync = c->exec("PRAGMA synchronous=NORMAL"); !sync) return tl::unexpected(sync.error());
+  // The WAL stays between connections, and closing does not checkpoint: a
+  // command that opens the journal for one delivery would otherwise pay, at
+  // its end, a checkpoint that syncs the database file, and at its start the
+  // creation of a new WAL (which syncs the directory too). The WAL is
+  // checkpointed as it grows (SQLite's automatic checkpoint, at 1000 pages).
+  int on = 1;
+  if (sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr) != SQLITE_OK ||
+      sqlite3_file_control(db, "main", SQLITE_FCNTL_PERSIST_WAL, &on) != SQLITE_OK) {
+    return journal_failure(path, "cannot keep the WAL between connections");
+  }
   return c;
 }
 
