@@ -22,11 +22,10 @@
 #include <mutex>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "courier/courier.hpp"
 #include "journal/journal.hpp"
 #include "seat/admission.hpp"
+#include "seat/delivery_record.hpp"
 #include "seat/lane.hpp"
 #include "seat/recovery.hpp"
 #include "supervisor/supervisor.hpp"
@@ -93,12 +92,9 @@ Result<std::string> default_lane_dir() { return sys::default_lane_dir(); }
 
 struct DeliveryHandle::Shared {
   std::uint64_t id = 0;
-  std::string delivery_id;  // the journal's
-  int attempt = 1;
-  // The journal this delivery was admitted to (null: none, or refused
-  // before admission: nothing of it is journalled).
-  std::shared_ptr<journal::Journal> journal;
-  std::atomic<bool> advertised_journalled{false};
+  // Its id, attempt and transitions in the journal (none when it was not
+  // admitted to one).
+  seat::DeliveryRecord record;
   DeliveryRequest req;
   std::string lane;
   std::string remote;  // canonical: no user information, one spelling
@@ -116,50 +112,8 @@ struct DeliveryHandle::Shared {
   DeliveryEvent pending;
   std::weak_ptr<Executor::Impl> exec;
 
-  std::string journal_error;  // under mu: the first journal write that failed
-
   void emit(const DeliveryEvent& e) const {
     if (req.on_event) req.on_event(e);
-  }
-
-  // Appends one transition of this attempt. A failure is remembered for
-  // the outcome (journal_error) and returned; it never stops a kill.
-  Result<void> note(journal::Step step, std::string detail, bool durable) {
-    if (!journal) return {};
-    journal::Entry e{step, attempt, journal::wall_now_ms(), std::move(detail)};
-    auto ok = journal->append(delivery_id, e, durable);
-    if (!ok) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (journal_error.empty()) journal_error = ok.error().message;
-    }
-    return ok;
-  }
-
-  // The ref's old id, once (at the write-ahead of the POST, or at the end).
-  void note_advertised(const std::string& old_oid) {
-    if (advertised_journalled.exchange(true)) return;
-    (void)note(journal::Step::advertised, detail_of("old_oid", old_oid), false);
-  }
-
-  // The end of this attempt in the journal: what was still unjournalled of
-  // the old id and the report, then the outcome. A failure flags the outcome
-  // (journal_error); it is returned all the same, and recovery finishes the
-  // row conservatively later.
-  void journal_finish(Outcome& o) {
-    o.delivery_id = delivery_id;
-    o.attempt = attempt;
-    if (!journal) return;
-    if (o.old_oid) note_advertised(*o.old_oid);
-    if (o.remote_effect == RemoteEffect::applied || o.remote_effect == RemoteEffect::refused) {
-      (void)note(journal::Step::answered, detail_of("remote_effect", remote_effect_name(o.remote_effect)), false);
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (!journal_error.empty() && o.journal_error.empty()) o.journal_error = journal_error;
-    }
-    if (auto ok = note(journal::Step::finished, journal::outcome_detail(o), false); !ok) {
-      o.journal_error = ok.error().message;
-    }
   }
 
   // Publishes the final outcome once; wakes every waiter.
@@ -168,7 +122,7 @@ struct DeliveryHandle::Shared {
       std::lock_guard<std::mutex> lock(mu);
       if (outcome) return;
     }
-    journal_finish(o);
+    record.finish(o);
     {
       std::lock_guard<std::mutex> lock(mu);
       if (outcome) return;
@@ -192,11 +146,6 @@ struct DeliveryHandle::Shared {
     o.bytes_sent = 0;
     if (revoke_ns != 0) o.revoke_cause = revoke_reason;
     return o;
-  }
-
-  // A one-field JSON object (the value may come from the child: escaped).
-  static std::string detail_of(const char* field, const std::string& value) {
-    return nlohmann::json{{field, value}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
 };
 
@@ -485,7 +434,7 @@ struct Executor::Impl {
     so.on_progress = progress_relay(weak);
     so.on_event = log_sink();
     so.on_spawned = spawn_observer(weak);
-    if (d->journal) so.before_post = write_ahead(weak);
+    if (d->record.journalled()) so.before_post = write_ahead(weak);
     return so;
   }
 
@@ -497,9 +446,7 @@ struct Executor::Impl {
     return [weak](const std::optional<std::string>& old_oid) -> Result<void> {
       auto s = weak.lock();
       if (!s) return fail(Errc::journal_failed, "the delivery is gone");
-      if (old_oid) s->note_advertised(*old_oid);
-      return s->note(journal::Step::post_started, DeliveryHandle::Shared::detail_of("old_oid", old_oid.value_or("")),
-                     true);
+      return s->record.post_started(old_oid);
     };
   }
 
@@ -537,15 +484,7 @@ struct Executor::Impl {
         }
       }
       // Recovery finds this child by pid + start time + boot id (J3).
-      if (s->journal) {
-        auto who = journal::identify(pid);
-        nlohmann::json detail{{"child_pid", std::to_string(pid)}};
-        if (who) {
-          detail["child_start_ticks"] = std::to_string(who->start_ticks);
-          detail["child_boot_id"] = who->boot_id;
-        }
-        (void)s->note(journal::Step::dispatched, detail.dump(), false);
-      }
+      s->record.dispatched(pid);
       DeliveryEvent e;
       e.kind = DeliveryEvent::Kind::dispatched;
       e.delivery = s->id;
@@ -581,7 +520,7 @@ struct Executor::Impl {
       std::lock_guard<std::mutex> lock(d->mu);
       d->state = DeliveryState::running;
     }
-    (void)d->note(journal::Step::claimed, "{}", false);
+    d->record.claimed();
     return true;
   }
 
@@ -776,7 +715,7 @@ struct Executor::Impl {
   // J1, J4: the delivery's id, and its admission to the journal (durable
   // before anything runs). False when it finished here (replayed or refused).
   bool admit(const std::shared_ptr<DeliveryHandle::Shared>& d) {
-    d->delivery_id = d->req.id.empty() ? seat::new_delivery_id() : d->req.id;
+    d->record.set_id(d->req.id.empty() ? seat::new_delivery_id() : d->req.id);
     if (opt.journal.empty()) return true;
     if (!journal) {
       d->claim = kRefused;
@@ -784,7 +723,7 @@ struct Executor::Impl {
       return false;
     }
     journal::Submission sub;
-    sub.id = d->delivery_id;
+    sub.id = d->record.id();
     sub.repo = d->req.repo;
     sub.remote = d->remote;
     sub.lane = d->lane;
@@ -796,7 +735,7 @@ struct Executor::Impl {
     seat::Admission a = seat::admit(*journal, sub);
     d->claim = a.verdict == seat::Admission::Verdict::run ? kQueued : kRefused;
     if (a.verdict == seat::Admission::Verdict::replay) {
-      d->attempt = a.recorded.attempt;
+      d->record.set_attempt(a.recorded.attempt);
       d->finish(std::move(a.recorded));
       return false;
     }
@@ -804,21 +743,13 @@ struct Executor::Impl {
       d->finish(d->never_dispatched(OutcomeKind::failed, a.why));
       return false;
     }
-    d->attempt = a.attempt;
     if (a.expect_old) d->req.expect_old = a.expect_old;
-    d->journal = journal;
+    d->record.bind(journal, a.attempt);
     return true;
   }
 };
 
 // ---- DeliveryHandle -------------------------------------------------------
-
-namespace {
-std::string revoke_detail(const std::string& cause, bool dispatched) {
-  return nlohmann::json{{"cause", cause}, {"claimed", dispatched}}.dump(-1, ' ', false,
-                                                                        nlohmann::json::error_handler_t::replace);
-}
-}  // namespace
 
 DeliveryHandle& DeliveryHandle::operator=(DeliveryHandle&& o) noexcept {
   if (this != &o) {
@@ -862,7 +793,7 @@ void DeliveryHandle::revoke(const std::string& reason) {
     // Cancellation won: nothing was, or ever will be, spawned for it. J1:
     // the revocation is durable before revoke() returns, so a restarted
     // service never resumes it.
-    if (first) (void)s->note(journal::Step::revoke_requested, revoke_detail(reason, false), true);
+    if (first) (void)s->record.revoke_requested(reason, false);
     s->finish(s->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + reason));
     if (auto exec = s->exec.lock()) {
       std::lock_guard<std::mutex> lock(exec->mu);
@@ -878,7 +809,7 @@ void DeliveryHandle::revoke(const std::string& reason) {
   // comes first and the journal right after: a revocation never waits for
   // a disk (a crash in between is finished by recovery as interrupted).
   if (sup) sup->revoke(reason);
-  if (first) (void)s->note(journal::Step::revoke_requested, revoke_detail(reason, true), true);
+  if (first) (void)s->record.revoke_requested(reason, true);
 }
 
 Outcome DeliveryHandle::wait() {

@@ -1,0 +1,74 @@
+// delivery_record.cpp — one delivery's transitions, written to the journal.
+#include "seat/delivery_record.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace courier::seat {
+
+std::string detail_of(const char* field, const std::string& value) {
+  return nlohmann::json{{field, value}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void DeliveryRecord::bind(std::shared_ptr<journal::Journal> journal, int attempt) {
+  journal_ = std::move(journal);
+  attempt_ = attempt;
+}
+
+Result<void> DeliveryRecord::note(journal::Step step, std::string detail, bool durable) {
+  if (!journal_) return {};
+  journal::Entry e{step, attempt_, journal::wall_now_ms(), std::move(detail)};
+  auto ok = journal_->append(id_, e, durable);
+  if (!ok) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (first_error_.empty()) first_error_ = ok.error().message;
+  }
+  return ok;
+}
+
+void DeliveryRecord::claimed() { (void)note(journal::Step::claimed, "{}", false); }
+
+void DeliveryRecord::dispatched(std::int64_t pid) {
+  if (!journal_) return;
+  nlohmann::json detail{{"child_pid", std::to_string(pid)}};
+  if (auto who = journal::identify(pid)) {
+    detail["child_start_ticks"] = std::to_string(who->start_ticks);
+    detail["child_boot_id"] = who->boot_id;
+  }
+  (void)note(journal::Step::dispatched, detail.dump(), false);
+}
+
+void DeliveryRecord::advertised(const std::string& old_oid) {
+  if (advertised_.exchange(true)) return;
+  (void)note(journal::Step::advertised, detail_of("old_oid", old_oid), false);
+}
+
+Result<void> DeliveryRecord::post_started(const std::optional<std::string>& old_oid) {
+  if (old_oid) advertised(*old_oid);
+  return note(journal::Step::post_started, detail_of("old_oid", old_oid.value_or("")), true);
+}
+
+Result<void> DeliveryRecord::revoke_requested(const std::string& cause, bool claimed) {
+  return note(journal::Step::revoke_requested,
+              nlohmann::json{{"cause", cause}, {"claimed", claimed}}.dump(-1, ' ', false,
+                                                                          nlohmann::json::error_handler_t::replace),
+              true);
+}
+
+void DeliveryRecord::finish(Outcome& o) {
+  o.delivery_id = id_;
+  o.attempt = attempt_;
+  if (!journal_) return;
+  if (o.old_oid) advertised(*o.old_oid);
+  if (o.remote_effect == RemoteEffect::applied || o.remote_effect == RemoteEffect::refused) {
+    (void)note(journal::Step::answered, detail_of("remote_effect", remote_effect_name(o.remote_effect)), false);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!first_error_.empty() && o.journal_error.empty()) o.journal_error = first_error_;
+  }
+  if (auto ok = note(journal::Step::finished, journal::outcome_detail(o), false); !ok) {
+    o.journal_error = ok.error().message;
+  }
+}
+
+}  // namespace courier::seat

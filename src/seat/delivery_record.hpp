@@ -1,0 +1,64 @@
+// delivery_record.hpp — one delivery's writes to the journal (J1, J2): its id
+// and attempt, each transition as it happens, and its end. A delivery that
+// was not admitted to a journal has a record that writes nothing.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "courier/outcome.hpp"
+#include "journal/journal.hpp"
+
+namespace courier::seat {
+
+class DeliveryRecord {
+ public:
+  // The delivery's id, before admission decides whether it is journalled.
+  void set_id(std::string id) { id_ = std::move(id); }
+  // Admitted: this attempt's transitions go to `journal` from here.
+  void bind(std::shared_ptr<journal::Journal> journal, int attempt);
+  void set_attempt(int attempt) { attempt_ = attempt; }
+
+  const std::string& id() const { return id_; }
+  int attempt() const { return attempt_; }
+  bool journalled() const { return static_cast<bool>(journal_); }
+
+  // One transition of this attempt. A failure is remembered for the outcome
+  // (journal_error) and returned; no caller lets it stop a kill.
+  Result<void> note(journal::Step step, std::string detail, bool durable);
+
+  void claimed();
+  // The child exists: its pid, start time and boot id (J3).
+  void dispatched(std::int64_t pid);
+  // J1: durable before the child hears it may begin the POST, with the old
+  // id the journal keeps for a compare-and-swap re-delivery (J4).
+  Result<void> post_started(const std::optional<std::string>& old_oid);
+  // The revocation and its cause (durable). `claimed`: a child may exist.
+  Result<void> revoke_requested(const std::string& cause, bool claimed);
+
+  // The end of this attempt: what was still unjournalled of the old id and
+  // the report, then the outcome, which also gets the id and attempt. A
+  // failure flags the outcome (journal_error); it stands all the same, and
+  // recovery finishes the row conservatively later.
+  void finish(Outcome& o);
+
+ private:
+  // The ref's old id, once (at the write-ahead of the POST, or at the end).
+  void advertised(const std::string& old_oid);
+
+  std::shared_ptr<journal::Journal> journal_;
+  std::string id_;
+  int attempt_ = 1;
+  std::atomic<bool> advertised_{false};
+  std::mutex mu_;
+  std::string first_error_;  // under mu_
+};
+
+// A one-field JSON object (the value may come from the child: escaped).
+std::string detail_of(const char* field, const std::string& value);
+
+}  // namespace courier::seat
