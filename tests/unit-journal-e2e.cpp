@@ -451,9 +451,10 @@ TEST_SUITE("journal") {
       REQUIRE((*j)->append("reused", {journal::Step::dispatched, 1, journal::wall_now_ms(), child.dump()}, false));
     }
     Executor ex(s.journalled());
-    REQUIRE(ex.recovered_at_start().size() == 1);
-    CHECK(ex.recovered_at_start()[0].kind == OutcomeKind::interrupted);
-    CHECK(ex.recovered_at_start()[0].remote_effect == RemoteEffect::none);
+    REQUIRE_MESSAGE(ex.recovered_at_start().has_value(), ex.recovered_at_start().error().message);
+    REQUIRE(ex.recovered_at_start()->size() == 1);
+    CHECK((*ex.recovered_at_start())[0].kind == OutcomeKind::interrupted);
+    CHECK((*ex.recovered_at_start())[0].remote_effect == RemoteEffect::none);
     const char st = sys::proc_state(bystander.pid());
     CHECK_MESSAGE((st != 0 && st != 'Z'), "recovery killed a process that only shared a pid with the child");
   }

@@ -220,10 +220,13 @@ class Executor {
   // found gone gets `stop_confirmed` and its scratch directory removed.
   // Idempotent; safe while other processes run deliveries on the journal.
   // Runs once when the Executor is made with a journal; call again at will.
-  // Returns what it finished now. Errors: journal_failed.
+  // Returns what it finished now. Errors: journal_failed (the journal could
+  // not be opened or read), invalid_argument (the lane directory was
+  // refused: without its locks no delivery is touched, J3).
   Result<std::vector<Outcome>> recover();
-  // What the recovery at construction finished (empty: nothing, or no journal).
-  const std::vector<Outcome>& recovered_at_start() const;
+  // What the recovery at construction finished (empty: nothing, or no
+  // journal), or why it could not run (the errors of recover()).
+  const Result<std::vector<Outcome>>& recovered_at_start() const;
 
   // How many children this executor spawned (tests count them, S5).
   std::uint64_t spawned() const;

@@ -207,13 +207,12 @@ int run_recover(const JournalArgs& a) {
   eo.on_log = [](std::string_view line) {
     std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
   };
+  // The executor recovers once, when it opens the journal: that pass is
+  // the command's.
   Executor executor(eo);
-  // The executor recovered when it opened the journal; a journal it could
-  // not open is reported here.
-  auto again = executor.recover();
-  if (!again) return journal_error(again.error().message);
-  std::vector<Outcome> done = executor.recovered_at_start();
-  done.insert(done.end(), again->begin(), again->end());
+  const auto& recovered = executor.recovered_at_start();
+  if (!recovered) return journal_error(recovered.error().message);
+  const std::vector<Outcome>& done = *recovered;
   json all = json::array();
   for (const auto& o : done) {
     if (a.json) {

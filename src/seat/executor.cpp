@@ -193,7 +193,9 @@ struct Executor::Impl {
   // (every delivery is then refused before dispatch).
   std::shared_ptr<journal::Journal> journal;
   std::string journal_refusal;
-  std::vector<Outcome> recovered;
+  Result<std::vector<Outcome>> recovered = std::vector<Outcome>();
+  // This process, as the journal's submissions name it (J3), once.
+  journal::ProcessIdentity self;
 
   void log(const std::string& line) const {
     if (opt.on_log) {
@@ -687,15 +689,13 @@ struct Executor::Impl {
     if (!j) {
       journal_refusal = j.error().message;
       log(journal_refusal);
+      recovered = tl::unexpected(j.error());
       return;
     }
     journal = std::move(*j);
-    auto r = run_recovery();
-    if (r) {
-      recovered = std::move(*r);
-    } else {
-      log("recovery: " + r.error().message);
-    }
+    if (auto me = journal::identify(sys::self_pid())) self = *me;
+    recovered = run_recovery();
+    if (!recovered) log("recovery: " + recovered.error().message);
   }
 
   Result<std::vector<Outcome>> run_recovery() {
@@ -731,7 +731,7 @@ struct Executor::Impl {
     sub.oid = d->req.oid;
     sub.expect_old = d->req.expect_old;
     sub.deadline_unix_ms = journal::wall_now_ms() + (d->deadline - d->submitted) / sys::kNsPerMs;
-    if (auto me = journal::identify(sys::self_pid())) sub.submitter = *me;
+    sub.submitter = self;
     seat::Admission a = seat::admit(*journal, sub);
     d->claim = a.verdict == seat::Admission::Verdict::run ? kQueued : kRefused;
     if (a.verdict == seat::Admission::Verdict::replay) {
@@ -954,7 +954,7 @@ std::uint64_t Executor::spawned() const { return impl_->spawned.load(); }
 
 Result<std::vector<Outcome>> Executor::recover() { return impl_->run_recovery(); }
 
-const std::vector<Outcome>& Executor::recovered_at_start() const { return impl_->recovered; }
+const Result<std::vector<Outcome>>& Executor::recovered_at_start() const { return impl_->recovered; }
 
 std::int64_t Executor::wait_warm_child(std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lock(impl_->mu);
