@@ -14,7 +14,9 @@
 #include "journal/journal.hpp"
 #include "push_setup.hpp"
 #include "sys/clock.hpp"
+#include "sys/events.hpp"
 #include "sys/process.hpp"
+#include "sys/spawn.hpp"
 
 using namespace courier;
 using nlohmann::json;
@@ -104,16 +106,27 @@ class HeldLock {
   sqlite3* db_ = nullptr;
 };
 
-// Waits (bounded) until no process has this pid: the fact a test waits for
-// after a SIGKILL, never a fixed sleep.
+// Waits (bounded) until the process with this pid has exited: the event on
+// its pidfd (readable at its exit), never a clock. No such process: gone.
 bool gone_within(std::int64_t pid, long timeout_ms) {
+  auto fd = sys::pidfd_open(static_cast<pid_t>(pid));
+  if (!fd) return true;
+  auto ready = sys::wait_readable_until({fd->get()}, sys::mono_now_ns() + timeout_ms * kNsPerMs);
+  return ready && !ready->empty();
+}
+
+// Waits (bounded) until `fact` holds, for facts that announce nothing: a
+// journal entry another process writes, a ref the server updates. The
+// pause between two looks only paces the polling; what the test goes on
+// with is the fact itself, never the time spent.
+template <class Fact>
+bool wait_for_fact(Fact fact, long timeout_ms) {
   const auto until = sys::mono_now_ns() + timeout_ms * kNsPerMs;
-  while (sys::mono_now_ns() < until) {
-    const char st = sys::proc_state(static_cast<pid_t>(pid));
-    if (st == 0 || st == 'Z') return true;
+  for (;;) {
+    if (fact()) return true;
+    if (sys::mono_now_ns() >= until) return false;
     ::usleep(2'000);
   }
-  return false;
 }
 
 std::int64_t child_pid_in(const journal::Record& r) {
@@ -124,13 +137,11 @@ std::int64_t child_pid_in(const journal::Record& r) {
 // Waits until the journal names the delivery's child (the dispatched entry
 // is written off the supervising loop).
 journal::Record wait_dispatched(const Setup& s, const std::string& id) {
-  for (int i = 0; i < 2'000; ++i) {
-    auto r = s.record(id);
-    if (child_pid_in(r) > 0) return r;
-    ::usleep(2'000);
+  journal::Record r;
+  if (!wait_for_fact([&] { return child_pid_in(r = s.record(id)) > 0; }, 4'000)) {
+    FAIL("the journal never named the child of " << id);
   }
-  FAIL("the journal never named the child of " << id);
-  return {};
+  return r;
 }
 
 // What every "report on the wire" case asserts of the journal: the POST
@@ -395,7 +406,7 @@ TEST_SUITE("journal") {
       s.server.release();
       if (post) {
         // The server goes on with the POST it had read: it applies the pack.
-        for (int i = 0; i < 2'500 && s.remote_ref("r").empty(); ++i) ::usleep(2'000);
+        REQUIRE(wait_for_fact([&] { return !s.remote_ref("r").empty(); }, 5'000));
         REQUIRE(s.remote_ref("r") == s.tip);
       }
       auto rec = s.recover();
