@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.hpp"
 #include "cli/usage.hpp"
 #include "support.hpp"
 
@@ -95,6 +96,34 @@ TEST_SUITE("cli") {
     CHECK_FALSE(has_line(options, "--limit"));  // log's, not push's
     CHECK(complete(file, "_git_courier_main", "git-courier push --pack-engine ''", 3) == "\nlibgit2\ngit\n");
     CHECK(complete(file, "_git_courier", "git courier push --auth b", 4) == "\nbearer:\n");
+  }
+
+  TEST_CASE("the parser knows every option the table documents") {
+    for (const auto& c : manual().commands) {
+      for (const auto& o : c.options) {
+        for (const char* spelling : {o.name, o.alias}) {
+          if (spelling == nullptr) continue;
+          std::vector<std::string> args = {spelling};
+          if (o.arg) args.push_back(o.choices ? std::string(o.choices).substr(0, std::string(o.choices).find(' ')) : "1");
+          const std::string command = c.name;
+          std::string error;
+          if (command == "push") {
+            auto r = parse_push_args(args);
+            if (!r) error = r.error().message;
+          } else if (command == "keygen") {
+            auto r = parse_keygen_args(args);
+            if (!r) error = r.error().message;
+          } else {
+            auto r = parse_journal_args(command, args);
+            if (!r) error = r.error().message;
+          }
+          CAPTURE(command);
+          CAPTURE(spelling);
+          CHECK_MESSAGE(error.find("unknown option") == std::string::npos, error);
+          CHECK_MESSAGE(error.find("unexpected argument") == std::string::npos, error);
+        }
+      }
+    }
   }
 
   TEST_CASE("--version, -V, version and push --version print the version and exit 0") {
