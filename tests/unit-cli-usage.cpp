@@ -19,12 +19,11 @@ namespace {
 // being completed), through `function` (_git_courier_main for
 // `git-courier`, _git_courier as git's completion calls it).
 std::string complete(const std::string& script, const std::string& function, const std::string& words, int cword) {
-  const std::string program = "source " + script + "\n" + (function == "_git_courier"
-                                                               ? "words=(" + words + "); cword=" + std::to_string(cword) +
-                                                                     "; __git_cmd_idx=1\n"
-                                                               : "COMP_WORDS=(" + words + "); COMP_CWORD=" +
-                                                                     std::to_string(cword) + "\n") +
-                              function + "\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
+  const std::string program =
+      "source " + script + "\n" +
+      (function == "_git_courier" ? "words=(" + words + "); cword=" + std::to_string(cword) + "; __git_cmd_idx=1\n"
+                                  : "COMP_WORDS=(" + words + "); COMP_CWORD=" + std::to_string(cword) + "\n") +
+      function + "\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n";
   auto r = test::run({"/bin/bash", "--norc", "--noprofile", "-c", program});
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   return "\n" + r.out;
@@ -104,7 +103,8 @@ TEST_SUITE("cli") {
         for (const char* spelling : {o.name, o.alias}) {
           if (spelling == nullptr) continue;
           std::vector<std::string> args = {spelling};
-          if (o.arg) args.push_back(o.choices ? std::string(o.choices).substr(0, std::string(o.choices).find(' ')) : "1");
+          if (o.arg)
+            args.push_back(o.choices ? std::string(o.choices).substr(0, std::string(o.choices).find(' ')) : "1");
           const std::string command = c.name;
           std::string error;
           if (command == "push") {

@@ -22,9 +22,9 @@ TEST_SUITE("cli") {
   TEST_CASE("D1: durations read as a user writes them: bare seconds, decimals, h m s ms, largest unit first") {
     using std::chrono::milliseconds;
     const std::vector<std::pair<const char*, long long>> good = {
-        {"90", 90'000},     {"1.5", 1'500},       {"90s", 90'000},     {"1.5s", 1'500},   {"500ms", 500},
-        {"2m", 120'000},    {"1h", 3'600'000},    {"1h30m", 5'400'000}, {"2m30s", 150'000}, {"1m500ms", 60'500},
-        {"1h2m3s4ms", 3'723'004}, {"0.25h", 900'000}, {"1.001s", 1'001}, {"0s500ms", 500},  {"150s", 150'000},
+        {"90", 90'000},           {"1.5", 1'500},     {"90s", 90'000},      {"1.5s", 1'500},    {"500ms", 500},
+        {"2m", 120'000},          {"1h", 3'600'000},  {"1h30m", 5'400'000}, {"2m30s", 150'000}, {"1m500ms", 60'500},
+        {"1h2m3s4ms", 3'723'004}, {"0.25h", 900'000}, {"1.001s", 1'001},    {"0s500ms", 500},   {"150s", 150'000},
     };
     for (const auto& [text, ms] : good) {
       CAPTURE(text);
@@ -35,9 +35,10 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE("D1: a bad duration is refused with a message that says what would parse") {
-    for (const char* bad : {"", "0", "0s", "0ms", "0h0m", "-1s", "-90", "+5s", "1.0005s", "0.5ms", "5x", "5 s", " 5s",
-                            "s", "1.s", ".5s", "1..5s", "1h 30m", "30s2m", "1m1m", "1H", "5sec", "99999999999s",
-                            "9999999999", "1e3s", "1h30", "soon", "1,5s"}) {
+    for (const char* bad :
+         {"",   "0",    "0s",           "0ms",        "0h0m", "-1s",  "-90",   "+5s",    "1.0005s", "0.5ms",
+          "5x", "5 s",  " 5s",          "s",          "1.s",  ".5s",  "1..5s", "1h 30m", "30s2m",   "1m1m",
+          "1H", "5sec", "99999999999s", "9999999999", "1e3s", "1h30", "soon",  "1,5s"}) {
       CAPTURE(bad);
       auto r = parse_duration(bad);
       REQUIRE_FALSE(r.has_value());
@@ -51,7 +52,8 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE("D1: --deadline takes every duration form and keeps the 24 h limit") {
-    for (auto [text, ms] : {std::pair{"90", 90'000LL}, {"1.5s", 1'500LL}, {"1h30m", 5'400'000LL}, {"24h", 86'400'000LL}}) {
+    for (auto [text, ms] :
+         {std::pair{"90", 90'000LL}, {"1.5s", 1'500LL}, {"1h30m", 5'400'000LL}, {"24h", 86'400'000LL}}) {
       CAPTURE(text);
       auto r = parse_push_args(with({"--deadline", text}));
       REQUIRE(r.has_value());

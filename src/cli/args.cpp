@@ -18,8 +18,8 @@ constexpr const char* kDurationForms =
 // One component of a duration: digits, an optional fraction, a unit.
 struct DurationPart {
   long long whole = 0;
-  long long fraction = 0;       // the digits after the point, as a number
-  long long fraction_scale = 1; // 10^(digits after the point)
+  long long fraction = 0;        // the digits after the point, as a number
+  long long fraction_scale = 1;  // 10^(digits after the point)
   long long unit_ms = 0;
 };
 

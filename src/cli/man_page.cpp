@@ -17,11 +17,20 @@ std::string roff(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '\\': out += "\\e"; break;
-      case '-': out += "\\-"; break;
-      case '\'': out += "\\(aq"; break;
-      case '`': out += "\\(ga"; break;
-      default: out += c;
+      case '\\':
+        out += "\\e";
+        break;
+      case '-':
+        out += "\\-";
+        break;
+      case '\'':
+        out += "\\(aq";
+        break;
+      case '`':
+        out += "\\(ga";
+        break;
+      default:
+        out += c;
     }
   }
   if (!out.empty() && (out[0] == '.' || out[0] == '\'')) out = "\\&" + out;

@@ -11,8 +11,7 @@ namespace {
 // Options that several commands share, spelled once.
 constexpr OptionDoc kJournalOption = {
     "--journal", nullptr, "FILE",
-    "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state})",
-    nullptr};
+    "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state})", nullptr};
 constexpr OptionDoc kJsonOption = {"--json", nullptr, nullptr, "print one JSON object with the outcome on stdout",
                                    nullptr};
 constexpr OptionDoc kAuthOption = {"--auth", nullptr, "MODE",

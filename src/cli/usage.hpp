@@ -22,9 +22,9 @@ struct OptionDoc {
 
 // One command (or, for name "", the program itself).
 struct CommandDoc {
-  const char* name;                     // "push"
-  const char* summary;                  // one line, for the command list and the man page
-  std::vector<const char*> synopsis;    // each line after "git-courier " (a leading space: continued)
+  const char* name;                   // "push"
+  const char* summary;                // one line, for the command list and the man page
+  std::vector<const char*> synopsis;  // each line after "git-courier " (a leading space: continued)
   std::vector<OptionDoc> options;
   std::vector<const char*> paragraphs;  // after the options (help and man page)
 };
