@@ -48,23 +48,24 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(shown.err.empty(), shown.err);
     CHECK(shown.out.find("- deliver one git object to one ref") != std::string::npos);  // NAME
     for (const char* section : {"SYNOPSIS", "EXIT STATUS", "ENVIRONMENT", "FILES"}) {
-      CHECK_MESSAGE(shown.out.find(section) != std::string::npos, section);
+      CHECK_MESSAGE(shown.out.find(section) != std::string::npos, std::string(section));
     }
     const auto& commands = manual().commands;
     for (std::size_t i = 0; i < commands.size(); ++i) {
       const CommandDoc& c = commands[i];
       auto help = test::run({COURIER_BINARY, c.name, "--help"});
-      CHECK_MESSAGE(help.exit_code == 0, c.name);
+      CHECK_MESSAGE(help.exit_code == 0, std::string(c.name));
       // The command's section, up to the next one: each option is in its own command's section.
       const auto at = shown.out.find("\n   " + std::string(c.name) + "\n");
-      REQUIRE_MESSAGE(at != std::string::npos, c.name);
+      REQUIRE_MESSAGE(at != std::string::npos, std::string(c.name));
       const auto end = i + 1 < commands.size() ? shown.out.find("\n   " + std::string(commands[i + 1].name) + "\n", at)
                                                : shown.out.find("\nEXIT STATUS", at);
-      REQUIRE_MESSAGE(end != std::string::npos, c.name);
+      REQUIRE_MESSAGE(end != std::string::npos, std::string(c.name));
       const std::string section = shown.out.substr(at, end - at);
       for (const auto& o : c.options) {
         const std::string spelled = std::string(o.name) + (o.arg ? std::string(" ") + o.arg : std::string());
-        CAPTURE(c.name);
+        const std::string command = c.name;
+        CAPTURE(command);
         CAPTURE(spelled);
         CHECK(help.out.find(spelled) != std::string::npos);
         CHECK(section.find(spelled) != std::string::npos);
@@ -82,15 +83,15 @@ TEST_SUITE("cli") {
     const std::string file = dir.path() + "/git-courier";
     test::write_file(file, script.out);
     const std::string commands = complete(file, "_git_courier_main", "git-courier ''", 1);
-    for (const auto& c : manual().commands) CHECK_MESSAGE(has_line(commands, c.name), c.name);
+    for (const auto& c : manual().commands) CHECK_MESSAGE(has_line(commands, c.name), std::string(c.name));
     CHECK(complete(file, "_git_courier_main", "git-courier pu", 1) == "\npush\n");
     const CommandDoc* push = find_command("push");
     REQUIRE(push != nullptr);
     const std::string options = complete(file, "_git_courier_main", "git-courier push --", 2);
     const std::string via_git = complete(file, "_git_courier", "git courier push --", 3);
     for (const auto& o : push->options) {
-      CHECK_MESSAGE(has_line(options, o.name), o.name);
-      CHECK_MESSAGE(has_line(via_git, o.name), o.name);
+      CHECK_MESSAGE(has_line(options, o.name), std::string(o.name));
+      CHECK_MESSAGE(has_line(via_git, o.name), std::string(o.name));
     }
     CHECK_FALSE(has_line(options, "--limit"));  // log's, not push's
     CHECK(complete(file, "_git_courier_main", "git-courier push --pack-engine ''", 3) == "\nlibgit2\ngit\n");
@@ -118,7 +119,8 @@ TEST_SUITE("cli") {
             if (!r) error = r.error().message;
           }
           CAPTURE(command);
-          CAPTURE(spelling);
+          const std::string option = spelling;
+          CAPTURE(option);
           CHECK_MESSAGE(error.find("unknown option") == std::string::npos, error);
           CHECK_MESSAGE(error.find("unexpected argument") == std::string::npos, error);
         }
@@ -144,6 +146,9 @@ TEST_SUITE("cli") {
     auto push = test::run({COURIER_BINARY, "help", "push"});
     CHECK(push.exit_code == 0);
     CHECK(push.out.rfind("usage: git-courier push --repo DIR", 0) == 0);
+    auto unknown = test::run({COURIER_BINARY, "help", "frobnicate"});
+    CHECK(unknown.exit_code == 2);
+    CHECK(unknown.err.find("no help for 'frobnicate': not a command") != std::string::npos);
     auto bad = test::run({COURIER_BINARY, "__completion", "zsh"});
     CHECK(bad.exit_code == 2);
     CHECK(bad.err.find("unknown command '__completion'") != std::string::npos);

@@ -27,7 +27,8 @@ TEST_SUITE("cli") {
         {"1h2m3s4ms", 3'723'004}, {"0.25h", 900'000}, {"1.001s", 1'001},    {"0s500ms", 500},   {"150s", 150'000},
     };
     for (const auto& [text, ms] : good) {
-      CAPTURE(text);
+      const std::string duration = text;
+      CAPTURE(duration);
       auto r = parse_duration(text);
       REQUIRE_MESSAGE(r.has_value(), (r ? std::string() : r.error().message));
       CHECK(*r == milliseconds(ms));
@@ -39,7 +40,8 @@ TEST_SUITE("cli") {
          {"",   "0",    "0s",           "0ms",        "0h0m", "-1s",  "-90",   "+5s",    "1.0005s", "0.5ms",
           "5x", "5 s",  " 5s",          "s",          "1.s",  ".5s",  "1..5s", "1h 30m", "30s2m",   "1m1m",
           "1H", "5sec", "99999999999s", "9999999999", "1e3s", "1h30", "soon",  "1,5s"}) {
-      CAPTURE(bad);
+      const std::string duration = bad;
+      CAPTURE(duration);
       auto r = parse_duration(bad);
       REQUIRE_FALSE(r.has_value());
       CHECK_MESSAGE(r.error().message.find("use a number of seconds (90, 1.5)") != std::string::npos,
@@ -54,13 +56,15 @@ TEST_SUITE("cli") {
   TEST_CASE("D1: --deadline takes every duration form and keeps the 24 h limit") {
     for (auto [text, ms] :
          {std::pair{"90", 90'000LL}, {"1.5s", 1'500LL}, {"1h30m", 5'400'000LL}, {"24h", 86'400'000LL}}) {
-      CAPTURE(text);
+      const std::string duration = text;
+      CAPTURE(duration);
       auto r = parse_push_args(with({"--deadline", text}));
       REQUIRE(r.has_value());
       CHECK(r->deadline == std::chrono::milliseconds(ms));
     }
     for (const char* d : {"24h1ms", "25h", "23h61m"}) {
-      CAPTURE(d);
+      const std::string duration = d;
+      CAPTURE(duration);
       auto r = parse_push_args(with({"--deadline", d}));
       REQUIRE_FALSE(r.has_value());
       CHECK_MESSAGE(r.error().message.find("limit of 24 h") != std::string::npos, r.error().message);

@@ -18,6 +18,10 @@ namespace courier::cli {
 
 namespace {
 
+void usage_error(const std::string& message, const char* hint) {
+  std::fprintf(stderr, "git-courier: %s\n%s", message.c_str(), hint);
+}
+
 // The help of a command the table knows (push, keygen, log, show, recover).
 std::string help_of(const char* name) {
   const CommandDoc* c = find_command(name);
@@ -45,15 +49,20 @@ std::optional<int> run_help_or_version(const std::string& cmd, const std::vector
     return kExitOk;
   }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    if (rest.empty() || rest[0] == "--help" || rest[0] == "-h") {
+      std::fputs(help_text().c_str(), stdout);
+      return kExitOk;
+    }
     const CommandDoc* c = rest.size() == 1 ? find_command(rest[0]) : nullptr;
-    std::fputs(c ? command_help(*c).c_str() : help_text().c_str(), stdout);
+    if (c == nullptr) {
+      usage_error("no help for '" + rest[0] + (rest.size() == 1 ? "'" : " ...'") + ": not a command",
+                  help_text().c_str());
+      return kExitUsage;
+    }
+    std::fputs(command_help(*c).c_str(), stdout);
     return kExitOk;
   }
   return std::nullopt;
-}
-
-void usage_error(const std::string& message, const char* hint) {
-  std::fprintf(stderr, "git-courier: %s\n%s", message.c_str(), hint);
 }
 
 }  // namespace
