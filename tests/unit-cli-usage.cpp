@@ -3,6 +3,7 @@
 // what the usage table says, and man renders the page without a warning.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ TEST_SUITE("cli") {
     test::TempDir dir;
     auto page = test::run({COURIER_BINARY, "__man"});
     REQUIRE(page.exit_code == 0);
+    // The page the build wrote (and `cmake --install` installs) is this one.
+    const std::string built = std::filesystem::path(COURIER_BINARY).parent_path() / "git-courier.1";
+    CHECK_MESSAGE(test::read_file(built) == page.out, (built + " differs from `git-courier __man`"));
     const std::string file = dir.path() + "/git-courier.1";
     test::write_file(file, page.out);
     auto shown = test::run({"/usr/bin/man", "--warnings", "-l", file}, {}, test::Stdin::bytes,
@@ -80,6 +84,8 @@ TEST_SUITE("cli") {
     test::TempDir dir;
     auto script = test::run({COURIER_BINARY, "__completion", "bash"});
     REQUIRE(script.exit_code == 0);
+    const std::string built = std::filesystem::path(COURIER_BINARY).parent_path() / "git-courier.bash";
+    CHECK_MESSAGE(test::read_file(built) == script.out, (built + " differs from `git-courier __completion bash`"));
     const std::string file = dir.path() + "/git-courier";
     test::write_file(file, script.out);
     const std::string commands = complete(file, "_git_courier_main", "git-courier ''", 1);
