@@ -67,12 +67,17 @@ TEST_SUITE("cli") {
       REQUIRE_MESSAGE(end != std::string::npos, std::string(c.name));
       const std::string section = shown.out.substr(at, end - at);
       for (const auto& o : c.options) {
-        const std::string spelled = std::string(o.name) + (o.arg ? std::string(" ") + o.arg : std::string());
+        // The option's own entry (not a mention in the synopsis or another's text):
+        // "--quiet, -q" or "--repo DIR" at the start of a line.
+        const std::string spelled = std::string(o.name) + (o.alias ? std::string(", ") + o.alias : std::string()) +
+                                    (o.arg ? std::string(" ") + o.arg : std::string());
         const std::string command = c.name;
         CAPTURE(command);
         CAPTURE(spelled);
-        CHECK(help.out.find(spelled) != std::string::npos);
-        CHECK(section.find(spelled) != std::string::npos);
+        CHECK(help.out.find("\n  " + spelled + " ") != std::string::npos);
+        // (man puts a short entry's text on the same line, after a space)
+        CHECK((section.find("\n       " + spelled + "\n") != std::string::npos ||
+               section.find("\n       " + spelled + " ") != std::string::npos));
       }
     }
     for (const auto& [code, meaning] : manual().exit_codes) {
