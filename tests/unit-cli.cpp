@@ -19,13 +19,55 @@ std::vector<std::string> with(std::vector<std::string> extra) {
 }  // namespace
 
 TEST_SUITE("cli") {
-  TEST_CASE("durations accept ms, s and m and nothing else") {
-    CHECK(*parse_duration("500ms") == std::chrono::milliseconds(500));
-    CHECK(*parse_duration("150s") == std::chrono::milliseconds(150000));
-    CHECK(*parse_duration("2m") == std::chrono::milliseconds(120000));
-    for (auto bad : {"", "5", "5h", "-1s", "0s", "1.5s", "s", "99999999999s", "5 s"}) {
+  TEST_CASE("D1: durations read as a user writes them: bare seconds, decimals, h m s ms, largest unit first") {
+    using std::chrono::milliseconds;
+    const std::vector<std::pair<const char*, long long>> good = {
+        {"90", 90'000},           {"1.5", 1'500},     {"90s", 90'000},      {"1.5s", 1'500},    {"500ms", 500},
+        {"2m", 120'000},          {"1h", 3'600'000},  {"1h30m", 5'400'000}, {"2m30s", 150'000}, {"1m500ms", 60'500},
+        {"1h2m3s4ms", 3'723'004}, {"0.25h", 900'000}, {"1.001s", 1'001},    {"0s500ms", 500},   {"150s", 150'000},
+    };
+    for (const auto& [text, ms] : good) {
+      const std::string duration = text;
+      CAPTURE(duration);
+      auto r = parse_duration(text);
+      REQUIRE_MESSAGE(r.has_value(), (r ? std::string() : r.error().message));
+      CHECK(*r == milliseconds(ms));
+    }
+  }
+
+  TEST_CASE("D1: a bad duration is refused with a message that says what would parse") {
+    for (const char* bad :
+         {"",   "0",    "0s",           "0ms",        "0h0m", "-1s",  "-90",   "+5s",    "1.0005s", "0.5ms",
+          "5x", "5 s",  " 5s",          "s",          "1.s",  ".5s",  "1..5s", "1h 30m", "30s2m",   "1m1m",
+          "1H", "5sec", "99999999999s", "9999999999", "1e3s", "1h30", "soon",  "1,5s"}) {
+      const std::string duration = bad;
+      CAPTURE(duration);
       auto r = parse_duration(bad);
-      CHECK_MESSAGE(!r.has_value(), bad);
+      REQUIRE_FALSE(r.has_value());
+      CHECK_MESSAGE(r.error().message.find("use a number of seconds (90, 1.5)") != std::string::npos,
+                    r.error().message);
+      CHECK_MESSAGE(r.error().message.find("1h30m") != std::string::npos, r.error().message);
+    }
+    CHECK(parse_duration("1.0005s").error().message.find("finer than a millisecond") != std::string::npos);
+    CHECK(parse_duration("30s2m").error().message.find("largest first") != std::string::npos);
+    CHECK(parse_duration("0h0m").error().message.find("longer than zero") != std::string::npos);
+  }
+
+  TEST_CASE("D1: --deadline takes every duration form and keeps the 24 h limit") {
+    for (auto [text, ms] :
+         {std::pair{"90", 90'000LL}, {"1.5s", 1'500LL}, {"1h30m", 5'400'000LL}, {"24h", 86'400'000LL}}) {
+      const std::string duration = text;
+      CAPTURE(duration);
+      auto r = parse_push_args(with({"--deadline", text}));
+      REQUIRE(r.has_value());
+      CHECK(r->deadline == std::chrono::milliseconds(ms));
+    }
+    for (const char* d : {"24h1ms", "25h", "23h61m"}) {
+      const std::string duration = d;
+      CAPTURE(duration);
+      auto r = parse_push_args(with({"--deadline", d}));
+      REQUIRE_FALSE(r.has_value());
+      CHECK_MESSAGE(r.error().message.find("limit of 24 h") != std::string::npos, r.error().message);
     }
   }
 

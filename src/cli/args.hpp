@@ -46,9 +46,12 @@ struct PushArgs {
   bool json = false;
   bool quiet = false;
   bool help = false;
+  bool version = false;  // push --version
 };
 
-// "150s", "500ms", "2m". Errors: invalid_argument.
+// "90" (seconds), "1.5s", "500ms", "2m30s", "1h30m": numbers with units h, m,
+// s, ms, largest first, in whole milliseconds. Errors: invalid_argument, the
+// message listing what would parse.
 Result<std::chrono::milliseconds> parse_duration(const std::string& text);
 
 // Arguments after `push`. Errors: invalid_argument naming the flag.

@@ -1,7 +1,9 @@
-// commands.cpp — `git-courier` subcommands: help, version, push, keygen.
+// commands.cpp — `git-courier` subcommands: help, version, push, keygen, the
+// journal commands, and the hidden generators of the man page and completion.
 #include "cli/commands.hpp"
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,80 +11,58 @@
 #include "cli/args.hpp"
 #include "cli/journal_cmd.hpp"
 #include "cli/push.hpp"
-#include "protocol/messages.hpp"
+#include "cli/usage.hpp"
+#include "cli/version.hpp"
 
 namespace courier::cli {
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: git-courier <command> [options]\n"
-    "\n"
-    "Delivers one git object to one ref on a remote over smart HTTPS, with a hard\n"
-    "deadline, one live delivery per remote, and credentials kept in this process.\n"
-    "\n"
-    "commands:\n"
-    "  push        deliver an object to a ref (see `git-courier push --help`)\n"
-    "  keygen      make an Ed25519 signing key for --auth key:FILE\n"
-    "  log         recent deliveries from the journal, one line each\n"
-    "  show ID     every transition of one delivery, with times\n"
-    "  recover     finish deliveries a dead process left unfinished in the journal\n"
-    "\n"
-    "  --help      this text\n"
-    "  --version   print the version\n";
-
-constexpr const char* kPushUsage =
-    "usage: git-courier push --repo DIR --remote URL --ref REF (--oid OID | --rev REV)\n"
-    "                        [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]\n"
-    "                        [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]\n"
-    "                        [--pack-engine libgit2|git] [--json] [--quiet]\n"
-    "                        [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]\n"
-    "\n"
-    "  --repo DIR             local repository holding the object (never written to)\n"
-    "  --remote URL           https:// smart-HTTP remote (http:// only to loopback, with\n"
-    "                         --allow-http-loopback); no password in it, no '.', '..', '//'\n"
-    "                         or needless %-escapes in its path\n"
-    "  --ref REF              remote ref to update, e.g. refs/heads/main\n"
-    "  --oid OID | --rev REV  the object to deliver: a full id, or a revision to resolve\n"
-    "  --deadline DURATION    absolute budget for the whole delivery, including waiting\n"
-    "                         for the remote's lane (ms, s or m; default 150s)\n"
-    "  --auth MODE            none (default), key:FILE (Ed25519 per-request token),\n"
-    "                         credential (git credential helper), bearer:FILE\n"
-    "  --ca-file FILE         trust anchors for TLS (otherwise SSL_CERT_FILE or the system)\n"
-    "  --lane-dir DIR         directory of cross-process lane locks; an existing one must be\n"
-    "                         owned by you or root and not writable by others (never chmodded)\n"
-    "  --allow-http-loopback  permit plain http:// to 127.0.0.0/8 or ::1\n"
-    "  --pack-engine ENGINE   libgit2 (default): libgit2's packbuilder in the child;\n"
-    "                         git: `git pack-objects` from PATH, run inside the child's\n"
-    "                         kill domain, reusing the repository's stored deltas\n"
-    "  --journal FILE         the delivery journal (default\n"
-    "                         ${XDG_STATE_HOME:-$HOME/.local/state}/git-courier/journal.sqlite)\n"
-    "  --no-journal           keep no record (nothing survives a crash of this command)\n"
-    "  --delivery-id ID       the delivery's id: the same id is never pushed twice; after\n"
-    "                         remote_effect `possible` it is delivered again as a\n"
-    "                         compare-and-swap on the journalled old id\n"
-    "  --read-back            after `possible`: read the remote's ref once (printed after the\n"
-    "                         outcome; with --json, part of it)\n"
-    "  --json                 print one JSON object with the outcome on stdout\n"
-    "  --quiet                print only errors\n"
-    "\n"
-    "exit codes: 0 delivered/up_to_date, 1 rejected, 2 usage, 3 transport/auth/spawn,\n"
-    "            4 deadline_killed, 5 revoked/cancelled, 6 protocol_fault,\n"
-    "            7 unconfirmed/cancel_uncertain\n";
-
-constexpr const char* kJournalUsage =
-    "usage: git-courier log [--journal FILE] [--limit N] [--json]\n"
-    "       git-courier show ID [--journal FILE] [--json]\n"
-    "       git-courier recover [--journal FILE] [--lane-dir DIR] [--auth MODE] [--ca-file FILE]\n"
-    "                           [--allow-http-loopback] [--json]\n"
-    "\n"
-    "recover finishes every delivery whose process is gone (pid, start time and boot id)\n"
-    "and whose lane no live process holds, as `interrupted` with the remote_effect its\n"
-    "journal allows, and reads the remote's ref back after `possible`. Running it twice\n"
-    "changes nothing the second time.\n";
-
 void usage_error(const std::string& message, const char* hint) {
   std::fprintf(stderr, "git-courier: %s\n%s", message.c_str(), hint);
+}
+
+// The help of a command the table knows (push, keygen, log, show, recover).
+std::string help_of(const char* name) {
+  const CommandDoc* c = find_command(name);
+  return c ? command_help(*c) : help_text();
+}
+
+// The hidden commands the build runs to write the man page and the
+// completion from the same table as --help (CMakeLists.txt).
+std::optional<int> run_generator(const std::string& cmd, const std::vector<std::string>& rest) {
+  if (cmd == "__man" && rest.empty()) {
+    std::fputs(man_page(COURIER_VERSION).c_str(), stdout);
+    return kExitOk;
+  }
+  if (cmd == "__completion" && rest.size() == 1 && rest[0] == "bash") {
+    std::fputs(bash_completion().c_str(), stdout);
+    return kExitOk;
+  }
+  return std::nullopt;
+}
+
+// `help`, `help COMMAND`, `--help`, `version`, `--version`, `-V`.
+std::optional<int> run_help_or_version(const std::string& cmd, const std::vector<std::string>& rest) {
+  if (cmd == "--version" || cmd == "-V" || cmd == "version") {
+    std::fputs(version_text().c_str(), stdout);
+    return kExitOk;
+  }
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    if (rest.empty() || rest[0] == "--help" || rest[0] == "-h") {
+      std::fputs(help_text().c_str(), stdout);
+      return kExitOk;
+    }
+    const CommandDoc* c = rest.size() == 1 ? find_command(rest[0]) : nullptr;
+    if (c == nullptr) {
+      usage_error("no help for '" + rest[0] + (rest.size() == 1 ? "'" : " ...'") + ": not a command",
+                  help_text().c_str());
+      return kExitUsage;
+    }
+    std::fputs(command_help(*c).c_str(), stdout);
+    return kExitOk;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -90,19 +70,13 @@ void usage_error(const std::string& message, const char* hint) {
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
-    usage_error("no command given", kUsage);
+    usage_error("no command given", help_text().c_str());
     return kExitUsage;
   }
   const std::string cmd = args[0];
   std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-    std::fputs(kUsage, stdout);
-    return kExitOk;
-  }
-  if (cmd == "--version") {
-    std::printf("git-courier %s (protocol %d)\n", COURIER_VERSION, protocol::kProtocolVersion);
-    return kExitOk;
-  }
+  if (auto code = run_help_or_version(cmd, rest)) return *code;
+  if (auto code = run_generator(cmd, rest)) return *code;
   if (cmd == "push") {
     auto parsed = parse_push_args(rest);
     if (!parsed) {
@@ -110,7 +84,11 @@ int run(int argc, char** argv) {
       return kExitUsage;
     }
     if (parsed->help) {
-      std::fputs(kPushUsage, stdout);
+      std::fputs(help_of("push").c_str(), stdout);
+      return kExitOk;
+    }
+    if (parsed->version) {
+      std::fputs(version_text().c_str(), stdout);
       return kExitOk;
     }
     return run_push(*parsed);
@@ -118,11 +96,11 @@ int run(int argc, char** argv) {
   if (cmd == "log" || cmd == "show" || cmd == "recover") {
     auto parsed = parse_journal_args(cmd, rest);
     if (!parsed) {
-      usage_error(parsed.error().message, kJournalUsage);
+      usage_error(parsed.error().message, help_of(cmd.c_str()).c_str());
       return kExitUsage;
     }
     if (parsed->help) {
-      std::fputs(kJournalUsage, stdout);
+      std::fputs(help_of(cmd.c_str()).c_str(), stdout);
       return kExitOk;
     }
     if (cmd == "log") return run_log(*parsed);
@@ -132,11 +110,11 @@ int run(int argc, char** argv) {
   if (cmd == "keygen") {
     auto parsed = parse_keygen_args(rest);
     if (!parsed) {
-      usage_error(parsed.error().message, "usage: git-courier keygen --out FILE\n");
+      usage_error(parsed.error().message, help_of("keygen").c_str());
       return kExitUsage;
     }
     if (parsed->help) {
-      std::fputs("usage: git-courier keygen --out FILE\n", stdout);
+      std::fputs(help_of("keygen").c_str(), stdout);
       return kExitOk;
     }
     auto key = auth::keygen(parsed->out);
@@ -148,7 +126,7 @@ int run(int argc, char** argv) {
                 key->public_key.c_str(), key->thumbprint.c_str());
     return kExitOk;
   }
-  usage_error("unknown command '" + cmd + "'", kUsage);
+  usage_error("unknown command '" + cmd + "'", help_text().c_str());
   return kExitUsage;
 }
 

@@ -1,0 +1,230 @@
+// usage.cpp — the command line's description (the table of usage.hpp) and
+// the --help text rendered from it.
+#include "cli/usage.hpp"
+
+#include <algorithm>
+
+namespace courier::cli {
+
+namespace {
+
+// Options that several commands share, spelled once.
+constexpr OptionDoc kJournalOption = {
+    "--journal", nullptr, "FILE",
+    "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state})", nullptr};
+constexpr OptionDoc kJsonOption = {"--json", nullptr, nullptr, "print one JSON object with the outcome on stdout",
+                                   nullptr};
+constexpr OptionDoc kAuthOption = {"--auth", nullptr, "MODE",
+                                   "none (default), key:FILE (Ed25519 per-request token), credential (git credential "
+                                   "helper), bearer:FILE",
+                                   "none credential key: bearer:"};
+constexpr OptionDoc kCaFileOption = {"--ca-file", nullptr, "FILE",
+                                     "trust anchors for TLS (otherwise SSL_CERT_FILE or the system)", nullptr};
+constexpr OptionDoc kLaneDirOption = {"--lane-dir", nullptr, "DIR",
+                                      "directory of cross-process lane locks; an existing one must be owned by you or "
+                                      "root and not writable by others (never chmodded)",
+                                      nullptr};
+constexpr OptionDoc kLoopbackOption = {"--allow-http-loopback", nullptr, nullptr,
+                                       "permit plain http:// to 127.0.0.0/8 or ::1", nullptr};
+
+const std::vector<OptionDoc> kPushOptions = {
+    {"--repo", nullptr, "DIR", "local repository holding the object (never written to)", nullptr},
+    {"--remote", nullptr, "URL",
+     "https:// smart-HTTP remote (http:// only to loopback, with --allow-http-loopback); no password in it, no '.', "
+     "'..', '//' or needless %-escapes in its path",
+     nullptr},
+    {"--ref", nullptr, "REF", "remote ref to update, e.g. refs/heads/main", nullptr},
+    {"--oid", nullptr, "OID", "the object to deliver, as a full id (give --oid or --rev)", nullptr},
+    {"--rev", nullptr, "REV", "the object to deliver, as a revision of --repo to resolve", nullptr},
+    {"--deadline", nullptr, "DURATION",
+     "absolute budget for the whole delivery, including waiting for the remote's lane: seconds (90, 1.5) or numbers "
+     "with units h, m, s, ms, largest first (500ms, 2m30s, 1h30m); at most 24h; default 150s",
+     nullptr},
+    kAuthOption,
+    kCaFileOption,
+    kLaneDirOption,
+    kLoopbackOption,
+    {"--pack-engine", nullptr, "ENGINE",
+     "libgit2 (default): libgit2's packbuilder in the child; git: `git pack-objects` from PATH, run inside the "
+     "child's kill domain, reusing the repository's stored deltas",
+     "libgit2 git"},
+    kJournalOption,
+    {"--no-journal", nullptr, nullptr, "keep no record (nothing survives a crash of this command)", nullptr},
+    {"--delivery-id", nullptr, "ID",
+     "the delivery's id: the same id is never pushed twice; after remote_effect `possible` it is delivered again as "
+     "a compare-and-swap on the journalled old id",
+     nullptr},
+    {"--read-back", nullptr, nullptr,
+     "after `possible`: read the remote's ref once (printed after the outcome; with --json, part of it)", nullptr},
+    kJsonOption,
+    {"--quiet", "-q", nullptr, "print only errors", nullptr},
+    {"--version", "-V", nullptr, "print the version and exit", nullptr},
+};
+
+constexpr OptionDoc kHelpOption = {"--help", "-h", nullptr, "print this text and exit", nullptr};
+
+const ManualDoc kManual = {
+    "deliver one git object to one ref on a remote over smart HTTPS",
+    {"Delivers one git object to one ref on a remote over smart HTTPS, with a hard deadline, one live delivery per "
+     "remote, and credentials kept in this process. The push itself runs in a child process that the command "
+     "supervises and kills at the deadline.",
+     "On PATH, git runs it as `git courier`; `git courier --help` shows this page."},
+    {"",
+     "deliver objects to remotes",
+     {"<command> [options]", "--version | -V | version", "--help | -h | help [COMMAND]"},
+     {kHelpOption, {"--version", "-V", nullptr, "print the version and exit", nullptr}},
+     {}},
+    {
+        {"push",
+         "deliver an object to a ref",
+         {"push --repo DIR --remote URL --ref REF (--oid OID | --rev REV)",
+          "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]",
+          "     [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]",
+          "     [--pack-engine libgit2|git] [--json] [--quiet]",
+          "     [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]"},
+         kPushOptions,
+         {}},
+        {"keygen",
+         "make an Ed25519 signing key for --auth key:FILE",
+         {"keygen --out FILE"},
+         {{"--out", nullptr, "FILE", "where to write the private key (created 0600; never overwritten)", nullptr}},
+         {}},
+        {"log",
+         "recent deliveries from the journal, one line each",
+         {"log [--journal FILE] [--limit N] [--json]"},
+         {kJournalOption,
+          {"--limit", nullptr, "N", "how many deliveries, newest first (1 to 999999; default 20)", nullptr},
+          kJsonOption},
+         {}},
+        {"show",
+         "every transition of one delivery, with times",
+         {"show ID [--journal FILE] [--json]"},
+         {kJournalOption, kJsonOption},
+         {}},
+        {"recover",
+         "finish deliveries a dead process left unfinished in the journal",
+         {"recover [--journal FILE] [--lane-dir DIR] [--auth MODE] [--ca-file FILE]",
+          "        [--allow-http-loopback] [--json]"},
+         {kJournalOption, kLaneDirOption, kAuthOption, kCaFileOption, kLoopbackOption, kJsonOption},
+         {"recover finishes every delivery whose process is gone (pid, start time and boot id) and whose lane no "
+          "live process holds, as `interrupted` with the remote_effect its journal allows, and reads the remote's "
+          "ref back after `possible`. Running it twice changes nothing the second time."}},
+        {"version", "print the version (as --version)", {"version"}, {}, {}},
+        {"help", "this text, or a command's (as COMMAND --help)", {"help [COMMAND]"}, {}, {}},
+    },
+    {{"0", "delivered or up_to_date"},
+     {"1", "rejected"},
+     {"2", "usage or configuration error"},
+     {"3", "transport, auth or spawn failure"},
+     {"4", "deadline_killed"},
+     {"5", "revoked or cancelled_no_dispatch"},
+     {"6", "protocol_fault"},
+     {"7", "unconfirmed or cancel_uncertain: the seat is retained"}},
+    {{"SSL_CERT_FILE", "trust anchors for TLS when --ca-file is not given"},
+     {"XDG_STATE_HOME", "where the default journal lives (else $HOME/.local/state)"},
+     {"XDG_RUNTIME_DIR", "where the default lane directory lives"}},
+    {{"$XDG_STATE_HOME/git-courier/journal.sqlite", "the delivery journal (--journal)"},
+     {"$XDG_RUNTIME_DIR/git-courier", "the lane locks (--lane-dir); /run/git-courier/lanes for root"}},
+};
+
+// Appends text wrapped to `width` columns, each line after the first
+// starting with `indent` spaces, the first continuing at column `column`.
+void append_wrapped(std::string& out, std::string_view text, std::size_t column, std::size_t indent,
+                    std::size_t width) {
+  std::size_t pos = 0;
+  bool first_word = true;
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find(' ', pos), text.size());
+    const std::string_view word = text.substr(pos, end - pos);
+    if (!first_word && column + 1 + word.size() > width) {
+      out += "\n" + std::string(indent, ' ');
+      column = indent;
+    } else if (!first_word) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    first_word = false;
+    pos = end + 1;
+  }
+  out += '\n';
+}
+
+constexpr std::size_t kTextColumn = 25;
+constexpr std::size_t kWidth = 80;
+
+void append_options(std::string& out, const std::vector<OptionDoc>& options) {
+  for (const auto& o : options) {
+    std::string head = std::string("  ") + o.name;
+    if (o.alias) head += std::string(", ") + o.alias;
+    if (o.arg) head += std::string(" ") + o.arg;
+    if (head.size() + 1 >= kTextColumn) {
+      out += head + "\n" + std::string(kTextColumn, ' ');
+    } else {
+      out += head + std::string(kTextColumn - head.size(), ' ');
+    }
+    append_wrapped(out, o.text, kTextColumn, kTextColumn, kWidth);
+  }
+}
+
+// "usage: git-courier LINE" for the first line, then each line under it; a
+// line that starts with a space continues the one before.
+void append_synopsis(std::string& out, const CommandDoc& command) {
+  for (std::size_t i = 0; i < command.synopsis.size(); ++i) {
+    const std::string_view line = command.synopsis[i];
+    const bool continued = line.front() == ' ';
+    out += std::string(i == 0 ? "usage: " : "       ") + (continued ? "            " : "git-courier ");
+    out += std::string(line) + "\n";
+  }
+}
+
+}  // namespace
+
+const ManualDoc& manual() { return kManual; }
+
+const CommandDoc* find_command(std::string_view name) {
+  for (const auto& c : kManual.commands) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+std::string help_text() {
+  std::string out;
+  append_synopsis(out, kManual.program);
+  for (const char* p : kManual.description) {
+    out += "\n";
+    append_wrapped(out, p, 0, 0, kWidth);
+  }
+  out += "\ncommands:\n";
+  for (const auto& c : kManual.commands) {
+    std::string head = std::string("  ") + c.name;
+    out += head + std::string(14 - head.size(), ' ') + c.summary + "\n";
+  }
+  out += "\n";
+  append_options(out, kManual.program.options);
+  out += "\nSee `git-courier COMMAND --help` or `man git-courier`.\n";
+  return out;
+}
+
+std::string command_help(const CommandDoc& command) {
+  std::string out;
+  append_synopsis(out, command);
+  out += "\n" + std::string(command.summary) + "\n";
+  if (!command.options.empty()) {
+    out += "\n";
+    append_options(out, command.options);
+  }
+  for (const char* p : command.paragraphs) {
+    out += "\n";
+    append_wrapped(out, p, 0, 0, kWidth);
+  }
+  if (command.name == std::string_view("push")) {
+    out += "\nexit codes:\n";
+    for (const auto& [code, meaning] : kManual.exit_codes) out += std::string("  ") + code + "  " + meaning + "\n";
+  }
+  return out;
+}
+
+}  // namespace courier::cli
