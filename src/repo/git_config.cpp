@@ -13,7 +13,6 @@
 #include <filesystem>
 
 #include "repo/repository.hpp"
-#include "sys/process.hpp"
 
 namespace courier::repo {
 
@@ -55,8 +54,9 @@ std::vector<std::pair<std::string, git_config_level_t>> outer_files() {
     files.emplace_back(*global, GIT_CONFIG_LEVEL_GLOBAL);
     return files;
   }
+  // $HOME only, as git: without it there is no global file.
   std::optional<std::string> home = env("HOME");
-  if (!home || home->empty()) home = sys::home_of_effective_user();
+  if (home && home->empty()) home.reset();
   if (auto xdg = env("XDG_CONFIG_HOME"); xdg && !xdg->empty()) {
     files.emplace_back(*xdg + "/git/config", GIT_CONFIG_LEVEL_XDG);
   } else if (home) {
