@@ -41,6 +41,8 @@ std::string write_config(const test::TempDir& dir, const std::vector<std::pair<s
   return file;
 }
 
+repo::GitConfig config_of(std::vector<repo::ConfigEntry> entries) { return repo::GitConfig(std::move(entries)); }
+
 EnvLookup env_of(const std::map<std::string, std::string>& vars) {
   return [vars](const std::string& name) -> std::optional<std::string> {
     auto it = vars.find(name);
@@ -107,8 +109,8 @@ TEST_SUITE("http-config") {
             git.ok() ? std::optional<std::string>(git.out.substr(0, git.out.find('\n'))) : std::nullopt;
         auto ours = cli::get_urlmatch(config, "http", key, url);
         REQUIRE(ours.has_value());
-        CHECK_MESSAGE(*ours == expected, std::string("http." + key + " for " + url + ": git says ") +
-                                             expected.value_or("(none)") + ", we say " + ours->value_or("(none)"));
+        CHECK_MESSAGE(*ours == expected, (std::string("http." + key + " for " + url + ": git says ") +
+                                          expected.value_or("(none)") + ", we say " + ours->value_or("(none)")));
         ++compared;
       }
     }
@@ -155,12 +157,13 @@ TEST_SUITE("http-config") {
       CHECK(s->ca_file == row.ca);
       CHECK(s->ca_source == row.source);
     }
-    auto none = cli::resolve_http_settings(repo::GitConfig({}), url, std::nullopt, std::nullopt, env_of({}));
+    auto none = cli::resolve_http_settings(config_of({}), url, std::nullopt, std::nullopt, env_of({}));
     REQUIRE(none.has_value());
     CHECK_FALSE(none->ca_file.has_value());  // the system store
   }
 
-  TEST_CASE("T1: proxy precedence follows git: remote.<name>.proxy, http.<url>.proxy, http.proxy, then the environment") {
+  TEST_CASE(
+      "T1: proxy precedence follows git: remote.<name>.proxy, http.<url>.proxy, http.proxy, then the environment") {
     const std::map<std::string, std::string> env = {{"HTTPS_PROXY", "http://upper:1"},
                                                     {"https_proxy", "http://lower:2"},
                                                     {"http_proxy", "http://plain:3"},
@@ -200,11 +203,19 @@ TEST_SUITE("http-config") {
          env,
          "https://h.test/r",
          "http://remote:8"},
-        {{{"http.proxy", "http://conf:6"}, {"remote.origin.proxy", ""}}, "origin", env, "https://h.test/r", std::nullopt},
+        {{{"http.proxy", "http://conf:6"}, {"remote.origin.proxy", ""}},
+         "origin",
+         env,
+         "https://h.test/r",
+         std::nullopt},
         {{{"remote.origin.proxy", "http://remote:8"}}, std::nullopt, {}, "https://h.test/r", std::nullopt},
         // NO_PROXY exempts the host from a proxy of any source; no_proxy wins.
         {{{"http.proxy", "http://conf:6"}}, std::nullopt, {{"NO_PROXY", "h.test"}}, "https://h.test/r", std::nullopt},
-        {{}, std::nullopt, {{"HTTPS_PROXY", "http://upper:1"}, {"NO_PROXY", ".test"}}, "https://h.test/r", std::nullopt},
+        {{},
+         std::nullopt,
+         {{"HTTPS_PROXY", "http://upper:1"}, {"NO_PROXY", ".test"}},
+         "https://h.test/r",
+         std::nullopt},
         {{},
          std::nullopt,
          {{"HTTPS_PROXY", "http://upper:1"}, {"NO_PROXY", "h.test"}, {"no_proxy", "other.test"}},
@@ -212,34 +223,34 @@ TEST_SUITE("http-config") {
          "http://upper:1"},
     };
     for (const auto& row : rows) {
-      auto s = cli::resolve_http_settings(repo::GitConfig(row.config), row.url, row.remote_name, std::nullopt,
-                                          env_of(row.env));
+      auto s =
+          cli::resolve_http_settings(config_of(row.config), row.url, row.remote_name, std::nullopt, env_of(row.env));
       REQUIRE_MESSAGE(s.has_value(), s.error().message);
-      CHECK_MESSAGE(s->proxy == row.proxy, std::string(row.url) + " gave " + s->proxy.value_or("(none)"));
+      CHECK_MESSAGE(s->proxy == row.proxy, (std::string(row.url) + " gave " + s->proxy.value_or("(none)")));
     }
   }
 
   TEST_CASE("T1: socks and https proxies, and digest, negotiate and ntlm proxy authentication, are refused by name") {
     for (const std::string proxy : {"socks5://p:1080", "socks5h://p:1080", "socks4://p:1080", "https://p:443"}) {
-      auto s = cli::resolve_http_settings(repo::GitConfig({{"http.proxy", proxy}}), "https://h.test/r", std::nullopt,
+      auto s = cli::resolve_http_settings(config_of({{"http.proxy", proxy}}), "https://h.test/r", std::nullopt,
                                           std::nullopt, env_of({}));
       REQUIRE_FALSE(s.has_value());
       CHECK(s.error().message.find("not supported") != std::string::npos);
       CHECK(s.error().message.find("http.proxy") != std::string::npos);
     }
     for (const std::string method : {"digest", "negotiate", "NTLM"}) {
-      auto s = cli::resolve_http_settings(
-          repo::GitConfig({{"http.proxy", "http://p:3128"}, {"http.proxyauthmethod", method}}), "https://h.test/r",
-          std::nullopt, std::nullopt, env_of({}));
+      auto s =
+          cli::resolve_http_settings(config_of({{"http.proxy", "http://p:3128"}, {"http.proxyauthmethod", method}}),
+                                     "https://h.test/r", std::nullopt, std::nullopt, env_of({}));
       REQUIRE_FALSE(s.has_value());
       CHECK(s.error().message.find("only Basic") != std::string::npos);
     }
-    auto basic = cli::resolve_http_settings(
-        repo::GitConfig({{"http.proxy", "http://p:3128"}, {"http.proxyauthmethod", "basic"}}), "https://h.test/r",
-        std::nullopt, std::nullopt, env_of({}));
+    auto basic =
+        cli::resolve_http_settings(config_of({{"http.proxy", "http://p:3128"}, {"http.proxyauthmethod", "basic"}}),
+                                   "https://h.test/r", std::nullopt, std::nullopt, env_of({}));
     CHECK(basic.has_value());
     // The message never shows the proxy's password.
-    auto secret = cli::resolve_http_settings(repo::GitConfig({{"http.proxy", "socks5://u:hunter2@p:1080"}}),
+    auto secret = cli::resolve_http_settings(config_of({{"http.proxy", "socks5://u:hunter2@p:1080"}}),
                                              "https://h.test/r", std::nullopt, std::nullopt, env_of({}));
     REQUIRE_FALSE(secret.has_value());
     CHECK(secret.error().message.find("hunter2") == std::string::npos);
@@ -268,7 +279,7 @@ TEST_SUITE("http-config") {
         {"h.test", "", false},
     };
     for (const auto& r : rows) {
-      CHECK_MESSAGE(cli::no_proxy_matches(r.host, r.list) == r.exempt, r.host + " in '" + r.list + "'");
+      CHECK_MESSAGE(cli::no_proxy_matches(r.host, r.list) == r.exempt, (r.host + " in '" + r.list + "'"));
     }
   }
 }

@@ -66,13 +66,14 @@ TEST_SUITE("protocol") {
     full.allow_http_loopback = true;
     full.pack_git = "/usr/bin/git";
     full.proxy = "http://127.0.0.1:3128";
-    const std::vector<ParentMessage> all = {sample_job(),
-                                            full,
-                                            Authority{"advertisement", true, std::nullopt, "Proxy-Authorization: Basic dTpw"},
-                                            Minted{"advertisement", "Authorization: Bearer t", std::nullopt},
-                                            Minted{"receive-pack", std::nullopt, "deadline passed"},
-                                            Authority{"upload", true, std::nullopt},
-                                            Authority{"upload", false, "revoked by host"}};
+    const std::vector<ParentMessage> all = {
+        sample_job(),
+        full,
+        Authority{"advertisement", true, std::nullopt, "Proxy-Authorization: Basic dTpw"},
+        Minted{"advertisement", "Authorization: Bearer t", std::nullopt},
+        Minted{"receive-pack", std::nullopt, "deadline passed"},
+        Authority{"upload", true, std::nullopt},
+        Authority{"upload", false, "revoked by host"}};
     for (const auto& m : all) {
       auto body = encode(m);
       REQUIRE(body.has_value());

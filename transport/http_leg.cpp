@@ -383,8 +383,7 @@ OptionTable method_options(const LegOptions& opt, Transfer& t) {
 OptionTable leg_option_table(const LegOptions& opt, Transfer& t, curl_slist* headers, curl_slist* proxy_header_list) {
   OptionTable table;
   for (OptionTable group : {request_options(opt), proxy_options(opt, proxy_header_list), trust_options(opt),
-                            timing_options(opt, t),
-                            exchange_options(t, headers), method_options(opt, t)}) {
+                            timing_options(opt, t), exchange_options(t, headers), method_options(opt, t)}) {
     table.insert(table.end(), group.begin(), group.end());
   }
   if (opt.test_extra_option) {
@@ -455,10 +454,11 @@ Result<void> tunnel_refused(const LegOptions& opt, const Transfer& t, const std:
   if (!code) return tl::unexpected(code.error());
   if (*code == 0 || *code == 200) return {};
   if (*code == 407) {
-    return fail(Errc::proxy_failed,
-                what + ": the proxy answered 407 (proxy authentication required) to CONNECT: " +
-                    (opt.proxy_authorization ? "it refused the credentials in the proxy URL (sent as Basic)"
-                                             : "give its credentials in the proxy URL (http://USER:PASSWORD@HOST:PORT)"));
+    return fail(
+        Errc::proxy_failed,
+        what + ": the proxy answered 407 (proxy authentication required) to CONNECT: " +
+            (opt.proxy_authorization ? "it refused the credentials in the proxy URL (sent as Basic)"
+                                     : "give its credentials in the proxy URL (http://USER:PASSWORD@HOST:PORT)"));
   }
   return fail(Errc::proxy_failed, what + ": the proxy answered " + std::to_string(*code) + " to CONNECT");
 }
@@ -473,8 +473,8 @@ Result<LegResult> judge_leg(const LegOptions& opt, const Transfer& t, CURLcode r
   if (t.sink_error) return tl::unexpected(*t.sink_error);
   auto out = read_answer(t);
   if (!out) return out;
-  const std::string what =
-      opt.method + " " + wire::printable(opt.url) + (opt.proxy ? " through the proxy " + wire::printable(*opt.proxy) : "");
+  const std::string what = opt.method + " " + wire::printable(opt.url) +
+                           (opt.proxy ? " through the proxy " + wire::printable(*opt.proxy) : "");
   if (rc != CURLE_OK) {
     if (auto refused = tunnel_refused(opt, t, what); !refused) return tl::unexpected(refused.error());
     if (auto e = transfer_error(what, rc, out->status)) return tl::unexpected(*e);

@@ -90,8 +90,8 @@ Result<void> pick_proxy(const repo::GitConfig& config, const wire::Url& remote, 
     }
   }
   if (!out.proxy) {
-    auto from_env = remote.scheme == "https" ? last_set(env, {"HTTPS_PROXY", "https_proxy"})
-                                             : last_set(env, {"http_proxy"});
+    auto from_env =
+        remote.scheme == "https" ? last_set(env, {"HTTPS_PROXY", "https_proxy"}) : last_set(env, {"http_proxy"});
     if (!from_env) from_env = last_set(env, {"ALL_PROXY", "all_proxy"});
     if (from_env) {
       out.proxy = from_env->second;
@@ -213,9 +213,9 @@ Result<HttpSettings> resolve_http_settings(const repo::GitConfig& config, const 
   auto remote = wire::parse_remote(url);
   if (!remote) return tl::unexpected(remote.error());
   // git matches http.<url>.* against the URL with its user name, if any.
-  const std::string match_url =
-      remote->user ? remote->url.scheme + "://" + *remote->user + "@" + remote->canonical.substr(remote->url.scheme.size() + 3)
-                   : remote->canonical;
+  const std::string match_url = remote->user ? remote->url.scheme + "://" + *remote->user + "@" +
+                                                   remote->canonical.substr(remote->url.scheme.size() + 3)
+                                             : remote->canonical;
   HttpSettings out;
   if (auto ok = resolve_trust(config, match_url, ca_file_flag, env, out); !ok) return tl::unexpected(ok.error());
   if (auto ok = pick_proxy(config, remote->url, match_url, remote_name, env, out); !ok) {
@@ -223,7 +223,8 @@ Result<HttpSettings> resolve_http_settings(const repo::GitConfig& config, const 
   }
   if (!out.proxy) return out;
   // NO_PROXY applies to a proxy from any source, as in git.
-  if (auto no_proxy = last_set(env, {"NO_PROXY", "no_proxy"}); no_proxy && no_proxy_matches(remote->url.host, no_proxy->second)) {
+  if (auto no_proxy = last_set(env, {"NO_PROXY", "no_proxy"});
+      no_proxy && no_proxy_matches(remote->url.host, no_proxy->second)) {
     out.proxy.reset();
     out.proxy_source.clear();
     return out;

@@ -79,11 +79,6 @@ Result<Validated> validate(const PushArgs& a) {
   if (!transport::is_valid_push_refname(a.ref)) {
     return fail(Errc::invalid_argument, "'" + a.ref + "' is not a full ref name to update (e.g. refs/heads/main)");
   }
-  // The remote's name, when --remote named a configured remote, goes here
-  // (its remote.<name>.proxy applies); a URL has none.
-  auto http = http_settings(a, v.repo, std::nullopt);
-  if (!http) return tl::unexpected(http.error());
-  v.http = std::move(*http);
   if (a.pack_engine == "git") {
     auto git = sys::find_on_path("git");
     if (!git) return fail(Errc::invalid_argument, "--pack-engine git: " + git.error().message);
@@ -123,6 +118,11 @@ Result<Validated> validate(const PushArgs& a) {
     if (auto ok = repo::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
     v.oid = *id;
   }
+  // The remote's name, when --remote named a configured remote, goes here
+  // (its remote.<name>.proxy applies); a URL has none.
+  auto http = http_settings(a, v.repo, std::nullopt);
+  if (!http) return tl::unexpected(http.error());
+  v.http = std::move(*http);
   // H1: a lane directory we may not use is a usage error too, not a
   // delivery that fails later. Only an existing one is checked here: bad
   // input must leave nothing behind, so a missing one is created by the

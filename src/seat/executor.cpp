@@ -98,7 +98,7 @@ struct DeliveryHandle::Shared {
   seat::DeliveryRecord record;
   DeliveryRequest req;
   std::string lane;
-  std::string remote;  // canonical: no user information, one spelling
+  std::string remote;                // canonical: no user information, one spelling
   std::optional<wire::Proxy> proxy;  // the request's proxy, read once (its credentials stay here)
   sys::MonoNs submitted = 0;
   sys::MonoNs deadline = 0;
