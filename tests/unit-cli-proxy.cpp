@@ -323,6 +323,34 @@ TEST_SUITE("cli-proxy") {
     }
   }
 
+  TEST_CASE(
+      "T1 A2: through the proxy each leg's token is bound to the origin URL, and the server's verifier accepts it") {
+    Setup s;
+    const std::string key = s.dir.path() + "/node.pem";
+    auto kg = test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, s.env({}));
+    REQUIRE_MESSAGE(kg.exit_code == 0, kg.err);
+    test::FixtureOptions fo;
+    fo.verify_key = key;
+    fo.replay_dir = s.dir.path() + "/replay";
+    test::FixtureServer server(fo);
+    server.create_bare_repo("signed");
+    ConnectProxy proxy(s.dir, {"--map", "localhost"});
+    // The verifier checks each token's htu against https://<Host header>/<target>:
+    // it accepts only tokens bound to the origin URL as the origin saw it.
+    const std::string remote = "https://localhost:" + std::to_string(server.port()) + "/signed.git";
+    auto r = s.push(remote, {"HTTPS_PROXY=" + proxy.url()},
+                    {"--ca-file", server.ca_file(), "--auth", "key:" + key, "--json"});
+    CHECK_MESSAGE(r.exit_code == cli::kExitOk, r.err);
+    CHECK(json::parse(r.out)["outcome"] == "delivered");
+    CHECK(proxy.records().size() == 2);
+    auto journal = server.journal();
+    REQUIRE(journal.size() == 2);
+    for (const auto& e : journal) {
+      CHECK(e.status == 200);
+      CHECK(e.header("Authorization").value_or("").rfind("Bearer ", 0) == 0);
+    }
+  }
+
   TEST_CASE("T1: through the proxy the origin's certificate is still verified against the origin's name") {
     test::NginxServer nginx;
     SKIP_WITHOUT_NGINX(nginx);
