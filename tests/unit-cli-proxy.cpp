@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
+#include "courier/courier.hpp"
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
 #include "support.hpp"
@@ -349,6 +350,29 @@ TEST_SUITE("cli-proxy") {
       CHECK(e.status == 200);
       CHECK(e.header("Authorization").value_or("").rfind("Bearer ", 0) == 0);
     }
+  }
+
+  TEST_CASE("T1: the library refuses a socks or https proxy before dispatch, never showing its password") {
+    test::TempDir dir;
+    ExecutorOptions eo;
+    eo.lane_dir = dir.path() + "/lanes";
+    eo.child_program = COURIER_BINARY;
+    eo.on_log = [](std::string_view) {};
+    eo.on_child_stderr = [](std::string_view) {};
+    Executor executor(eo);
+    for (const std::string proxy : {"socks5h://u:hunter2@127.0.0.1:9", "https://u:hunter2@127.0.0.1:9"}) {
+      DeliveryRequest req;
+      req.repo = dir.path();
+      req.remote = "https://localhost:9/x.git";
+      req.ref = "refs/heads/main";
+      req.oid = std::string(40, 'a');
+      req.proxy = proxy;
+      Outcome o = executor.submit(req).wait();
+      CHECK(o.kind == OutcomeKind::failed);
+      CHECK_MESSAGE(o.reason.find("not supported") != std::string::npos, o.reason);
+      CHECK(o.reason.find("hunter2") == std::string::npos);
+    }
+    CHECK(executor.spawned() == 0);
   }
 
   TEST_CASE("T1: through the proxy the origin's certificate is still verified against the origin's name") {
