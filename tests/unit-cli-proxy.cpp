@@ -8,12 +8,15 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
 #include "courier/courier.hpp"
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
+#include "push_setup.hpp"
 #include "support.hpp"
 
 using namespace courier;
@@ -373,6 +376,39 @@ TEST_SUITE("cli-proxy") {
       CHECK(o.reason.find("hunter2") == std::string::npos);
     }
     CHECK(executor.spawned() == 0);
+  }
+
+  TEST_CASE(
+      "T1 A1: a library delivery through a proxy keeps its credentials in the parent and no proxy variable reaches the "
+      "child") {
+    test::PushSetup p(2);
+    p.server.create_bare_repo("lib");
+    ConnectProxy proxy(p.dir, {"--map", "localhost", "--basic", "host:pw"});
+    // The host's own proxy variables must not reach the child (A1): it is
+    // told the proxy's address, as a job field, and nothing else.
+    ::setenv("HTTPS_PROXY", proxy.url_with("host:pw").c_str(), 1);
+    ::setenv("no_proxy", "*", 1);
+    DeliveryRequest req = p.request("lib", p.tip);
+    req.remote = "https://localhost:" + std::to_string(p.server.port()) + "/lib.git";
+    req.proxy = proxy.url_with("host:pw");
+    Outcome o;
+    {
+      Executor executor(p.executor_options());
+      o = executor.submit(req).wait();
+    }
+    ::unsetenv("HTTPS_PROXY");
+    ::unsetenv("no_proxy");
+    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK(p.remote_ref("lib") == p.tip);
+    REQUIRE_FALSE(o.child_env_keys.empty());
+    for (const auto& k : o.child_env_keys) {
+      std::string lower = k;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      CHECK_MESSAGE(lower.find("proxy") == std::string::npos, ("a proxy variable reached the child: " + k));
+    }
+    const auto tunnels = proxy.records();
+    REQUIRE(tunnels.size() == 2);
+    for (const auto& t : tunnels) CHECK(t["proxy_authorization"] == "Basic aG9zdDpwdw==");  // base64("host:pw")
   }
 
   TEST_CASE("T1: through the proxy the origin's certificate is still verified against the origin's name") {
