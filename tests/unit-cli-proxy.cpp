@@ -18,6 +18,7 @@
 #include "nginx_server.hpp"
 #include "push_setup.hpp"
 #include "support.hpp"
+#include "sys/clock.hpp"
 
 using namespace courier;
 using nlohmann::json;
@@ -409,6 +410,44 @@ TEST_SUITE("cli-proxy") {
     const auto tunnels = proxy.records();
     REQUIRE(tunnels.size() == 2);
     for (const auto& t : tunnels) CHECK(t["proxy_authorization"] == "Basic aG9zdDpwdw==");  // base64("host:pw")
+  }
+
+  TEST_CASE(
+      "T1 T2 D1: through the proxy a redirect still ends the leg with no second request, and a held POST ends at the "
+      "deadline") {
+    test::PushSetup p(2);
+    ConnectProxy proxy(p.dir, {"--map", "localhost"});
+    auto through_proxy = [&](const std::string& repo, std::int64_t budget_ms) {
+      DeliveryRequest req = p.request(repo, p.tip, budget_ms);
+      req.remote = "https://localhost:" + std::to_string(p.server.port()) + "/" + repo + ".git";
+      req.proxy = proxy.url();
+      return req;
+    };
+    p.server.create_bare_repo("moved");
+    p.server.respond(test::RequestMatch::next("GET", "info/refs"), 302, p.server.url("elsewhere") + "/info/refs");
+    {
+      Executor ex(p.executor_options());
+      Outcome o = ex.submit(through_proxy("moved", 30'000)).wait();
+      CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
+      CHECK(o.reason.find("302") != std::string::npos);
+    }
+    CHECK(p.server.count().total == 1);
+    CHECK(proxy.records().size() == 1);
+    p.server.create_bare_repo("held");
+    p.server.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    Outcome o;
+    {
+      Executor ex(p.executor_options());
+      auto h = ex.submit(through_proxy("held", 3'000));
+      REQUIRE(p.server.wait_for_held(20'000).has_value());
+      o = h.wait();
+    }
+    CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, o.reason);
+    CHECK(o.seat() == SeatDisposition::release);
+    CHECK(proxy.records().size() == 3);  // the GET's tunnel and the POST's own
+    CHECK(p.remote_ref("held").empty());
+    test::report("T1 held POST through the proxy", "deadline overrun", sys::ns_to_ms(*o.deadline_overrun()), "ms");
+    CHECK(*o.deadline_overrun() < 100 * sys::kNsPerMs);
   }
 
   TEST_CASE("T1: through the proxy the origin's certificate is still verified against the origin's name") {
