@@ -10,6 +10,7 @@
 #include "cli/url_match.hpp"
 #include "fixture_server.hpp"
 #include "support.hpp"
+#include "wire/proxy.hpp"
 
 using namespace courier;
 
@@ -254,6 +255,33 @@ TEST_SUITE("http-config") {
                                              "https://h.test/r", std::nullopt, std::nullopt, env_of({}));
     REQUIRE_FALSE(secret.has_value());
     CHECK(secret.error().message.find("hunter2") == std::string::npos);
+  }
+
+  TEST_CASE("T1: a proxy URL is read as git and libcurl read it, and split into address and credentials") {
+    struct Row {
+      std::string text;
+      std::string url;
+      std::optional<std::string> authorization;
+    };
+    const std::vector<Row> rows = {
+        {"proxy.test", "http://proxy.test:1080", std::nullopt},  // no scheme: http://, no port: 1080
+        {"proxy.test:3128", "http://proxy.test:3128", std::nullopt},
+        {"HTTP://Proxy.Test:3128/", "http://proxy.test:3128", std::nullopt},
+        {"http://[::1]:3128", "http://[::1]:3128", std::nullopt},
+        {"http://u%40x:p%3Aw@proxy.test:3128", "http://proxy.test:3128",
+         "Proxy-Authorization: Basic dUB4OnA6dw=="},  // base64("u@x:p:w")
+    };
+    for (const auto& r : rows) {
+      auto p = wire::parse_proxy(r.text);
+      REQUIRE_MESSAGE(p.has_value(), (r.text + ": " + p.error().message));
+      CHECK(p->url == r.url);
+      CHECK(p->authorization == r.authorization);
+    }
+    for (const std::string bad :
+         {"http://u@proxy.test:3128", "http://proxy.test:3128/path", "ftp://proxy.test", "http://proxy.test:99999"}) {
+      auto p = wire::parse_proxy(bad);
+      CHECK_MESSAGE(!p.has_value(), bad);
+    }
   }
 
   TEST_CASE("T1: NO_PROXY is read as libcurl reads it") {
