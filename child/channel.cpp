@@ -30,7 +30,7 @@ Result<std::string> Channel::mint(const protocol::Mint& request) {
   return *minted->header;
 }
 
-Result<void> Channel::check(const std::string& phase, std::optional<std::string> old_oid) {
+Result<std::optional<std::string>> Channel::check(const std::string& phase, std::optional<std::string> old_oid) {
   if (auto s = send(protocol::Check{phase, std::move(old_oid)}); !s) return tl::unexpected(s.error());
   auto reply = receive();
   if (!reply) return tl::unexpected(reply.error());
@@ -38,7 +38,7 @@ Result<void> Channel::check(const std::string& phase, std::optional<std::string>
   if (!a || a->phase != phase) return fail(Errc::invalid_value, "the parent answered a check with something else");
   if (!a->ok)
     return fail(Errc::invalid_value, "the parent refused at " + phase + ": " + a->reason.value_or("no reason"));
-  return {};
+  return a->proxy_authorization;
 }
 
 }  // namespace courier::child

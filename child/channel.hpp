@@ -21,9 +21,11 @@ class Channel {
   Result<std::string> mint(const protocol::Mint& request);
   // Asks whether this delivery still owns its turn; at protocol::kCheckPost
   // also whether the POST may begin (the parent journals post_started
-  // first, J1), naming the ref's advertised old id. Errors: invalid_value
-  // with the parent's reason when refused.
-  Result<void> check(const std::string& phase, std::optional<std::string> old_oid = std::nullopt);
+  // first, J1), naming the ref's advertised old id. The grant's answer is
+  // the proxy's credentials for the leg about to start, when the parent has
+  // any (a "Proxy-Authorization: ..." line), else nothing. Errors:
+  // invalid_value with the parent's reason when refused.
+  Result<std::optional<std::string>> check(const std::string& phase, std::optional<std::string> old_oid = std::nullopt);
 
  private:
   Result<protocol::ParentMessage> receive();

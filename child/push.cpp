@@ -97,9 +97,11 @@ class Push {
     progress("advertise", 0, 1);
     auto auth = token(std::string(protocol::kLegAdvertisement), "GET", adv_url, std::nullopt, std::nullopt);
     if (!auth) return stop(wire::DeliveryStatus::auth_failed, auth.error().message);
-    if (auto ok = ch_.check("advertisement"); !ok) return stop(wire::DeliveryStatus::failed, ok.error().message);
+    auto granted = ch_.check("advertisement");
+    if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
     std::string body;
     transport::LegOptions get = leg_options("GET", adv_url, *auth, transport::kAdvertisementContentType);
+    get.proxy_authorization = *granted;
     get.on_body = [&](std::string_view chunk) -> Result<void> {
       body.append(chunk);
       return {};
@@ -195,12 +197,12 @@ class Push {
     if (!post_auth) return stop(wire::DeliveryStatus::auth_failed, post_auth.error().message);
     // The point of no return (J1): the parent makes post_started durable
     // before it answers, and nothing of the POST leaves before its ok.
-    if (auto ok = ch_.check(std::string(protocol::kCheckPost), result_.old_oid); !ok) {
-      return stop(wire::DeliveryStatus::failed, ok.error().message);
-    }
+    auto granted = ch_.check(std::string(protocol::kCheckPost), result_.old_oid);
+    if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
     bool authority = true;  // granted just now; any later refusal ends us by a kill
     transport::ReportReader reader(spool.request.side_band);
     transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
+    post.proxy_authorization = *granted;
     post.content_type = std::string(wire::leg_spec(wire::Leg::receive_pack).request_type);
     post.body_prefix = spool.request.body_prefix;
     post.body_fd = spool.fd.get();
@@ -244,7 +246,8 @@ class Push {
     return result_;
   }
 
-  // What both legs share: the job's trust, loopback permission and deadline.
+  // What both legs share: the job's trust, proxy, loopback permission and
+  // deadline.
   transport::LegOptions leg_options(const char* method, const std::string& url,
                                     const std::optional<std::string>& authorization, std::string_view accept) const {
     transport::LegOptions o;
@@ -252,6 +255,7 @@ class Push {
     o.url = url;
     o.authorization = authorization;
     o.ca_file = job_.ca_file;
+    o.proxy = job_.proxy;  // its credentials come with each leg's grant
     o.allow_http_loopback = job_.allow_http_loopback;
     o.deadline = job_.deadline_mono_ns;
     o.accept = std::string(accept);

@@ -65,12 +65,15 @@ TEST_SUITE("protocol") {
     full.authenticated = true;
     full.allow_http_loopback = true;
     full.pack_git = "/usr/bin/git";
-    const std::vector<ParentMessage> all = {sample_job(),
-                                            full,
-                                            Minted{"advertisement", "Authorization: Bearer t", std::nullopt},
-                                            Minted{"receive-pack", std::nullopt, "deadline passed"},
-                                            Authority{"upload", true, std::nullopt},
-                                            Authority{"upload", false, "revoked by host"}};
+    full.proxy = "http://127.0.0.1:3128";
+    const std::vector<ParentMessage> all = {
+        sample_job(),
+        full,
+        Authority{"advertisement", true, std::nullopt, "Proxy-Authorization: Basic dTpw"},
+        Minted{"advertisement", "Authorization: Bearer t", std::nullopt},
+        Minted{"receive-pack", std::nullopt, "deadline passed"},
+        Authority{"upload", true, std::nullopt},
+        Authority{"upload", false, "revoked by host"}};
     for (const auto& m : all) {
       auto body = encode(m);
       REQUIRE(body.has_value());
@@ -147,6 +150,21 @@ TEST_SUITE("protocol") {
     auto r = decode_parent(R"({"type":"authority","phase":"upload","ok":true,"reason":"no"})");
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().code == Errc::invalid_value);
+  }
+
+  TEST_CASE("T1: proxy credentials come only with a grant, and a job's proxy never carries them") {
+    auto refusal = decode_parent(
+        R"({"type":"authority","phase":"upload","ok":false,"reason":"no","proxy_authorization":"Proxy-Authorization: Basic dTpw"})");
+    REQUIRE_FALSE(refusal.has_value());
+    CHECK(refusal.error().code == Errc::invalid_value);
+    CHECK_FALSE(encode(ParentMessage{Authority{"upload", false, "no", "Proxy-Authorization: Basic dTpw"}}).has_value());
+    Job j = sample_job();
+    j.proxy = "http://u:p@127.0.0.1:3128";
+    auto body = encode(ParentMessage{j});
+    REQUIRE(body.has_value());
+    auto back = decode_parent(*body);
+    REQUIRE_FALSE(back.has_value());
+    CHECK(back.error().code == Errc::invalid_value);
   }
 
   TEST_CASE("a result that claims success must name the object") {

@@ -5,8 +5,8 @@
 //   check_before_io     the rules that refuse without I/O (T1 scheme, D1)
 //   leg_headers         the request's header lines
 //   leg_option_table    every libcurl option of the leg, as a table built
-//                       from named groups (request, trust, timing, exchange,
-//                       method); set_options sets it row by row, and the
+//                       from named groups (request, proxy, trust, timing,
+//                       exchange, method); set_options sets it row by row, and the
 //                       first option libcurl refuses ends the leg before a
 //                       byte is sent, naming the option
 //   curl_easy_perform   the one request
@@ -225,10 +225,27 @@ long remaining_ms(sys::MonoNs deadline) {
 
 // ---- the stages of a leg ----
 
-// Stage 1: what a leg refuses without any I/O: a scheme T1 refuses, a
-// deadline already passed. Errors: scheme_refused, leg_timeout.
+// T1: a proxy is a plain http:// URL without user information (the
+// credentials travel as proxy_authorization, never in a URL libcurl could
+// print or log). Errors: scheme_refused.
+Result<void> check_proxy(const std::optional<std::string>& proxy) {
+  if (!proxy) return {};
+  auto parsed = wire::parse_url(*proxy, "proxy URL");
+  if (!parsed) return fail(Errc::scheme_refused, parsed.error().message);
+  if (parsed->scheme != "http" || parsed->userinfo || parsed->path != "/" || parsed->query) {
+    return fail(Errc::scheme_refused, "proxy '" + wire::redact_url(*proxy) +
+                                          "' refused: a leg tunnels only through http://HOST:PORT, credentials "
+                                          "never in the URL");
+  }
+  return {};
+}
+
+// Stage 1: what a leg refuses without any I/O: a scheme T1 refuses (the
+// remote's or the proxy's), a deadline already passed. Errors:
+// scheme_refused, leg_timeout.
 Result<void> check_before_io(const LegOptions& opt) {
   if (auto ok = check_remote_scheme(opt.url, opt.allow_http_loopback); !ok) return ok;
+  if (auto ok = check_proxy(opt.proxy); !ok) return ok;
   if (remaining_ms(opt.deadline) <= 0) return fail(Errc::leg_timeout, "the deadline passed before the leg started");
   return {};
 }
@@ -258,20 +275,48 @@ Result<HeaderList> leg_headers(const LegOptions& opt) {
   return headers;
 }
 
+// Stage 2, the proxy's header lines: the parent's preemptive Basic
+// credentials, sent in the CONNECT request only (CURLHEADER_SEPARATE), never
+// to the origin. Errors: curl_refused.
+Result<HeaderList> proxy_headers(const LegOptions& opt) {
+  HeaderList headers;
+  if (!opt.proxy || !opt.proxy_authorization) return headers;
+  headers.reset(curl_slist_append(nullptr, opt.proxy_authorization->c_str()));
+  if (!headers) return fail(Errc::curl_refused, "libcurl could not build the proxy's headers; the leg was not started");
+  return headers;
+}
+
 // Stage 3, the option table by groups; the groups' order is the order set.
 
 // T1 T2: the URL, https only (http only when the caller allowed loopback,
 // which check_before_io has already judged), redirects never followed,
-// HTTP/1.1, no proxy from the environment.
+// HTTP/1.1.
 OptionTable request_options(const LegOptions& opt) {
   return {
       {CURLOPT_URL, opt.url.c_str()},
       {CURLOPT_PROTOCOLS_STR, opt.allow_http_loopback ? "https,http" : "https"},
       {CURLOPT_FOLLOWLOCATION, 0L},
       {CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1)},
-      {CURLOPT_PROXY, ""},  // never a proxy from the environment
-      {CURLOPT_NOPROXY, "*"},
   };
+}
+
+// T1: the job's proxy or none, always set, so libcurl never reads a proxy
+// (or no_proxy) from the environment; with one, a CONNECT tunnel for every
+// scheme (an http:// loopback origin too), and the header lists kept apart:
+// Authorization to the origin only, Proxy-Authorization to the proxy only.
+OptionTable proxy_options(const LegOptions& opt, curl_slist* proxy_header_list) {
+  OptionTable o{{CURLOPT_HEADEROPT, static_cast<long>(CURLHEADER_SEPARATE)}};
+  if (!opt.proxy) {
+    o.push_back({CURLOPT_PROXY, ""});
+    o.push_back({CURLOPT_NOPROXY, "*"});
+    return o;
+  }
+  o.push_back({CURLOPT_PROXY, opt.proxy->c_str()});
+  o.push_back({CURLOPT_NOPROXY, ""});  // the parent applied NO_PROXY already
+  o.push_back({CURLOPT_PROXYTYPE, static_cast<long>(CURLPROXY_HTTP)});
+  o.push_back({CURLOPT_HTTPPROXYTUNNEL, 1L});
+  if (proxy_header_list) o.push_back({CURLOPT_PROXYHEADER, proxy_header_list});
+  return o;
 }
 
 // T1: the peer and its name always verified; the trust anchors.
@@ -335,10 +380,10 @@ OptionTable method_options(const LegOptions& opt, Transfer& t) {
 
 // Stage 3: the leg's whole option table, groups in order, then the tests'
 // extra option (LegOptions::test_extra_option) when there is one.
-OptionTable leg_option_table(const LegOptions& opt, Transfer& t, curl_slist* headers) {
+OptionTable leg_option_table(const LegOptions& opt, Transfer& t, curl_slist* headers, curl_slist* proxy_header_list) {
   OptionTable table;
-  for (OptionTable group : {request_options(opt), trust_options(opt), timing_options(opt, t),
-                            exchange_options(t, headers), method_options(opt, t)}) {
+  for (OptionTable group : {request_options(opt), proxy_options(opt, proxy_header_list), trust_options(opt),
+                            timing_options(opt, t), exchange_options(t, headers), method_options(opt, t)}) {
     table.insert(table.end(), group.begin(), group.end());
   }
   if (opt.test_extra_option) {
@@ -400,6 +445,24 @@ Result<LegResult> judge_status(const Transfer& t, const std::string& what, LegRe
   return out;
 }
 
+// T1: the proxy's answer to CONNECT, when it was not 200: the tunnel was
+// never opened, so nothing reached the origin. Errors: proxy_failed,
+// curl_refused (the info query).
+Result<void> tunnel_refused(const LegOptions& opt, const Transfer& t, const std::string& what) {
+  if (!opt.proxy) return {};
+  auto code = get_info<long>(t.curl, CURLINFO_HTTP_CONNECTCODE, "CURLINFO_HTTP_CONNECTCODE");
+  if (!code) return tl::unexpected(code.error());
+  if (*code == 0 || *code == 200) return {};
+  if (*code == 407) {
+    return fail(
+        Errc::proxy_failed,
+        what + ": the proxy answered 407 (proxy authentication required) to CONNECT: " +
+            (opt.proxy_authorization ? "it refused the credentials in the proxy URL (sent as Basic)"
+                                     : "give its credentials in the proxy URL (http://USER:PASSWORD@HOST:PORT)"));
+  }
+  return fail(Errc::proxy_failed, what + ": the proxy answered " + std::to_string(*code) + " to CONNECT");
+}
+
 // Stage 5: the leg's result. Our own stops first (the sender's abort, a sink
 // that refused the body), then libcurl's code, then the status.
 Result<LegResult> judge_leg(const LegOptions& opt, const Transfer& t, CURLcode rc) {
@@ -410,8 +473,10 @@ Result<LegResult> judge_leg(const LegOptions& opt, const Transfer& t, CURLcode r
   if (t.sink_error) return tl::unexpected(*t.sink_error);
   auto out = read_answer(t);
   if (!out) return out;
-  const std::string what = opt.method + " " + wire::printable(opt.url);
+  const std::string what = opt.method + " " + wire::printable(opt.url) +
+                           (opt.proxy ? " through the proxy " + wire::printable(*opt.proxy) : "");
   if (rc != CURLE_OK) {
+    if (auto refused = tunnel_refused(opt, t, what); !refused) return tl::unexpected(refused.error());
     if (auto e = transfer_error(what, rc, out->status)) return tl::unexpected(*e);
   }
   return judge_status(t, what, std::move(*out));
@@ -442,8 +507,10 @@ Result<LegResult> perform_leg(const LegOptions& opt) {
   t.curl = curl.get();
   auto headers = leg_headers(opt);
   if (!headers) return tl::unexpected(headers.error());
+  auto to_proxy = proxy_headers(opt);
+  if (!to_proxy) return tl::unexpected(to_proxy.error());
   // Every option, or no request at all.
-  if (auto ok = set_options(curl.get(), leg_option_table(opt, t, headers->get())); !ok) {
+  if (auto ok = set_options(curl.get(), leg_option_table(opt, t, headers->get(), to_proxy->get())); !ok) {
     return tl::unexpected(ok.error());
   }
   const CURLcode rc = curl_easy_perform(curl.get());

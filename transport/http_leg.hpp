@@ -3,7 +3,10 @@
 //  * https only; plain http only to 127.0.0.0/8 or ::1, and only when allowed;
 //  * TLS verification always on; the job's CA file, when given, is the only
 //    trust anchor (it pins), else SSL_CERT_FILE / SSL_CERT_DIR; proxies
-//    from the environment ignored;
+//    from the environment never read: a proxy is the job's, and only an
+//    HTTP CONNECT tunnel through it (TLS stays end to end with the origin,
+//    verified against the origin's name; the Authorization header goes to
+//    the origin only, Proxy-Authorization to the proxy only);
 //  * HTTP/1.1, no "Expect: 100-continue", redirects never followed: any
 //    status but 200 ends the leg with that status in the error;
 //  * a POST on a fresh connection that is never reused, with no seek
@@ -28,6 +31,12 @@ struct LegOptions {
   std::string url;
   std::optional<std::string> authorization;  // a whole header line, "Authorization: ..."
   std::optional<std::string> ca_file;
+  // An http:// proxy (no user information) to tunnel through with CONNECT;
+  // none: a direct connection. Its credentials, when it has any, come as a
+  // whole header line, "Proxy-Authorization: Basic ...", sent to the proxy
+  // only (and preemptively: no challenge round trip).
+  std::optional<std::string> proxy;
+  std::optional<std::string> proxy_authorization;
   bool allow_http_loopback = false;
   sys::MonoNs deadline = 0;
   std::string content_type;  // POST only
@@ -65,7 +74,10 @@ struct LegResult {
 // Every libcurl option of the leg is set and checked before the request:
 // an option the linked libcurl does not know or refuses ends the leg with
 // curl_refused naming the option, and nothing is sent.
-// Errors: scheme_refused (nothing sent), curl_refused (nothing sent, unless
+// Errors: scheme_refused (nothing sent; also a proxy that is not a plain
+// http:// URL without user information), proxy_failed (the proxy refused
+// the tunnel: 407 asks for credentials, any other status names itself),
+// curl_refused (nothing sent, unless
 // an info query failed after the request), tls_failed, connect_failed,
 // leg_timeout (the deadline), leg_aborted (may_send said stop, or on_body
 // failed: its error message is kept), http_redirect (3xx, not followed),

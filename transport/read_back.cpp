@@ -13,6 +13,8 @@ Result<std::string> read_ref(const ReadRefOptions& o) {
   get.url = wire::leg_url(o.remote, wire::Leg::advertisement);
   get.authorization = o.authorization;
   get.ca_file = o.ca_file;
+  get.proxy = o.proxy;
+  get.proxy_authorization = o.proxy_authorization;
   get.allow_http_loopback = o.allow_http_loopback;
   get.deadline = o.deadline;
   get.accept = std::string(kAdvertisementContentType);

@@ -16,6 +16,8 @@ struct ReadRefOptions {
   std::string ref;
   std::optional<std::string> authorization;  // a whole header line, or none
   std::optional<std::string> ca_file;
+  std::optional<std::string> proxy;                // http://host:port, as LegOptions::proxy
+  std::optional<std::string> proxy_authorization;  // a whole header line, or none
   bool allow_http_loopback = false;
   sys::MonoNs deadline = 0;  // the read-back's own budget, never a turn's
 };

@@ -73,6 +73,17 @@ struct DeliveryRequest {
   // and waiting for the lane counts against it.
   std::chrono::milliseconds budget{150'000};
   std::optional<std::string> ca_file;
+  // An HTTP proxy to reach the remote through, as a CONNECT tunnel (T1):
+  // "http://[USER:PASSWORD@]HOST[:PORT]" (no scheme: http://; no port:
+  // 1080). TLS stays end to end with the remote, verified against the
+  // remote's name. Credentials stay in this process and go to the proxy as
+  // a preemptive Basic Proxy-Authorization, per request; the child is told
+  // the proxy's address only. socks*:// and https:// proxies are refused
+  // (the delivery finishes `failed` before dispatch, with the reason).
+  // Unset: a direct connection; proxy environment variables are not read
+  // here (a host that wants git's rules resolves them itself, as the CLI
+  // does: docs/operations.md).
+  std::optional<std::string> proxy;
   bool allow_http_loopback = false;
   // Credentials (A1-A3): minted in this process, per HTTP request. Null: none.
   MintFn mint;

@@ -62,6 +62,7 @@ namespace courier {
   X(scheme_refused)                                                                        \
   X(tls_failed)                                                                            \
   X(connect_failed)                                                                        \
+  X(proxy_failed) /* the proxy refused the CONNECT tunnel (a 407, or another answer) */    \
   X(http_status)                                                                           \
   X(http_redirect)                                                                         \
   X(http_auth)                                                                             \

@@ -15,6 +15,7 @@
 #include "transport/http_leg.hpp"
 #include "transport/read_back.hpp"
 #include "wire/legs.hpp"
+#include "wire/proxy.hpp"
 #include "wire/text.hpp"
 
 namespace courier::cli {
@@ -114,9 +115,9 @@ Result<std::string> journal_path(const std::optional<std::string>& given) {
   return default_journal_path();
 }
 
-ReadBackFn make_read_back(const std::string& auth, const std::optional<std::string>& ca_file,
-                          bool allow_http_loopback) {
-  return [auth, ca_file, allow_http_loopback](const std::string& remote, const std::string& ref) {
+ReadBackFn make_read_back(const std::string& auth, const std::optional<std::string>& ca_file, bool allow_http_loopback,
+                          const std::optional<std::string>& proxy) {
+  return [auth, ca_file, allow_http_loopback, proxy](const std::string& remote, const std::string& ref) {
     ObservedAfter seen;
     const MonoNs deadline = sys::mono_after_ms(sys::mono_now_ns(), kReadBackBudget.count());
     DeliveryRequest read;
@@ -128,6 +129,15 @@ ReadBackFn make_read_back(const std::string& auth, const std::optional<std::stri
     o.ca_file = ca_file;
     o.allow_http_loopback = allow_http_loopback;
     o.deadline = deadline;
+    if (proxy) {
+      auto p = wire::parse_proxy(*proxy);
+      if (!p) {
+        seen.error = p.error().message;
+        return seen;
+      }
+      o.proxy = p->url;
+      o.proxy_authorization = p->authorization;
+    }
     auto setup = AuthSetup::from_spec(auth, read, deadline);
     if (!setup) {
       seen.error = setup.error().message;

@@ -21,8 +21,10 @@ Result<std::string> journal_path(const std::optional<std::string>& given);
 // A read-back (J2): one advertisement GET of the remote within
 // kReadBackBudget from its start, with its own credential from `auth`
 // (minted for that GET alone, a read and not a push) and the same TLS
-// rules as a delivery.
-ReadBackFn make_read_back(const std::string& auth, const std::optional<std::string>& ca_file, bool allow_http_loopback);
+// rules as a delivery; through `proxy` when given (a proxy URL, its
+// credentials kept in this process, as a delivery's).
+ReadBackFn make_read_back(const std::string& auth, const std::optional<std::string>& ca_file, bool allow_http_loopback,
+                          const std::optional<std::string>& proxy = std::nullopt);
 
 int run_log(const JournalArgs& a);
 int run_show(const JournalArgs& a);

@@ -9,7 +9,9 @@
 #include <mutex>
 
 #include "cli/auth_setup.hpp"
+#include "cli/http_settings.hpp"
 #include "cli/journal_cmd.hpp"
+#include "repo/git_config.hpp"
 #include "repo/repository.hpp"
 #include "cli/output.hpp"
 #include "courier/courier.hpp"
@@ -37,7 +39,27 @@ struct Validated {
   std::string lane;
   std::string remote;       // canonical: what is requested and printed
   std::string git_program;  // --pack-engine git: the git found on PATH
+  HttpSettings http;        // trust and proxy, decided here (A1: the child gets only these)
 };
+
+// Trust and proxy for the remote, from --ca-file, git's configuration of
+// the repository and this process's environment, with git's precedence
+// (cli/http_settings.hpp). `remote_name` is the configured remote the URL
+// came from when the user named one; a URL given as such has none.
+// Errors: invalid_argument (a configuration that cannot be read, a proxy
+// or CA file that cannot be used, naming where it came from).
+Result<HttpSettings> http_settings(const PushArgs& a, const std::string& repo,
+                                   const std::optional<std::string>& remote_name) {
+  auto config = repo::GitConfig::open(repo);
+  if (!config) return fail(Errc::invalid_argument, "git's configuration: " + config.error().message);
+  auto http = resolve_http_settings(*config, a.remote, remote_name, a.ca_file, process_env());
+  if (!http) return tl::unexpected(http.error());
+  std::error_code ec;
+  if (http->ca_file && !std::filesystem::is_regular_file(*http->ca_file, ec)) {
+    return fail(Errc::invalid_argument, http->ca_source + " " + *http->ca_file + " is not a readable file");
+  }
+  return http;
+}
 
 Result<Validated> validate(const PushArgs& a) {
   Validated v;
@@ -56,9 +78,6 @@ Result<Validated> validate(const PushArgs& a) {
   }
   if (!transport::is_valid_push_refname(a.ref)) {
     return fail(Errc::invalid_argument, "'" + a.ref + "' is not a full ref name to update (e.g. refs/heads/main)");
-  }
-  if (a.ca_file && !std::filesystem::is_regular_file(*a.ca_file, ec)) {
-    return fail(Errc::invalid_argument, "--ca-file " + *a.ca_file + " is not a readable file");
   }
   if (a.pack_engine == "git") {
     auto git = sys::find_on_path("git");
@@ -99,6 +118,11 @@ Result<Validated> validate(const PushArgs& a) {
     if (auto ok = repo::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
     v.oid = *id;
   }
+  // The remote's name, when --remote named a configured remote, goes here
+  // (its remote.<name>.proxy applies); a URL has none.
+  auto http = http_settings(a, v.repo, std::nullopt);
+  if (!http) return tl::unexpected(http.error());
+  v.http = std::move(*http);
   // H1: a lane directory we may not use is a usage error too, not a
   // delivery that fails later. Only an existing one is checked here: bad
   // input must leave nothing behind, so a missing one is created by the
@@ -155,13 +179,13 @@ class ProgressView {
 // The executor the command runs its one delivery in: one worker, a
 // subreaper (the CLI forks nothing else: every orphan is a delivery's), log
 // lines on a terminal only, the child's stderr unless --quiet.
-ExecutorOptions executor_options(const PushArgs& a, const std::string& journal) {
+ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, const HttpSettings& http) {
   ExecutorOptions eo;
   if (a.lane_dir) eo.lane_dir = *a.lane_dir;
   eo.journal = journal;
   // Recovery at start reads back what it finishes as `possible`, with this
   // command's trust settings and credential mode.
-  eo.read_back = make_read_back(a.auth, a.ca_file, a.allow_http_loopback);
+  eo.read_back = make_read_back(a.auth, http.ca_file, a.allow_http_loopback, http.proxy);
   eo.workers = 1;
   eo.subreaper = true;
   eo.on_log = [&a](std::string_view line) {
@@ -182,7 +206,8 @@ DeliveryRequest delivery_request(const PushArgs& a, const Validated& v) {
   req.remote = a.remote;
   req.ref = a.ref;
   req.oid = v.oid;
-  req.ca_file = a.ca_file;
+  req.ca_file = v.http.ca_file;
+  req.proxy = v.http.proxy;
   req.allow_http_loopback = a.allow_http_loopback;
   if (a.delivery_id) req.id = *a.delivery_id;
   if (a.pack_engine == "git") {
@@ -206,8 +231,8 @@ int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
 }
 
 // One read-back of the delivery's ref, recorded in the outcome.
-void read_back_into(const PushArgs& a, const DeliveryFacts& f, Outcome& o) {
-  ObservedAfter seen = make_read_back(a.auth, a.ca_file, a.allow_http_loopback)(f.remote, f.ref);
+void read_back_into(const PushArgs& a, const HttpSettings& http, const DeliveryFacts& f, Outcome& o) {
+  ObservedAfter seen = make_read_back(a.auth, http.ca_file, a.allow_http_loopback, http.proxy)(f.remote, f.ref);
   seen.matches_this_delivery = seen.error.empty() && seen.oid == f.oid;
   o.observed_after = std::move(seen);
 }
@@ -215,12 +240,12 @@ void read_back_into(const PushArgs& a, const DeliveryFacts& f, Outcome& o) {
 // The outcome, and with --read-back after `possible` one look at the ref:
 // after the turn has ended and its seat is released (J3), never inside it;
 // printed after the outcome, unless --json waits for it to include it.
-int report_and_read_back(const PushArgs& a, const DeliveryFacts& facts, Outcome& o) {
+int report_and_read_back(const PushArgs& a, const HttpSettings& http, const DeliveryFacts& facts, Outcome& o) {
   const bool look = a.read_back && o.remote_effect == RemoteEffect::possible;
-  if (look && a.json) read_back_into(a, facts, o);
+  if (look && a.json) read_back_into(a, http, facts, o);
   const int code = report(a, o, facts);
   if (look && !a.json) {
-    read_back_into(a, facts, o);
+    read_back_into(a, http, facts, o);
     std::fprintf(stderr, "%s\n", observed_line(*o.observed_after).c_str());
   }
   return code;
@@ -262,7 +287,7 @@ int run_push(const PushArgs& a) {
 
   auto journal = a.no_journal ? Result<std::string>(std::string()) : journal_path(a.journal);
   if (!journal) return usage(journal.error().message);
-  const ExecutorOptions eo = executor_options(a, *journal);
+  const ExecutorOptions eo = executor_options(a, *journal, v->http);
   ProgressView view(!a.quiet && !a.json && sys::is_tty(2));
   view.set_lane(v->lane);
 
@@ -298,7 +323,7 @@ int run_push(const PushArgs& a) {
   // credential worked is bookkeeping after the fact, and a slow helper
   // must not hold back the answer. It has a bound of its own
   // (kCredentialSettleBound).
-  const int code = report_and_read_back(a, DeliveryFacts{v->remote, a.ref, v->oid}, o);
+  const int code = report_and_read_back(a, v->http, DeliveryFacts{v->remote, a.ref, v->oid}, o);
   (*auth)->after(o);
   return code;
 }

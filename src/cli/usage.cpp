@@ -19,7 +19,9 @@ constexpr OptionDoc kAuthOption = {"--auth", nullptr, "MODE",
                                    "helper), bearer:FILE",
                                    "none credential key: bearer:"};
 constexpr OptionDoc kCaFileOption = {"--ca-file", nullptr, "FILE",
-                                     "trust anchors for TLS (otherwise SSL_CERT_FILE or the system)", nullptr};
+                                     "the only CA trusted for TLS (otherwise GIT_SSL_CAINFO, http.<url>.sslCAInfo, "
+                                     "http.sslCAInfo, or the system store)",
+                                     nullptr};
 constexpr OptionDoc kLaneDirOption = {"--lane-dir", nullptr, "DIR",
                                       "directory of cross-process lane locks; an existing one must be owned by you or "
                                       "root and not writable by others (never chmodded)",
@@ -83,7 +85,10 @@ const ManualDoc kManual = {
           "     [--pack-engine libgit2|git] [--json] [--quiet]",
           "     [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]"},
          kPushOptions,
-         {}},
+         {"Trust and the proxy come from git's configuration of --repo, as git reads them. The proxy: "
+          "remote.<name>.proxy, http.<url>.proxy, http.proxy, then https_proxy/HTTPS_PROXY (http_proxy for "
+          "http://), all_proxy/ALL_PROXY, minus NO_PROXY; only http:// proxies, as CONNECT tunnels (socks and https "
+          "proxies are refused)."}},
         {"keygen",
          "make an Ed25519 signing key for --auth key:FILE",
          {"keygen --out FILE"},
@@ -120,7 +125,10 @@ const ManualDoc kManual = {
      {"5", "revoked or cancelled_no_dispatch"},
      {"6", "protocol_fault"},
      {"7", "unconfirmed or cancel_uncertain: the seat is retained"}},
-    {{"SSL_CERT_FILE", "trust anchors for TLS when --ca-file is not given"},
+    {{"GIT_SSL_CAINFO", "trust anchors for TLS when --ca-file is not given (over http.sslCAInfo)"},
+     {"SSL_CERT_FILE", "the system store's trust anchors when nothing else names them"},
+     {"HTTPS_PROXY, https_proxy, http_proxy, ALL_PROXY, NO_PROXY",
+      "the proxy, as git reads them (http.proxy and remote.<name>.proxy win)"},
      {"XDG_STATE_HOME", "where the default journal lives (else $HOME/.local/state)"},
      {"XDG_RUNTIME_DIR", "where the default lane directory lives"}},
     {{"$XDG_STATE_HOME/git-courier/journal.sqlite", "the delivery journal (--journal)"},

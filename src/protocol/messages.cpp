@@ -262,9 +262,13 @@ Result<ParentMessage> decode_job(Fields& f) {
   COURIER_TRY_FIELD(m.deadline_mono_ns, f.req<std::int64_t>("deadline_mono_ns"));
   COURIER_TRY_FIELD(m.authenticated, f.req<bool>("authenticated"));
   COURIER_TRY_FIELD(m.ca_file, f.opt<std::string>("ca_file"));
+  COURIER_TRY_FIELD(m.proxy, f.opt<std::string>("proxy"));
   COURIER_TRY_FIELD(m.allow_http_loopback, f.req<bool>("allow_http_loopback"));
   COURIER_TRY_FIELD(m.scratch_dir, f.req<std::string>("scratch_dir"));
   COURIER_TRY_FIELD(m.pack_git, f.opt<std::string>("pack_git"));
+  if (m.proxy && m.proxy->find('@') != std::string::npos) {
+    return fail(Errc::invalid_value, "job: field 'proxy' must not carry credentials");
+  }
   if (m.pack_git && (m.pack_git->empty() || m.pack_git->front() != '/')) {
     return fail(Errc::invalid_value, "job: field 'pack_git' must be an absolute path");
   }
@@ -298,8 +302,12 @@ Result<ParentMessage> decode_authority(Fields& f) {
   COURIER_TRY_FIELD(m.phase, f.req<std::string>("phase"));
   COURIER_TRY_FIELD(m.ok, f.req<bool>("ok"));
   COURIER_TRY_FIELD(m.reason, f.opt<std::string>("reason"));
+  COURIER_TRY_FIELD(m.proxy_authorization, f.opt<std::string>("proxy_authorization"));
   if (m.ok && m.reason) {
     return fail(Errc::invalid_value, "authority: a grant must not carry a refusal 'reason'");
+  }
+  if (!m.ok && m.proxy_authorization) {
+    return fail(Errc::invalid_value, "authority: a refusal must not carry 'proxy_authorization'");
   }
   return m;
 }
@@ -393,6 +401,7 @@ Result<std::string> encode(const ParentMessage& msg) {
                {"scratch_dir", m.scratch_dir}};
           put_opt(j, "expect_old", m.expect_old);
           put_opt(j, "ca_file", m.ca_file);
+          put_opt(j, "proxy", m.proxy);
           put_opt(j, "pack_git", m.pack_git);
         } else if constexpr (std::is_same_v<T, Minted>) {
           ambiguous = m.header.has_value() == m.refused.has_value();
@@ -400,9 +409,10 @@ Result<std::string> encode(const ParentMessage& msg) {
           put_opt(j, "header", m.header);
           put_opt(j, "refused", m.refused);
         } else {
-          ambiguous = m.ok && m.reason.has_value();
+          ambiguous = (m.ok && m.reason.has_value()) || (!m.ok && m.proxy_authorization.has_value());
           j = {{"type", "authority"}, {"phase", m.phase}, {"ok", m.ok}};
           put_opt(j, "reason", m.reason);
+          put_opt(j, "proxy_authorization", m.proxy_authorization);
         }
       },
       msg);

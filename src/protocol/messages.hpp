@@ -102,6 +102,9 @@ struct Job {
   std::int64_t deadline_mono_ns = 0;
   bool authenticated = false;
   std::optional<std::string> ca_file;
+  // An http:// proxy to tunnel through with CONNECT (T1): host and port
+  // only, never credentials (those come per leg, in Authority).
+  std::optional<std::string> proxy;
   bool allow_http_loopback = false;
   std::string scratch_dir;
   // The pack engine: absent, libgit2's packbuilder in the child; present,
@@ -122,6 +125,11 @@ struct Authority {
   std::string phase;
   bool ok = false;
   std::optional<std::string> reason;
+  // With a grant, for a job with a proxy that has credentials: the
+  // "Proxy-Authorization: Basic ..." line for the leg about to start. Kept
+  // in the parent like every secret and handed over per leg; never with a
+  // refusal.
+  std::optional<std::string> proxy_authorization;
   bool operator==(const Authority&) const = default;
 };
 

@@ -32,6 +32,7 @@
 #include "sys/events.hpp"
 #include "sys/flock.hpp"
 #include "sys/process.hpp"
+#include "wire/proxy.hpp"
 #include "wire/remote.hpp"
 #include "wire/text.hpp"
 
@@ -97,7 +98,8 @@ struct DeliveryHandle::Shared {
   seat::DeliveryRecord record;
   DeliveryRequest req;
   std::string lane;
-  std::string remote;  // canonical: no user information, one spelling
+  std::string remote;                // canonical: no user information, one spelling
+  std::optional<wire::Proxy> proxy;  // the request's proxy, read once (its credentials stay here)
   sys::MonoNs submitted = 0;
   sys::MonoNs deadline = 0;
   std::atomic<int> claim{kQueued};
@@ -416,6 +418,10 @@ struct Executor::Impl {
     so.job.expect_old = d->req.expect_old;
     so.job.authenticated = static_cast<bool>(d->req.mint);
     so.job.ca_file = d->req.ca_file;
+    if (d->proxy) {
+      so.job.proxy = d->proxy->url;
+      so.proxy_authorization = d->proxy->authorization;
+    }
     so.job.allow_http_loopback = d->req.allow_http_loopback;
     if (d->req.pack_engine == PackEngine::git) so.job.pack_git = d->req.git_program;
     so.deadline = d->deadline;
@@ -916,6 +922,17 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
   }
   d->lane = remote->lane;
   d->remote = remote->canonical;
+  // T1: a proxy kind other than an http:// CONNECT tunnel is refused, never
+  // bypassed; the message never shows its credentials.
+  if (d->req.proxy) {
+    auto proxy = wire::parse_proxy(*d->req.proxy);
+    if (!proxy) {
+      d->claim = kRefused;
+      d->finish(d->never_dispatched(OutcomeKind::failed, proxy.error().message));
+      return handle;
+    }
+    d->proxy = std::move(*proxy);
+  }
   if (!impl_->admit(d)) return handle;
   if (d->req.pack_engine == PackEngine::git) {
     if (d->req.git_program.empty()) {

@@ -276,7 +276,7 @@ void Conversation::on_check(const protocol::Check& c) {
   auto before_post = post ? opt().before_post : nullptr;
   if (!opt().authority && !before_post) {
     if (post) obs_.out.timings.post_started = sys::mono_now_ns();
-    queue(protocol::Authority{c.phase, true, std::nullopt});
+    queue(protocol::Authority{c.phase, true, std::nullopt, opt().proxy_authorization});
     return;
   }
   ensure_host();
@@ -318,7 +318,7 @@ void Conversation::answer_check(HostAnswer& a) {
   } else if (a.ok) {
     // The POST is cleared from here (remote_effect at least possible).
     if (a.key == protocol::kCheckPost) obs_.out.timings.post_started = sys::mono_now_ns();
-    queue(protocol::Authority{a.key, true, std::nullopt});
+    queue(protocol::Authority{a.key, true, std::nullopt, opt().proxy_authorization});
   } else {
     // A refusal ends the delivery: tell the child, then revoke.
     queue(protocol::Authority{a.key, false, a.refusal.empty() ? "authority refused" : a.refusal});

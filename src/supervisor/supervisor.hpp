@@ -94,6 +94,10 @@ struct SupervisorOptions {
   // the kill, nor the reap, nor the outcome (docs/embedding.md).
   courier::MintFn mint;
   courier::AuthorityFn authority;
+  // The proxy's credentials (job.proxy has none): the "Proxy-Authorization:
+  // Basic ..." line given with every granted check, i.e. once per leg,
+  // right before the leg starts, and never after a stop began.
+  std::optional<std::string> proxy_authorization;
   // The write-ahead of the POST (J1): called on the host-call thread when
   // the child asks at protocol::kCheckPost and authority holds, with the
   // ref's advertised old id. The child is told it may begin the POST only

@@ -239,6 +239,7 @@ Result<Url> parse_url(std::string_view text, std::string_view what) {
   auto port = read_port(hp.port, u.scheme);
   if (!port) return bad(port.error().message);
   u.port = *port;
+  u.port_given = hp.port && !hp.port->empty();
   return u;
 }
 

@@ -44,6 +44,7 @@ struct Url {
   std::optional<std::string> userinfo;  // before an '@' in the authority, raw
   std::string host;                     // lower-case; an IPv6 literal keeps its brackets
   int port = 0;                         // explicit, else default_port(scheme)
+  bool port_given = false;              // the URL spelled a port
   std::string path;                     // as given, "/" when empty
   std::optional<std::string> query;     // after '?', raw
 
