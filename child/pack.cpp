@@ -34,13 +34,22 @@ struct Progress {
   bool expired = false;
 };
 
-int on_pack_progress(int /*stage*/, std::uint32_t current, std::uint32_t total, void* payload) {
+// libgit2's two stages, by git's names: adding objects is git's
+// "Enumerating objects" (a count, no total: libgit2 passes 0), the delta
+// search is "Compressing objects" (done of total).
+int on_pack_progress(int stage, std::uint32_t current, std::uint32_t total, void* payload) {
   auto* p = static_cast<Progress*>(payload);
   if (sys::mono_now_ns() >= p->spec->deadline) {
     p->expired = true;
     return -1;  // honoured while adding objects only
   }
-  if (p->spec->progress) p->spec->progress(current, total);
+  if (p->spec->progress) {
+    if (stage == GIT_PACKBUILDER_ADDING_OBJECTS) {
+      p->spec->progress("enumerate", current, 0);
+    } else {
+      p->spec->progress("compress", current, total);
+    }
+  }
   return 0;
 }
 

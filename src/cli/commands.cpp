@@ -8,6 +8,7 @@
 #include "auth/ed25519_minter.hpp"
 #include "cli/args.hpp"
 #include "cli/journal_cmd.hpp"
+#include "cli/output.hpp"
 #include "cli/push.hpp"
 #include "protocol/messages.hpp"
 
@@ -35,7 +36,8 @@ constexpr const char* kPushUsage =
     "usage: git-courier push --repo DIR --remote URL --ref REF (--oid OID | --rev REV)\n"
     "                        [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]\n"
     "                        [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]\n"
-    "                        [--pack-engine libgit2|git] [--json] [--quiet]\n"
+    "                        [--pack-engine libgit2|git] [--json] [-q | --quiet] [-v | --verbose]\n"
+    "                        [--progress | --no-progress]\n"
     "                        [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]\n"
     "\n"
     "  --repo DIR             local repository holding the object (never written to)\n"
@@ -63,8 +65,12 @@ constexpr const char* kPushUsage =
     "                         compare-and-swap on the journalled old id\n"
     "  --read-back            after `possible`: read the remote's ref once (printed after the\n"
     "                         outcome; with --json, part of it)\n"
-    "  --json                 print one JSON object with the outcome on stdout\n"
-    "  --quiet                print only errors\n"
+    "  --json                 print one JSON object with the outcome on stdout (a usage\n"
+    "                         error too: {\"outcome\":\"usage\",\"message\":...}, exit 2)\n"
+    "  -q, --quiet            print only errors: no progress, no remote: lines\n"
+    "  -v, --verbose          also print the supervisor's log lines (spawn, kill, stop)\n"
+    "  --progress             show progress meters even when stderr is not a terminal\n"
+    "  --no-progress          no progress meters, not even on a terminal\n"
     "\n"
     "exit codes: 0 delivered/up_to_date, 1 rejected, 2 usage, 3 transport/auth/spawn,\n"
     "            4 deadline_killed, 5 revoked/cancelled, 6 protocol_fault,\n"
@@ -83,6 +89,21 @@ constexpr const char* kJournalUsage =
 
 void usage_error(const std::string& message, const char* hint) {
   std::fprintf(stderr, "git-courier: %s\n%s", message.c_str(), hint);
+}
+
+// A command's arguments could not be read: the message on stderr and, when
+// --json is among them (a script waits for one object on stdout), the
+// usage object too, so that it always gets one.
+int command_usage_error(const std::vector<std::string>& args, const std::string& command, const std::string& message,
+                        const char* hint) {
+  usage_error(message, hint);
+  for (const auto& arg : args) {
+    if (arg == "--json") {
+      std::printf("%s\n", json_usage(command + ": " + message).c_str());
+      break;
+    }
+  }
+  return kExitUsage;
 }
 
 }  // namespace
@@ -105,10 +126,7 @@ int run(int argc, char** argv) {
   }
   if (cmd == "push") {
     auto parsed = parse_push_args(rest);
-    if (!parsed) {
-      usage_error(parsed.error().message, "see `git-courier push --help`\n");
-      return kExitUsage;
-    }
+    if (!parsed) return command_usage_error(rest, cmd, parsed.error().message, "see `git-courier push --help`\n");
     if (parsed->help) {
       std::fputs(kPushUsage, stdout);
       return kExitOk;
@@ -117,10 +135,7 @@ int run(int argc, char** argv) {
   }
   if (cmd == "log" || cmd == "show" || cmd == "recover") {
     auto parsed = parse_journal_args(cmd, rest);
-    if (!parsed) {
-      usage_error(parsed.error().message, kJournalUsage);
-      return kExitUsage;
-    }
+    if (!parsed) return command_usage_error(rest, cmd, parsed.error().message, kJournalUsage);
     if (parsed->help) {
       std::fputs(kJournalUsage, stdout);
       return kExitOk;
