@@ -130,6 +130,9 @@ Result<PackResult> build_pack(const PackSpec& spec) {
       return tl::unexpected(git_failure("adding the tag object"));
     }
   }
+  // libgit2 reports adding objects at most every half second, so a quick
+  // walk may never have said its count: the phase ends on the true one.
+  if (spec.progress) spec.progress("enumerate", git_packbuilder_object_count(pb.get()), 0);
   SinkState sink;
   sink.spec = &spec;
   if (git_packbuilder_foreach(pb.get(), on_pack_data, &sink) != 0) {
