@@ -9,13 +9,18 @@
 #include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "cli/args.hpp"
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
+#include "protocol/messages.hpp"
 #include "support.hpp"
+#include "transport/advertisement.hpp"
+#include "transport/request.hpp"
+#include "transport/sideband_text.hpp"
 
 using namespace courier;
 using nlohmann::json;
@@ -80,6 +85,74 @@ const std::string kLockedHook =
 }  // namespace
 
 TEST_SUITE("cli") {
+  TEST_CASE("messages: side-band text is cut into lines as git cuts it, wherever the packets split it") {
+    const std::string text = "remote one\nResolving:  50%\rResolving: 100%\rResolving: 100%, done.\nlast words";
+    for (std::size_t chunk : {text.size(), std::size_t{1}, std::size_t{5}}) {
+      CAPTURE(chunk);
+      transport::SidebandText split(protocol::kMaxRemoteLine);
+      std::vector<transport::SidebandLine> lines;
+      for (std::size_t at = 0; at < text.size(); at += chunk) {
+        for (auto& l : split.feed(std::string_view(text).substr(at, chunk))) lines.push_back(l);
+      }
+      for (auto& l : split.finish()) lines.push_back(l);
+      const std::vector<transport::SidebandLine> want = {{"remote one", false},
+                                                         {"Resolving:  50%", true},
+                                                         {"Resolving: 100%", true},
+                                                         {"Resolving: 100%, done.", false},
+                                                         {"last words", false}};
+      CHECK(lines == want);
+    }
+    transport::SidebandText capped(4);
+    CHECK(capped.feed("abcdefgh\nxy\n") == std::vector<transport::SidebandLine>{{"abcd", false}, {"xy", false}});
+  }
+
+  TEST_CASE("messages: the job's remote_progress and the result's remote_messages travel in frames, and are capped") {
+    protocol::Job job;
+    job.parent_pid = 1;
+    job.repo = "/r";
+    job.remote = "https://h/r";
+    job.ref = "refs/heads/x";
+    job.oid = std::string(40, 'a');
+    job.deadline_mono_ns = 1;
+    job.scratch_dir = "/s";
+    for (bool ask : {false, true}) {
+      job.remote_progress = ask;
+      auto body = protocol::encode(protocol::ParentMessage{job});
+      REQUIRE(body);
+      CHECK((body->find("remote_progress") != std::string::npos) == ask);  // absent when false
+      auto back = protocol::decode_parent(*body);
+      REQUIRE(back);
+      CHECK(std::get<protocol::Job>(*back) == job);
+    }
+    protocol::ResultMsg res;
+    res.status = wire::DeliveryStatus::rejected;
+    res.ref = "refs/heads/locked";
+    res.reason = "pre-receive hook declined (remote: refs/heads/locked is locked)";
+    res.remote_messages = {"refs/heads/locked is locked", "ask\\x09the owner"};
+    res.remote_messages_dropped = 2;
+    auto body = protocol::encode(protocol::ChildMessage{res});
+    REQUIRE(body);
+    auto back = protocol::decode_child(*body);
+    REQUIRE(back);
+    CHECK(std::get<protocol::ResultMsg>(*back) == res);
+    res.remote_messages.assign(protocol::kMaxRemoteMessages + 1, "x");
+    auto over = protocol::decode_child(*protocol::encode(protocol::ChildMessage{res}));
+    REQUIRE(!over);
+    CHECK(over.error().code == Errc::invalid_value);
+  }
+
+  TEST_CASE("messages: `quiet` is asked for unless the remote's progress is wanted") {
+    transport::Advertisement adv;
+    adv.capabilities = transport::parse_capabilities("report-status side-band-64k quiet");
+    auto quiet = transport::build_push_request(adv, "refs/heads/main", std::string(40, 'b'));
+    REQUIRE(quiet);
+    CHECK(std::count(quiet->capabilities.begin(), quiet->capabilities.end(), "quiet") == 1);
+    auto talk = transport::build_push_request(adv, "refs/heads/main", std::string(40, 'b'), true);
+    REQUIRE(talk);
+    CHECK(std::count(talk->capabilities.begin(), talk->capabilities.end(), "quiet") == 0);
+    CHECK(talk->side_band);
+  }
+
   TEST_CASE("messages: a hook's rejection reaches non-terminal stderr as remote: lines, --json and the reason, as git shows it") {
     test::NginxServer nginx;
     if (!nginx.available()) {
