@@ -48,8 +48,8 @@ struct Cli {
   // push --repo ... --remote REMOTE --ref REF --rev HEAD [--ca-file CA] --no-journal EXTRA...
   test::RunResult push(const std::string& remote, const std::string& ca, const std::string& ref,
                        std::vector<std::string> extra = {}) const {
-    std::vector<std::string> a = {COURIER_BINARY, "push", "--repo", source, "--remote", remote, "--ref", ref,
-                                  "--rev",        "HEAD", "--lane-dir", lanes, "--no-journal"};
+    std::vector<std::string> a = {COURIER_BINARY, "push", "--repo",     source, "--remote",    remote, "--ref", ref,
+                                  "--rev",        "HEAD", "--lane-dir", lanes,  "--no-journal"};
     if (!ca.empty()) {
       a.push_back("--ca-file");
       a.push_back(ca);
@@ -153,7 +153,9 @@ TEST_SUITE("cli") {
     CHECK(talk->side_band);
   }
 
-  TEST_CASE("messages: a hook's rejection reaches non-terminal stderr as remote: lines, --json and the reason, as git shows it") {
+  TEST_CASE(
+      "messages: a hook's rejection reaches non-terminal stderr as remote: lines, --json and the reason, as git shows "
+      "it") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());
@@ -185,8 +187,8 @@ TEST_SUITE("cli") {
     // same words in its reason.
     const std::string work = c.dir.path() + "/git-push";
     test::git_ok({"clone", "-q", c.source, work});
-    auto g = test::git({"-C", work, "push", remote, "HEAD:refs/heads/locked"}, {},
-                       {"GIT_SSL_CAINFO=" + nginx.ca_file()});
+    auto g =
+        test::git({"-C", work, "push", remote, "HEAD:refs/heads/locked"}, {}, {"GIT_SSL_CAINFO=" + nginx.ca_file()});
     CHECK(!g.ok());
     CHECK_MESSAGE(has(g.err, "remote: refs/heads/locked is locked"), g.err);
     CHECK_MESSAGE(has(g.err, "(pre-receive hook declined)"), g.err);
@@ -220,7 +222,8 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(has(talk.err, "remote: thanks for the push\n"), talk.err);
   }
 
-  TEST_CASE("messages: -v prints the supervisor's log lines with stderr not a terminal; without -v they are not shown") {
+  TEST_CASE(
+      "messages: -v prints the supervisor's log lines with stderr not a terminal; without -v they are not shown") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());
@@ -240,7 +243,8 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(both.err.empty(), both.err);
   }
 
-  TEST_CASE("messages: a repository that is not there is \"repository not found at <remote>\", never the server's HTML") {
+  TEST_CASE(
+      "messages: a repository that is not there is \"repository not found at <remote>\", never the server's HTML") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());
@@ -271,7 +275,8 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(!has(e.err, "<html"), e.err);
   }
 
-  TEST_CASE("messages: an untrusted certificate says to pass --ca-file or set http.sslCAInfo, not libcurl's SSH words") {
+  TEST_CASE(
+      "messages: an untrusted certificate says to pass --ca-file or set http.sslCAInfo, not libcurl's SSH words") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());

@@ -45,8 +45,8 @@ struct Segment {
 
 struct PtyRun {
   int exit_code = -1;
-  std::string out;    // stdout (a pipe)
-  std::string raw;    // everything written to the terminal
+  std::string out;  // stdout (a pipe)
+  std::string raw;  // everything written to the terminal
   std::vector<Segment> segments;
 };
 
@@ -278,7 +278,8 @@ TEST_SUITE("cli") {
     CHECK(cli::meter_title("remote").empty());
   }
 
-  TEST_CASE("progress: on a terminal, git's phases, the remote's progress as remote: lines, and a current Writing rate") {
+  TEST_CASE(
+      "progress: on a terminal, git's phases, the remote's progress as remote: lines, and a current Writing rate") {
     test::FixtureServer server;
     server.create_bare_repo("heavy");
     test::TempDir dir;
@@ -287,10 +288,10 @@ TEST_SUITE("cli") {
     // The upload is read at 3 MiB/s: Writing lasts seconds.
     constexpr long kRate = 3L * 1024 * 1024;
     server.command({{"cmd", "throttle"}, {"method", "POST"}, {"bytes_per_second", kRate}});
-    const std::vector<std::string> argv = {COURIER_BINARY, "push",        "--repo",    source,
-                                           "--remote",     server.url("heavy"), "--ref", "refs/heads/main",
-                                           "--rev",        "HEAD",        "--ca-file", server.ca_file(),
-                                           "--lane-dir",   dir.path() + "/lanes", "--no-journal"};
+    const std::vector<std::string> argv = {
+        COURIER_BINARY,    "push",  "--repo", source,      "--remote",       server.url("heavy"), "--ref",
+        "refs/heads/main", "--rev", "HEAD",   "--ca-file", server.ca_file(), "--lane-dir",        dir.path() + "/lanes",
+        "--no-journal"};
     PtyRun r = run_with_terminal_stderr(argv, cli_env());
     INFO("terminal:\n" << r.raw);
     REQUIRE(r.exit_code == cli::kExitOk);
@@ -371,10 +372,10 @@ TEST_SUITE("cli") {
     const std::string source = dir.path() + "/source";
     make_heavy_repo(source, 1);
     auto args = [&](const std::string& repo, std::vector<std::string> extra) {
-      std::vector<std::string> a = {COURIER_BINARY, "push",     "--repo",    source,           "--remote",
-                                    server.url(repo), "--ref",  "refs/heads/main", "--rev",     "HEAD",
-                                    "--ca-file",    server.ca_file(), "--lane-dir", dir.path() + "/lanes",
-                                    "--no-journal"};
+      std::vector<std::string> a = {
+          COURIER_BINARY,    "push",  "--repo", source,      "--remote",       server.url(repo), "--ref",
+          "refs/heads/main", "--rev", "HEAD",   "--ca-file", server.ca_file(), "--lane-dir",     dir.path() + "/lanes",
+          "--no-journal"};
       a.insert(a.end(), extra.begin(), extra.end());
       return a;
     };

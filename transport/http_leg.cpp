@@ -145,7 +145,7 @@ struct Transfer {
   std::uint64_t received = 0;
   bool aborted_by_sender = false;
   std::optional<Error> sink_error;
-  std::string error_body;  // first bytes of a non-200 body, for the message
+  std::string error_body;                 // first bytes of a non-200 body, for the message
   char error_text[CURL_ERROR_SIZE] = {};  // libcurl's own words for a failure (CURLOPT_ERRORBUFFER)
   bool checked_status = false;
   long status = 0;
@@ -403,8 +403,8 @@ std::string quoted_body(const Transfer& t, const LegResult& out) {
   if (t.error_body.empty()) return "";
   const std::string type = wire::ascii_lower(out.content_type);
   const std::size_t start = t.error_body.find_first_not_of(" \t\r\n");
-  const bool html = type.rfind("text/html", 0) == 0 ||
-                    (start != std::string::npos && t.error_body.compare(start, 1, "<") == 0);
+  const bool html =
+      type.rfind("text/html", 0) == 0 || (start != std::string::npos && t.error_body.compare(start, 1, "<") == 0);
   return html ? "" : ": " + wire::printable(t.error_body);
 }
 
@@ -418,8 +418,9 @@ Result<LegResult> judge_status(const LegOptions& opt, const Transfer& t, const s
   }
   if (out.status == 401 || out.status == 403) return fail(Errc::http_auth, answered);
   if (out.status == 404) {
-    return fail(Errc::http_status, "repository not found at " + wire::printable(opt.remote.empty() ? opt.url : opt.remote) +
-                                       " (" + answered + ")");
+    return fail(Errc::http_status, "repository not found at " +
+                                       wire::printable(opt.remote.empty() ? opt.url : opt.remote) + " (" + answered +
+                                       ")");
   }
   if (out.status != 200) return fail(Errc::http_status, answered + quoted_body(t, out));
   return out;

@@ -143,8 +143,8 @@ std::string hint_for(const Outcome& o, const DeliveryFacts& f) {
            ": check that this identity may push to " + f.remote;
   }
   if (auth == "credential") {
-    return "the remote refused the credential git's credential helper gave for " + f.remote +
-           " (" + which + "): check the user name and token stored for this host (`git credential fill`), "
+    return "the remote refused the credential git's credential helper gave for " + f.remote + " (" + which +
+           "): check the user name and token stored for this host (`git credential fill`), "
            "or put the user name in the URL";
   }
   if (auth.rfind("key:", 0) == 0) {

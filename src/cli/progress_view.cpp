@@ -143,8 +143,8 @@ std::string ProgressView::counters(const DeliveryEvent& e) const {
   char buf[128];
   if (e.phase == "upload") {
     const auto pct = static_cast<unsigned>(e.total ? e.done * 100 / e.total : 0);
-    std::snprintf(buf, sizeof buf, "%3u%% (%s/%s) | %s", pct, human_bytes(e.done).c_str(),
-                  human_bytes(e.total).c_str(), human_rate(rate_.rate()).c_str());
+    std::snprintf(buf, sizeof buf, "%3u%% (%s/%s) | %s", pct, human_bytes(e.done).c_str(), human_bytes(e.total).c_str(),
+                  human_rate(rate_.rate()).c_str());
   } else if (e.total > 0) {
     std::snprintf(buf, sizeof buf, "%3u%% (%llu/%llu)", static_cast<unsigned>(e.done * 100 / e.total),
                   static_cast<unsigned long long>(e.done), static_cast<unsigned long long>(e.total));

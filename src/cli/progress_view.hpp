@@ -37,8 +37,8 @@ std::string_view meter_title(std::string_view phase);
 class ProgressView {
  public:
   struct Options {
-    bool meters = false;    // draw the meters (a terminal, or --progress)
-    bool messages = true;   // the remote's messages and the lane wait (not --quiet)
+    bool meters = false;   // draw the meters (a terminal, or --progress)
+    bool messages = true;  // the remote's messages and the lane wait (not --quiet)
     std::FILE* out = stderr;
   };
   explicit ProgressView(Options o) : o_(o) {}

@@ -245,8 +245,8 @@ Result<ChildMessage> decode_result(Fields& f) {
   COURIER_TRY_FIELD(messages, f.opt<std::vector<std::string>>("remote_messages"));
   if (messages) {
     if (messages->size() > kMaxRemoteMessages) {
-      return fail(Errc::invalid_value, "result: field 'remote_messages' has more than " +
-                                           std::to_string(kMaxRemoteMessages) + " lines");
+      return fail(Errc::invalid_value,
+                  "result: field 'remote_messages' has more than " + std::to_string(kMaxRemoteMessages) + " lines");
     }
     m.remote_messages = std::move(*messages);
   }

@@ -101,8 +101,8 @@ std::string unsupported_transport(std::string_view text) {
       return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
     });
     if (word && scheme != "http" && scheme != "https") {
-      return "remote '" + shown + "' uses " + scheme + "://, which git-courier does not speak: " +
-             std::string(kSupported);
+      return "remote '" + shown + "' uses " + scheme +
+             "://, which git-courier does not speak: " + std::string(kSupported);
     }
     return "";
   }
