@@ -172,7 +172,8 @@ void make_heavy_repo(const std::string& dir, int noise_files) {
   test::git_ok({"commit", "-q", "-m", "text"}, dir);
   write_text(2);
   for (int i = 0; i < noise_files; ++i) {
-    test::write_file(dir + "/noise-" + std::to_string(i) + ".bin", noise(2 * 1024 * 1024, i + 1));
+    test::write_file(dir + "/noise-" + std::to_string(i) + ".bin",
+                     noise(2 * 1024 * 1024, static_cast<std::uint64_t>(i) + 1));
   }
   test::git_ok({"add", "-A"}, dir);
   test::git_ok({"commit", "-q", "-m", "noise"}, dir);
