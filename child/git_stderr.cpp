@@ -16,7 +16,30 @@ constexpr std::string_view kChatter[] = {
 
 }  // namespace
 
-GitStderr::GitStderr(std::function<void(std::uint64_t, std::uint64_t)> on_count) : on_count_(std::move(on_count)) {}
+GitStderr::GitStderr(OnProgress on_progress) : on_progress_(std::move(on_progress)) {}
+
+namespace {
+
+// git's meters: the phase's title and the name it is reported by.
+struct Meter {
+  std::string_view title;
+  std::string_view phase;
+};
+constexpr Meter kMeters[] = {
+    {"Enumerating objects:", "enumerate"}, {"Counting objects:", "count"}, {"Compressing objects:", "compress"}};
+
+// "Title: 50% (5/10)..." -> (5, 10); "Title: 9, done." -> (9, 0).
+std::pair<std::uint64_t, std::uint64_t> meter_counts(const std::string& segment, std::size_t after_title) {
+  const auto open = segment.find('(', after_title);
+  const auto slash = open == std::string::npos ? std::string::npos : segment.find('/', open);
+  if (slash != std::string::npos) {
+    return {std::strtoull(segment.c_str() + open + 1, nullptr, 10),
+            std::strtoull(segment.c_str() + slash + 1, nullptr, 10)};
+  }
+  return {std::strtoull(segment.c_str() + after_title, nullptr, 10), 0};
+}
+
+}  // namespace
 
 void GitStderr::feed(const char* data, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
@@ -37,13 +60,13 @@ std::string GitStderr::finish() {
 
 void GitStderr::segment_done() {
   if (segment_.empty()) return;
-  if (starts_with(segment_, "Counting objects:")) {
-    const auto open = segment_.rfind('(');
-    const auto slash = open == std::string::npos ? std::string::npos : segment_.find('/', open);
-    if (slash != std::string::npos && on_count_) {
-      on_count_(std::strtoull(segment_.c_str() + open + 1, nullptr, 10),
-                std::strtoull(segment_.c_str() + slash + 1, nullptr, 10));
-    }
+  const Meter* meter = nullptr;
+  for (const Meter& m : kMeters) {
+    if (starts_with(segment_, m.title)) meter = &m;
+  }
+  if (meter) {
+    const auto [done, total] = meter_counts(segment_, meter->title.size());
+    if (on_progress_) on_progress_(meter->phase, done, total);
   } else {
     bool chatter = false;
     for (auto prefix : kChatter) chatter = chatter || starts_with(segment_, prefix);

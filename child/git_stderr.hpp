@@ -16,8 +16,14 @@ class GitStderr {
   // The tail of git's complaints kept (and the longest line looked at).
   static constexpr std::size_t kKeep = 4096;
 
-  // on_count(done, total) for each "Counting objects: 50% (5/10)" update.
-  explicit GitStderr(std::function<void(std::uint64_t, std::uint64_t)> on_count);
+  // on_progress(phase, done, total) for each meter update git prints, by
+  // git's own phase names: "Enumerating objects: 9" is ("enumerate", 9, 0),
+  // "Counting objects: 50% (5/10)" ("count", 5, 10) and "Compressing
+  // objects: 50% (5/10)" ("compress", 5, 10). "Writing objects" (the pack
+  // written into the spool, local and brief) is not reported: the upload
+  // is what the user sees as writing.
+  using OnProgress = std::function<void(std::string_view, std::uint64_t, std::uint64_t)>;
+  explicit GitStderr(OnProgress on_progress);
 
   // Bytes as they arrive, split anywhere; lines end at \r or \n.
   void feed(const char* data, std::size_t n);
@@ -29,7 +35,7 @@ class GitStderr {
  private:
   void segment_done();
 
-  std::function<void(std::uint64_t, std::uint64_t)> on_count_;
+  OnProgress on_progress_;
   std::string segment_;
   std::string tail_;
 };

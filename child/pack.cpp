@@ -34,13 +34,22 @@ struct Progress {
   bool expired = false;
 };
 
-int on_pack_progress(int /*stage*/, std::uint32_t current, std::uint32_t total, void* payload) {
+// libgit2's two stages, by git's names: adding objects is git's
+// "Enumerating objects" (a count, no total: libgit2 passes 0), the delta
+// search is "Compressing objects" (done of total).
+int on_pack_progress(int stage, std::uint32_t current, std::uint32_t total, void* payload) {
   auto* p = static_cast<Progress*>(payload);
   if (sys::mono_now_ns() >= p->spec->deadline) {
     p->expired = true;
     return -1;  // honoured while adding objects only
   }
-  if (p->spec->progress) p->spec->progress(current, total);
+  if (p->spec->progress) {
+    if (stage == GIT_PACKBUILDER_ADDING_OBJECTS) {
+      p->spec->progress("enumerate", current, 0);
+    } else {
+      p->spec->progress("compress", current, total);
+    }
+  }
   return 0;
 }
 
@@ -121,6 +130,9 @@ Result<PackResult> build_pack(const PackSpec& spec) {
       return tl::unexpected(git_failure("adding the tag object"));
     }
   }
+  // libgit2 reports adding objects at most every half second, so a quick
+  // walk may never have said its count: the phase ends on the true one.
+  if (spec.progress) spec.progress("enumerate", git_packbuilder_object_count(pb.get()), 0);
   SinkState sink;
   sink.spec = &spec;
   if (git_packbuilder_foreach(pb.get(), on_pack_data, &sink) != 0) {

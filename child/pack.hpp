@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "courier/result.hpp"
@@ -26,8 +27,11 @@ struct PackSpec {
   sys::MonoNs deadline = 0;
   // Receives the pack bytes in order. An error stops the build.
   std::function<Result<void>(const void*, std::size_t)> sink;
-  // Called with (objects added, objects to add) while objects are gathered.
-  std::function<void(std::uint64_t, std::uint64_t)> progress;
+  // Called with (phase, done, total) as the pack is built, by git's phase
+  // names: "enumerate" (objects found so far; total 0, unknown), "count"
+  // (the git engine only) and "compress" (objects searched for deltas, of
+  // the total).
+  std::function<void(std::string_view, std::uint64_t, std::uint64_t)> progress;
 };
 
 struct PackResult {

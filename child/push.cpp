@@ -13,6 +13,7 @@
 #include "transport/http_leg.hpp"
 #include "transport/oid.hpp"
 #include "transport/report.hpp"
+#include "transport/sideband_text.hpp"
 #include "transport/request.hpp"
 #include "wire/digest.hpp"
 #include "wire/legs.hpp"
@@ -146,7 +147,7 @@ class Push {
   // local work, never blamed on the transport.
   Step<Spool> spool_pack(const transport::Advertisement& adv) {
     const sys::MonoNs t_pack = sys::mono_now_ns();
-    auto request = transport::build_push_request(adv, job_.ref, job_.oid);
+    auto request = transport::build_push_request(adv, job_.ref, job_.oid, job_.remote_progress);
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     const std::string spool = job_.scratch_dir + "/pack-" + std::to_string(sys::self_pid()) + ".pack";
     auto fd = sys::create_new_file(spool, 0600);
@@ -162,10 +163,10 @@ class Push {
       return sys::write_all(fd->get(), static_cast<const char*>(data), n);
     };
     auto pack = job_.pack_git ? build_pack_with_git(spec, *job_.pack_git, job_.scratch_dir) : build_pack(spec);
+    flush_progress();
     if (!pack) return stop(wire::DeliveryStatus::failed, pack.error().message);
     result_.objects = pack->objects;
     result_.pack_ms = ms_since(t_pack);
-    progress("pack", pack->objects, pack->objects);
     const std::uint64_t body_len = request->body_prefix.size() + pack->bytes;
     return Spool{std::move(*request), std::move(*fd), digest.hex_digest(), body_len};
   }
@@ -182,7 +183,9 @@ class Push {
     }
     spec.hide.insert(spec.hide.end(), adv.haves.begin(), adv.haves.end());
     spec.deadline = job_.deadline_mono_ns;
-    spec.progress = [this](std::uint64_t done, std::uint64_t total) { progress("pack", done, total, true); };
+    spec.progress = [this](std::string_view phase, std::uint64_t done, std::uint64_t total) {
+      progress(std::string(phase), done, total, true);
+    };
     return spec;
   }
 
@@ -213,13 +216,16 @@ class Push {
       result_.bytes_sent = sent;
       progress("upload", sent, total, sent < total);
     };
+    transport::SidebandText remote_text(protocol::kMaxRemoteLine);
     post.on_body = [&](std::string_view chunk) -> Result<void> {
-      auto lines = reader.feed(chunk);
-      if (!lines) return tl::unexpected(lines.error());
-      for (const auto& l : *lines) progress_text("remote", wire::printable(l));
+      auto said = reader.feed(chunk);
+      if (!said) return tl::unexpected(said.error());
+      for (const auto& text : *said) remote_lines(remote_text.feed(text));
       return {};
     };
     auto up = transport::perform_leg(post);
+    flush_progress();
+    remote_lines(remote_text.finish());
     result_.upload_ms = ms_since(t_up);
     if (!up) return stop(status_for(up.error()), up.error().message);
     result_.bytes_sent = up->bytes_sent;
@@ -242,8 +248,44 @@ class Push {
       return result_;
     }
     result_.status = wire::DeliveryStatus::rejected;
-    result_.reason = verdict->reason;
+    result_.reason = verdict->reason + hook_words();
     return result_;
+  }
+
+  // The remote's side-band 2 lines, as git shows them: a line ended by a
+  // newline is a message (sent, and kept for the result), one ended by a
+  // carriage return a meter the next replaces (sent only). Empty lines say
+  // nothing and are skipped.
+  void remote_lines(const std::vector<transport::SidebandLine>& lines) {
+    for (const auto& line : lines) {
+      if (line.text.empty()) continue;
+      const std::string text = wire::printable(line.text, protocol::kMaxRemoteLine);
+      if (line.update) {
+        progress_text("remote_progress", text);
+        continue;
+      }
+      progress_text("remote", text);
+      result_.remote_messages.push_back(text);
+      if (result_.remote_messages.size() > protocol::kMaxRemoteMessages) {
+        result_.remote_messages.erase(result_.remote_messages.begin());
+        result_.remote_messages_dropped = result_.remote_messages_dropped.value_or(0) + 1;
+      }
+    }
+  }
+
+  // A rejection in the hook's own words: git prints the reason receive-pack
+  // gives ("pre-receive hook declined") and, above it, what the hook said
+  // as `remote:` lines. The reason carries the last of those lines too, so
+  // that a log that keeps one line keeps why.
+  std::string hook_words() const {
+    constexpr std::size_t kLines = 3;
+    const auto& said = result_.remote_messages;
+    if (said.empty()) return "";
+    std::string words;
+    for (std::size_t i = said.size() > kLines ? said.size() - kLines : 0; i < said.size(); ++i) {
+      words += (words.empty() ? "" : " | ") + said[i];
+    }
+    return " (remote: " + words + ")";
   }
 
   // What both legs share: the job's trust, proxy, loopback permission and
@@ -253,6 +295,7 @@ class Push {
     transport::LegOptions o;
     o.method = method;
     o.url = url;
+    o.remote = job_.remote;
     o.authorization = authorization;
     o.ca_file = job_.ca_file;
     o.proxy = job_.proxy;  // its credentials come with each leg's grant
@@ -282,11 +325,27 @@ class Push {
     return std::optional<std::string>{*header};
   }
 
+  // Numeric progress, at most one frame per 100 ms within a phase when
+  // throttled. An update held back is sent before the next phase begins
+  // and by flush_progress(), so every phase ends on its true last count.
   void progress(const std::string& phase, std::uint64_t done, std::uint64_t total, bool throttle = false) {
     const sys::MonoNs now = sys::mono_now_ns();
-    if (throttle && now - last_progress_ < 100 * sys::kNsPerMs) return;
+    if (held_ && held_->phase != phase) flush_progress();
+    if (throttle && phase == last_phase_ && now - last_progress_ < kProgressInterval) {
+      held_ = protocol::Progress{phase, done, total, std::nullopt};
+      return;
+    }
+    held_.reset();
     last_progress_ = now;
+    last_phase_ = phase;
     (void)ch_.send(protocol::Progress{phase, done, total, std::nullopt});
+  }
+
+  void flush_progress() {
+    if (!held_) return;
+    last_progress_ = sys::mono_now_ns();
+    (void)ch_.send(*held_);
+    held_.reset();
   }
 
   void progress_text(const std::string& phase, const std::string& text) {
@@ -296,7 +355,10 @@ class Push {
   const protocol::Job& job_;
   Channel& ch_;
   protocol::ResultMsg result_;
+  static constexpr sys::MonoNs kProgressInterval = 100 * sys::kNsPerMs;
   sys::MonoNs last_progress_ = 0;
+  std::string last_phase_;
+  std::optional<protocol::Progress> held_;
 };
 
 }  // namespace

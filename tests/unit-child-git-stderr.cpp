@@ -29,7 +29,9 @@ struct Seen {
 
 Seen scan_in_chunks(const std::string& text, std::size_t chunk) {
   Seen seen;
-  GitStderr scan([&seen](std::uint64_t done, std::uint64_t total) { seen.counts.emplace_back(done, total); });
+  GitStderr scan([&seen](std::string_view phase, std::uint64_t done, std::uint64_t total) {
+    if (phase == "count") seen.counts.emplace_back(done, total);
+  });
   for (std::size_t at = 0; at < text.size(); at += chunk)
     scan.feed(text.data() + at, std::min(chunk, text.size() - at));
   seen.tail = scan.finish();

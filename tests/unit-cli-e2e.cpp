@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -334,7 +335,11 @@ TEST_SUITE("e2e") {
       auto r = test::run(k.args, {}, test::Stdin::bytes, cli_env());
       CHECK(r.exit_code == cli::kExitUsage);
       CHECK_MESSAGE(r.err.find(k.needle) != std::string::npos, r.err);
-      CHECK(r.out.empty());
+      // stdout: nothing, or with --json the usage object (never the secret).
+      const bool json_asked = std::find(k.args.begin(), k.args.end(), "--json") != k.args.end();
+      CHECK(r.out.empty() != json_asked);
+      if (json_asked) CHECK(parse_json(r.out)["outcome"] == "usage");
+      CHECK_MESSAGE(r.out.find("S3cretPW") == std::string::npos, r.out);
       CHECK_MESSAGE(r.err.find("S3cretPW") == std::string::npos, r.err);
     }
     CHECK_MESSAGE((mode_of_tmp() & 07777) == tmp_mode, "the mode of /tmp changed");

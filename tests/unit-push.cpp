@@ -468,7 +468,7 @@ TEST_SUITE("push") {
       bool uploading = false;
       for (std::size_t i = 0; i < seen->progress.size(); ++i) {
         const auto& e = seen->progress[i];
-        if (e.phase == "pack") {
+        if (e.phase == "enumerate" || e.phase == "compress") {
           last_pack = &e;
           last_pack_at = seen->received[i];
         }

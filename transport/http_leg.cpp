@@ -145,7 +145,8 @@ struct Transfer {
   std::uint64_t received = 0;
   bool aborted_by_sender = false;
   std::optional<Error> sink_error;
-  std::string error_body;  // first bytes of a non-200 body, for the message
+  std::string error_body;                 // first bytes of a non-200 body, for the message
+  char error_text[CURL_ERROR_SIZE] = {};  // libcurl's own words for a failure (CURLOPT_ERRORBUFFER)
   bool checked_status = false;
   long status = 0;
 };
@@ -360,6 +361,7 @@ OptionTable exchange_options(Transfer& t, curl_slist* headers) {
       {CURLOPT_WRITEFUNCTION, DataCallback{&on_write}},
       {CURLOPT_WRITEDATA, static_cast<void*>(&t)},
       {CURLOPT_ACCEPT_ENCODING, kNoString},
+      {CURLOPT_ERRORBUFFER, static_cast<void*>(t.error_text)},
   };
 }
 
@@ -406,19 +408,29 @@ Result<LegResult> read_answer(const Transfer& t) {
   return out;
 }
 
+// What to do about a certificate nobody here trusts: the same advice git's
+// users know, in git-courier's words.
+constexpr const char* kTrustHint =
+    "pass --ca-file FILE (the CA that signed the server's certificate) or set http.sslCAInfo (or GIT_SSL_CAINFO)";
+
 // A libcurl failure of the transfer as our error, or nothing when the
 // status the server answered explains it better (judge_status reports it).
-std::optional<Error> transfer_error(const std::string& what, CURLcode rc, long status) {
-  const std::string detail = std::string(curl_easy_strerror(rc));
+// libcurl's own detail (its error buffer) is preferred to its code's
+// generic text ("SSL peer certificate or SSH remote key was not OK" says
+// less than "unable to get local issuer certificate").
+std::optional<Error> transfer_error(const std::string& what, CURLcode rc, long status, const char* error_text) {
+  const std::string detail = error_text[0] ? wire::printable(error_text) : std::string(curl_easy_strerror(rc));
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:
     case CURLE_ABORTED_BY_CALLBACK:
       return Error{Errc::leg_timeout, what + ": the deadline passed (" + detail + ")"};
-    case CURLE_SSL_CONNECT_ERROR:
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CACERT_BADFILE:
+      return Error{Errc::tls_failed,
+                   what + ": the server's TLS certificate could not be verified (" + detail + "): " + kTrustHint};
+    case CURLE_SSL_CONNECT_ERROR:
     case CURLE_SSL_CERTPROBLEM:
-      return Error{Errc::tls_failed, what + ": TLS failed: " + detail};
+      return Error{Errc::tls_failed, what + ": TLS failed (" + detail + ")"};
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
       return Error{Errc::connect_failed, what + ": " + detail};
@@ -430,8 +442,19 @@ std::optional<Error> transfer_error(const std::string& what, CURLcode rc, long s
   }
 }
 
+// A non-200 body worth quoting: none for HTML (an error page, markup and
+// all, says nothing a person can use on one line).
+std::string quoted_body(const Transfer& t, const LegResult& out) {
+  if (t.error_body.empty()) return "";
+  const std::string type = wire::ascii_lower(out.content_type);
+  const std::size_t start = t.error_body.find_first_not_of(" \t\r\n");
+  const bool html =
+      type.rfind("text/html", 0) == 0 || (start != std::string::npos && t.error_body.compare(start, 1, "<") == 0);
+  return html ? "" : ": " + wire::printable(t.error_body);
+}
+
 // T2: any status but 200 ends the leg, a redirect included (never followed).
-Result<LegResult> judge_status(const Transfer& t, const std::string& what, LegResult out) {
+Result<LegResult> judge_status(const LegOptions& opt, const Transfer& t, const std::string& what, LegResult out) {
   const std::string answered = what + ": the server answered " + std::to_string(out.status);
   if (out.status >= 300 && out.status < 400) {
     auto location = get_info<char*>(t.curl, CURLINFO_REDIRECT_URL, "CURLINFO_REDIRECT_URL");
@@ -439,9 +462,12 @@ Result<LegResult> judge_status(const Transfer& t, const std::string& what, LegRe
     return fail(Errc::http_redirect, answered + " (redirect to " + target + "); redirects are never followed");
   }
   if (out.status == 401 || out.status == 403) return fail(Errc::http_auth, answered);
-  if (out.status != 200) {
-    return fail(Errc::http_status, answered + (t.error_body.empty() ? "" : ": " + wire::printable(t.error_body)));
+  if (out.status == 404) {
+    return fail(Errc::http_status, "repository not found at " +
+                                       wire::printable(opt.remote.empty() ? opt.url : opt.remote) + " (" + answered +
+                                       ")");
   }
+  if (out.status != 200) return fail(Errc::http_status, answered + quoted_body(t, out));
   return out;
 }
 
@@ -477,9 +503,9 @@ Result<LegResult> judge_leg(const LegOptions& opt, const Transfer& t, CURLcode r
                            (opt.proxy ? " through the proxy " + wire::printable(*opt.proxy) : "");
   if (rc != CURLE_OK) {
     if (auto refused = tunnel_refused(opt, t, what); !refused) return tl::unexpected(refused.error());
-    if (auto e = transfer_error(what, rc, out->status)) return tl::unexpected(*e);
+    if (auto e = transfer_error(what, rc, out->status, t.error_text)) return tl::unexpected(*e);
   }
-  return judge_status(t, what, std::move(*out));
+  return judge_status(opt, t, what, std::move(*out));
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ namespace courier::transport {
 struct LegOptions {
   std::string method = "GET";  // GET | POST
   std::string url;
+  // The repository the leg is for (canonical, no user information), named
+  // in messages: "repository not found at <remote>". Empty: the url.
+  std::string remote;
   std::optional<std::string> authorization;  // a whole header line, "Authorization: ..."
   std::optional<std::string> ca_file;
   // An http:// proxy (no user information) to tunnel through with CONNECT;
@@ -81,7 +84,11 @@ struct LegResult {
 // an info query failed after the request), tls_failed, connect_failed,
 // leg_timeout (the deadline), leg_aborted (may_send said stop, or on_body
 // failed: its error message is kept), http_redirect (3xx, not followed),
-// http_auth (401/403), http_status (any other non-200), body_too_large.
+// http_auth (401/403), http_status (any other non-200: a 404 says
+// "repository not found at <remote>"; a body the server sent with it is
+// quoted, escaped and cut, unless it is HTML, which is never shown),
+// body_too_large. A tls_failed for an unverified certificate says how to
+// trust it (--ca-file, http.sslCAInfo).
 Result<LegResult> perform_leg(const LegOptions& options);
 
 // T1 as a pure check, for callers that want to refuse before any I/O.

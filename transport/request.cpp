@@ -14,7 +14,8 @@ namespace courier::transport {
 
 std::string courier_agent() { return std::string("git-courier/") + COURIER_VERSION; }
 
-Result<PushRequest> build_push_request(const Advertisement& adv, std::string_view ref, std::string_view new_oid) {
+Result<PushRequest> build_push_request(const Advertisement& adv, std::string_view ref, std::string_view new_oid,
+                                       bool remote_progress) {
   if (!is_valid_oid(new_oid) || is_zero_oid(new_oid)) {
     return fail(Errc::invalid_argument, "new object id \"" + wire::printable(new_oid) + "\" is not a 40-hex sha1 id");
   }
@@ -40,7 +41,7 @@ Result<PushRequest> build_push_request(const Advertisement& adv, std::string_vie
     req.capabilities.emplace_back("side-band-64k");
     req.side_band = true;
   }
-  if (offered.has("quiet")) req.capabilities.emplace_back("quiet");
+  if (offered.has("quiet") && !remote_progress) req.capabilities.emplace_back("quiet");
   // parse_advertisement already refused any object-format but sha1.
   if (offered.has("object-format")) req.capabilities.emplace_back("object-format=sha1");
   if (offered.has("agent")) req.capabilities.emplace_back("agent=" + courier_agent());

@@ -6,8 +6,9 @@
 // (T4): if the ref moved since, receive-pack refuses instead of overwriting.
 // Only capabilities the server advertised are asked for, and only those
 // git-courier understands: report-status (without it nothing proves the
-// update happened, so its absence is an error), side-band-64k, quiet,
-// object-format=sha1 and agent.
+// update happened, so its absence is an error), side-band-64k, quiet
+// (unless the caller wants the remote's progress), object-format=sha1 and
+// agent.
 #pragma once
 
 #include <string>
@@ -38,6 +39,9 @@ std::string courier_agent();
 // Errors: invalid_argument (new_oid not 40 lowercase hex or zero, ref not a
 // valid name under refs/, or the ref already at new_oid: there is nothing
 // to send), capability_missing (the server does not offer report-status).
-Result<PushRequest> build_push_request(const Advertisement& adv, std::string_view ref, std::string_view new_oid);
+// remote_progress: `quiet` is not asked for, so the remote sends its
+// progress on side-band 2 (hook output comes either way).
+Result<PushRequest> build_push_request(const Advertisement& adv, std::string_view ref, std::string_view new_oid,
+                                       bool remote_progress = false);
 
 }  // namespace courier::transport

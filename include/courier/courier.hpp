@@ -48,7 +48,11 @@ struct DeliveryEvent {
   std::string phase;
   std::uint64_t done = 0;
   std::uint64_t total = 0;
-  std::string text;  // phase "remote": one line the remote sent (printable)
+  // phase "remote": one line the remote sent, ended by a newline (a
+  // message, also kept in Outcome::remote_messages); "remote_progress": one
+  // ended by a carriage return (a meter the next line replaces). Both
+  // printable (control bytes escaped). See docs/embedding.md for the phases.
+  std::string text;
   // dispatched
   std::int64_t child_pid = 0;
 };
@@ -90,6 +94,10 @@ struct DeliveryRequest {
   // "Does this delivery still own its turn?" Asked before each leg and after
   // each mint; a refusal revokes. Null: always yes.
   AuthorityFn authority;
+  // Ask the remote for its own progress (receive-pack's "Resolving deltas"
+  // and the like, as progress events of phase "remote_progress"): the
+  // `quiet` capability is then not sent. Hook output comes either way.
+  bool remote_progress = false;
   PackEngine pack_engine = PackEngine::libgit2;
   // For PackEngine::git: the git program (absolute path). Empty: `git` found
   // on this process's PATH at submit(); none there ends the delivery

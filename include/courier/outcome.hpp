@@ -159,6 +159,15 @@ struct Outcome {
   std::optional<std::uint64_t> advertise_ms;
   std::optional<std::uint64_t> pack_ms;
   std::optional<std::uint64_t> upload_ms;
+  // The remote's own words: its side-band lines ended by a newline (hook
+  // output such as "refs/heads/locked is locked", receive-pack's messages),
+  // oldest first, as the child read them. Printable: control bytes and
+  // anything outside ASCII are escaped as \xNN, a backslash doubled; a line
+  // is cut at 512 bytes (marked "..."). At most 100 lines: when the remote
+  // said more, the earliest were dropped and remote_messages_dropped counts
+  // them. Empty when the child sent no result (killed before it).
+  std::vector<std::string> remote_messages;
+  std::uint64_t remote_messages_dropped = 0;
   std::uint64_t stderr_relayed = 0;
   std::uint64_t stderr_dropped = 0;
   // What the child said about itself in hello (argv, env names, fds).

@@ -170,6 +170,13 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
   if (flag == "--allow-http-loopback") return o.set_switch(out.allow_http_loopback);
   if (flag == "--json") return o.set_switch(out.json);
   if (flag == "--quiet" || flag == "-q") return o.set_switch(out.quiet);
+  if (flag == "--verbose" || flag == "-v") return o.set_switch(out.verbose);
+  if (flag == "--progress" || flag == "--no-progress") {
+    bool on = false;
+    if (auto r = o.set_switch(on); !r) return r;
+    out.progress = flag == "--progress";
+    return {};
+  }
   if (flag == "--journal") return o.set(out.journal);
   if (flag == "--no-journal") return o.set_switch(out.no_journal);
   if (flag == "--read-back") return o.set_switch(out.read_back);

@@ -44,7 +44,10 @@ struct PushArgs {
   std::optional<std::string> delivery_id;
   bool read_back = false;  // after `possible`: one advertisement GET, printed after the outcome
   bool json = false;
-  bool quiet = false;
+  bool quiet = false;    // -q: errors only (no progress, no remote lines, no child stderr)
+  bool verbose = false;  // -v: the supervisor's log lines too, terminal or not
+  // --progress / --no-progress; unset: meters when stderr is a terminal.
+  std::optional<bool> progress;
   bool help = false;
   bool version = false;  // push --version
 };

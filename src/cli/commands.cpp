@@ -10,6 +10,7 @@
 #include "auth/ed25519_minter.hpp"
 #include "cli/args.hpp"
 #include "cli/journal_cmd.hpp"
+#include "cli/output.hpp"
 #include "cli/push.hpp"
 #include "cli/usage.hpp"
 #include "cli/version.hpp"
@@ -65,6 +66,21 @@ std::optional<int> run_help_or_version(const std::string& cmd, const std::vector
   return std::nullopt;
 }
 
+// A command's arguments could not be read: the message on stderr and, when
+// --json is among them (a script waits for one object on stdout), the
+// usage object too, so that it always gets one.
+int command_usage_error(const std::vector<std::string>& args, const std::string& command, const std::string& message,
+                        const char* hint) {
+  usage_error(message, hint);
+  for (const auto& arg : args) {
+    if (arg == "--json") {
+      std::printf("%s\n", json_usage(command + ": " + message).c_str());
+      break;
+    }
+  }
+  return kExitUsage;
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -79,10 +95,7 @@ int run(int argc, char** argv) {
   if (auto code = run_generator(cmd, rest)) return *code;
   if (cmd == "push") {
     auto parsed = parse_push_args(rest);
-    if (!parsed) {
-      usage_error(parsed.error().message, "see `git-courier push --help`\n");
-      return kExitUsage;
-    }
+    if (!parsed) return command_usage_error(rest, cmd, parsed.error().message, "see `git-courier push --help`\n");
     if (parsed->help) {
       std::fputs(help_of("push").c_str(), stdout);
       return kExitOk;
@@ -95,10 +108,7 @@ int run(int argc, char** argv) {
   }
   if (cmd == "log" || cmd == "show" || cmd == "recover") {
     auto parsed = parse_journal_args(cmd, rest);
-    if (!parsed) {
-      usage_error(parsed.error().message, help_of(cmd.c_str()).c_str());
-      return kExitUsage;
-    }
+    if (!parsed) return command_usage_error(rest, cmd, parsed.error().message, help_of(cmd.c_str()).c_str());
     if (parsed->help) {
       std::fputs(help_of(cmd.c_str()).c_str(), stdout);
       return kExitOk;

@@ -128,6 +128,44 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
 
 }  // namespace
 
+std::string hint_for(const Outcome& o, const DeliveryFacts& f) {
+  if (o.kind != OutcomeKind::auth_failed) return "";
+  const std::string& auth = f.auth;
+  const bool forbidden = o.reason.find("answered 403") != std::string::npos;
+  if (auth.empty() || auth == "none") {
+    return "the remote wants credentials and --auth none sent none: use --auth credential (git's credential "
+           "helpers, as git push does), --auth bearer:FILE (a token in a file) or --auth key:FILE (a signed "
+           "per-request token)";
+  }
+  const std::string which = "--auth " + auth;
+  if (forbidden) {
+    return "the remote accepted who you are but refused the push (403) with " + which +
+           ": check that this identity may push to " + f.remote;
+  }
+  if (auth == "credential") {
+    return "the remote refused the credential git's credential helper gave for " + f.remote + " (" + which +
+           "): check the user name and token stored for this host (`git credential fill`), "
+           "or put the user name in the URL";
+  }
+  if (auth.rfind("key:", 0) == 0) {
+    return "the remote refused the token signed with " + auth.substr(4) + " (" + which +
+           "): check that the server trusts this key's public key (git-courier keygen prints it) for this "
+           "repository, and that its clock agrees with this host's";
+  }
+  if (auth.rfind("bearer:", 0) == 0) {
+    return "the remote refused the token in " + auth.substr(7) + " (" + which +
+           "): check that it has not expired and may push to this repository";
+  }
+  return "the remote refused the credential from " + which;
+}
+
+std::string json_usage(const std::string& message) {
+  nlohmann::json j;
+  j["outcome"] = "usage";
+  j["message"] = message;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   using nlohmann::json;
   json j;
@@ -138,6 +176,15 @@ std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   j["oid"] = f.oid;
   j["old_oid"] = o.old_oid ? json(*o.old_oid) : json(nullptr);
   j["reason"] = o.reason;
+  {
+    const std::string hint = hint_for(o, f);
+    j["hint"] = hint.empty() ? json(nullptr) : json(hint);
+  }
+  // The remote's own words (hook output), oldest first; capped (see
+  // Outcome::remote_messages): remote_messages_dropped counts what the cap
+  // left out.
+  j["remote_messages"] = o.remote_messages;
+  j["remote_messages_dropped"] = o.remote_messages_dropped;
   j["objects"] = o.objects.value_or(0);
   // Always present: null only when not known (a delivery finished by
   // recovery after its POST began).

@@ -12,6 +12,7 @@ struct DeliveryFacts {
   std::string remote;
   std::string ref;
   std::string oid;
+  std::string auth;  // the --auth given (its spelling: "none", "key:FILE", ...), for hints
 };
 
 int exit_code_for(OutcomeKind kind);
@@ -20,7 +21,15 @@ std::string human_line(const Outcome& o, const DeliveryFacts& facts);
 // is this delivery's object (an observation, never a verdict).
 std::string observed_line(const ObservedAfter& seen);
 
+// What to try next, for an outcome a person can do something about (401
+// or 403: which --auth was used and what else there is). Empty: none.
+std::string hint_for(const Outcome& o, const DeliveryFacts& facts);
+
 // One JSON object, no trailing newline.
 std::string json_report(const Outcome& o, const DeliveryFacts& facts);
+
+// A usage error as --json reports it: {"outcome":"usage","message":...}
+// (exit code kExitUsage). One JSON object, no trailing newline.
+std::string json_usage(const std::string& message);
 
 }  // namespace courier::cli

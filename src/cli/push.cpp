@@ -14,6 +14,7 @@
 #include "repo/git_config.hpp"
 #include "repo/repository.hpp"
 #include "cli/output.hpp"
+#include "cli/progress_view.hpp"
 #include "courier/courier.hpp"
 #include "wire/remote.hpp"
 #include "sys/flock.hpp"
@@ -26,8 +27,13 @@ namespace courier::cli {
 
 namespace {
 
-int usage(const std::string& message) {
+// A usage error: on stderr, and with --json as the JSON object too.
+int usage(const PushArgs& a, const std::string& message) {
   std::fprintf(stderr, "git-courier: push: %s\n", message.c_str());
+  if (a.json) {
+    std::printf("%s\n", json_usage("push: " + message).c_str());
+    std::fflush(stdout);
+  }
   return kExitUsage;
 }
 
@@ -135,51 +141,14 @@ Result<Validated> validate(const PushArgs& a) {
   return v;
 }
 
-// Progress for people, on stderr, only on a terminal.
-class ProgressView {
- public:
-  explicit ProgressView(bool enabled) : enabled_(enabled) {}
-  void on(const DeliveryEvent& e) {
-    if (!enabled_) return;
-    std::lock_guard<std::mutex> lock(mu_);
-    using K = DeliveryEvent::Kind;
-    if (e.kind == K::pending) {
-      std::fprintf(stderr, "waiting for lane %s (held by %s%s)\n", lane_.c_str(),
-                   e.holder_pid ? ("pid " + std::to_string(e.holder_pid)).c_str() : "",
-                   e.holder_pid ? "" : (e.holder.empty() ? "another delivery" : e.holder.c_str()));
-    } else if (e.kind == K::progress) {
-      if (e.phase == "remote") {
-        std::fprintf(stderr, "remote: %s\n", e.text.c_str());
-      } else if (e.phase == "upload") {
-        const double secs = static_cast<double>(sys::mono_now_ns() - started_) / 1e9;
-        const double rate = secs > 0 ? static_cast<double>(e.done) / secs / 1024.0 : 0.0;
-        std::fprintf(stderr, "\rWriting: %llu/%llu bytes, %.1f KiB/s%s", static_cast<unsigned long long>(e.done),
-                     static_cast<unsigned long long>(e.total), rate, e.done >= e.total ? "\n" : "");
-      } else if (e.phase == "pack") {
-        std::fprintf(stderr, "\rCounting objects: %llu/%llu%s", static_cast<unsigned long long>(e.done),
-                     static_cast<unsigned long long>(e.total), e.done >= e.total && e.total ? "\n" : "");
-      } else if (e.phase == "advertise" && e.done == 0) {
-        std::fprintf(stderr, "Asking the remote for its refs\n");
-      }
-    } else if (e.kind == K::dispatched) {
-      started_ = sys::mono_now_ns();
-    }
-  }
-  void set_lane(std::string lane) { lane_ = std::move(lane); }
-
- private:
-  bool enabled_;
-  std::mutex mu_;
-  std::string lane_;
-  sys::MonoNs started_ = sys::mono_now_ns();
-};
-
 }  // namespace
 
 // The executor the command runs its one delivery in: one worker, a
-// subreaper (the CLI forks nothing else: every orphan is a delivery's), log
-// lines on a terminal only, the child's stderr unless --quiet.
-ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, const HttpSettings& http) {
+// subreaper (the CLI forks nothing else: every orphan is a delivery's), the
+// supervisor's log lines with -v (terminal or not), the child's stderr
+// unless --quiet.
+ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, const HttpSettings& http,
+                                 ProgressView& view) {
   ExecutorOptions eo;
   if (a.lane_dir) eo.lane_dir = *a.lane_dir;
   eo.journal = journal;
@@ -188,15 +157,18 @@ ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, 
   eo.read_back = make_read_back(a.auth, http.ca_file, a.allow_http_loopback, http.proxy);
   eo.workers = 1;
   eo.subreaper = true;
-  eo.on_log = [&a](std::string_view line) {
-    if (!a.quiet && sys::is_tty(2))
-      std::fprintf(stderr, "git-courier: %.*s\n", static_cast<int>(line.size()), line.data());
+  eo.on_log = [&a, &view](std::string_view line) {
+    if (a.verbose && !a.quiet) view.log(line);
   };
   eo.on_child_stderr = [&a](std::string_view text) {
     if (!a.quiet) std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
   };
   return eo;
 }
+
+// Meters (ours and the remote's) on stderr: --progress/--no-progress, else
+// when stderr is a terminal; never with --quiet.
+bool show_meters(const PushArgs& a) { return !a.quiet && a.progress.value_or(sys::is_tty(2)); }
 
 // The delivery as the checked arguments describe it (budget, credentials
 // and observer are added by the caller).
@@ -209,6 +181,8 @@ DeliveryRequest delivery_request(const PushArgs& a, const Validated& v) {
   req.ca_file = v.http.ca_file;
   req.proxy = v.http.proxy;
   req.allow_http_loopback = a.allow_http_loopback;
+  // The remote's progress is asked for only when it will be shown.
+  req.remote_progress = show_meters(a);
   if (a.delivery_id) req.id = *a.delivery_id;
   if (a.pack_engine == "git") {
     req.pack_engine = PackEngine::git;
@@ -224,6 +198,9 @@ int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
   if (a.json) std::printf("%s\n", json_report(o, facts).c_str());
   if (!a.quiet || code != kExitOk) {
     if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", human_line(o, facts).c_str());
+  }
+  if (code != kExitOk) {
+    if (const std::string hint = hint_for(o, facts); !hint.empty()) std::fprintf(stderr, "hint: %s\n", hint.c_str());
   }
   std::fflush(stdout);
   std::fflush(stderr);
@@ -256,7 +233,7 @@ int run_push(const PushArgs& a) {
   // lookup below spend the same budget as the delivery does.
   const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count());
   auto v = validate(a);
-  if (!v) return usage(v.error().message);
+  if (!v) return usage(a, v.error().message);
 
   // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
   // starts so that only the watcher ever sees them. A hang-up (the terminal
@@ -283,13 +260,13 @@ int run_push(const PushArgs& a) {
       std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
     }
   });
-  if (!watcher) return usage("cannot watch signals: " + watcher.error().message);
+  if (!watcher) return usage(a, "cannot watch signals: " + watcher.error().message);
 
   auto journal = a.no_journal ? Result<std::string>(std::string()) : journal_path(a.journal);
-  if (!journal) return usage(journal.error().message);
-  const ExecutorOptions eo = executor_options(a, *journal, v->http);
-  ProgressView view(!a.quiet && !a.json && sys::is_tty(2));
+  if (!journal) return usage(a, journal.error().message);
+  ProgressView view(ProgressView::Options{show_meters(a), !a.quiet, stderr});
   view.set_lane(v->lane);
+  const ExecutorOptions eo = executor_options(a, *journal, v->http, view);
 
   DeliveryRequest req = delivery_request(a, *v);
   // What is left of the command's budget. The turn's deadline is fixed at
@@ -300,7 +277,7 @@ int run_push(const PushArgs& a) {
   const std::int64_t left_ms = command_deadline > now ? (command_deadline - now) / sys::kNsPerMs : 0;
   req.budget = std::chrono::milliseconds(left_ms);
   auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(now, left_ms));
-  if (!auth) return usage(auth.error().message);
+  if (!auth) return usage(a, auth.error().message);
   req.mint = (*auth)->mint();
   req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };
 
@@ -318,12 +295,13 @@ int run_push(const PushArgs& a) {
     live = nullptr;
   }
   watcher->reset();
+  view.finish();
 
   // The outcome first: telling the credential helpers whether their
   // credential worked is bookkeeping after the fact, and a slow helper
   // must not hold back the answer. It has a bound of its own
   // (kCredentialSettleBound).
-  const int code = report_and_read_back(a, v->http, DeliveryFacts{v->remote, a.ref, v->oid}, o);
+  const int code = report_and_read_back(a, v->http, DeliveryFacts{v->remote, a.ref, v->oid, a.auth}, o);
   (*auth)->after(o);
   return code;
 }

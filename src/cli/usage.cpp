@@ -12,7 +12,9 @@ namespace {
 constexpr OptionDoc kJournalOption = {
     "--journal", nullptr, "FILE",
     "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state})", nullptr};
-constexpr OptionDoc kJsonOption = {"--json", nullptr, nullptr, "print one JSON object with the outcome on stdout",
+constexpr OptionDoc kJsonOption = {"--json", nullptr, nullptr,
+                                   "print one JSON object with the outcome on stdout (a usage error too: "
+                                   "{\"outcome\":\"usage\",\"message\":...}, exit 2)",
                                    nullptr};
 constexpr OptionDoc kAuthOption = {"--auth", nullptr, "MODE",
                                    "none (default), key:FILE (Ed25519 per-request token), credential (git credential "
@@ -59,7 +61,10 @@ const std::vector<OptionDoc> kPushOptions = {
     {"--read-back", nullptr, nullptr,
      "after `possible`: read the remote's ref once (printed after the outcome; with --json, part of it)", nullptr},
     kJsonOption,
-    {"--quiet", "-q", nullptr, "print only errors", nullptr},
+    {"--quiet", "-q", nullptr, "print only errors: no progress, no remote: lines", nullptr},
+    {"--verbose", "-v", nullptr, "also print the supervisor's log lines (spawn, kill, stop)", nullptr},
+    {"--progress", nullptr, nullptr, "show progress meters even when stderr is not a terminal", nullptr},
+    {"--no-progress", nullptr, nullptr, "no progress meters, not even on a terminal", nullptr},
     {"--version", "-V", nullptr, "print the version and exit", nullptr},
 };
 
@@ -82,8 +87,8 @@ const ManualDoc kManual = {
          {"push --repo DIR --remote URL --ref REF (--oid OID | --rev REV)",
           "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]",
           "     [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]",
-          "     [--pack-engine libgit2|git] [--json] [--quiet]",
-          "     [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]"},
+          "     [--pack-engine libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",
+          "     [--progress | --no-progress]", "     [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]"},
          kPushOptions,
          {"Trust and the proxy come from git's configuration of --repo, as git reads them. The proxy: "
           "remote.<name>.proxy, http.<url>.proxy, http.proxy, then https_proxy/HTTPS_PROXY (http_proxy for "

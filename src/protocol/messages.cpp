@@ -241,6 +241,16 @@ Result<ChildMessage> decode_result(Fields& f) {
   COURIER_TRY_FIELD(m.advertise_ms, f.opt<std::uint64_t>("advertise_ms"));
   COURIER_TRY_FIELD(m.pack_ms, f.opt<std::uint64_t>("pack_ms"));
   COURIER_TRY_FIELD(m.upload_ms, f.opt<std::uint64_t>("upload_ms"));
+  std::optional<std::vector<std::string>> messages;
+  COURIER_TRY_FIELD(messages, f.opt<std::vector<std::string>>("remote_messages"));
+  if (messages) {
+    if (messages->size() > kMaxRemoteMessages) {
+      return fail(Errc::invalid_value,
+                  "result: field 'remote_messages' has more than " + std::to_string(kMaxRemoteMessages) + " lines");
+    }
+    m.remote_messages = std::move(*messages);
+  }
+  COURIER_TRY_FIELD(m.remote_messages_dropped, f.opt<std::uint64_t>("remote_messages_dropped"));
   const auto known = wire::status_from_word(status);
   if (!known) return fail(Errc::invalid_value, "result: field 'status' has unknown value '" + status + "'");
   m.status = *known;
@@ -269,6 +279,9 @@ Result<ParentMessage> decode_job(Fields& f) {
   if (m.proxy && m.proxy->find('@') != std::string::npos) {
     return fail(Errc::invalid_value, "job: field 'proxy' must not carry credentials");
   }
+  std::optional<bool> remote_progress;
+  COURIER_TRY_FIELD(remote_progress, f.opt<bool>("remote_progress"));
+  m.remote_progress = remote_progress.value_or(false);
   if (m.pack_git && (m.pack_git->empty() || m.pack_git->front() != '/')) {
     return fail(Errc::invalid_value, "job: field 'pack_git' must be an absolute path");
   }
@@ -375,6 +388,8 @@ Result<std::string> encode(const ChildMessage& msg) {
           put_opt(j, "advertise_ms", m.advertise_ms);
           put_opt(j, "pack_ms", m.pack_ms);
           put_opt(j, "upload_ms", m.upload_ms);
+          if (!m.remote_messages.empty()) j["remote_messages"] = m.remote_messages;
+          put_opt(j, "remote_messages_dropped", m.remote_messages_dropped);
         }
       },
       msg);
@@ -403,6 +418,7 @@ Result<std::string> encode(const ParentMessage& msg) {
           put_opt(j, "ca_file", m.ca_file);
           put_opt(j, "proxy", m.proxy);
           put_opt(j, "pack_git", m.pack_git);
+          if (m.remote_progress) j["remote_progress"] = true;
         } else if constexpr (std::is_same_v<T, Minted>) {
           ambiguous = m.header.has_value() == m.refused.has_value();
           j = {{"type", "minted"}, {"leg", m.leg}};

@@ -63,6 +63,15 @@ struct Check {
   bool operator==(const Check&) const = default;
 };
 
+// Phases the child reports (docs/protocol.md): "advertise", the pack's
+// "enumerate" (objects found, no total), "count" and "compress" (done of
+// total objects), "upload" (bytes of the POST body), and the remote's
+// side-band text: "remote" (one line ended by a newline: a message) and
+// "remote_progress" (one line ended by a carriage return: a meter the next
+// line replaces), both printable, in `message`.
+inline constexpr std::size_t kMaxRemoteMessages = 100;
+inline constexpr std::size_t kMaxRemoteLine = 512;
+
 struct Progress {
   std::string phase;
   std::uint64_t done = 0;
@@ -85,6 +94,13 @@ struct ResultMsg {
   std::optional<std::uint64_t> advertise_ms;
   std::optional<std::uint64_t> pack_ms;
   std::optional<std::uint64_t> upload_ms;
+  // The remote's own words (side-band 2 lines ended by a newline: hook
+  // output, receive-pack's messages), printable, oldest first: at most
+  // kMaxRemoteMessages lines of at most kMaxRemoteLine bytes each (before
+  // escaping); the earlier lines beyond the count are dropped and counted.
+  // Encoded only when there are any.
+  std::vector<std::string> remote_messages;
+  std::optional<std::uint64_t> remote_messages_dropped;
   bool operator==(const ResultMsg&) const = default;
 };
 
@@ -111,6 +127,10 @@ struct Job {
   // the absolute path of the git program whose pack-objects the child runs
   // inside its own kill domain (reusing the repository's stored deltas).
   std::optional<std::string> pack_git;
+  // Ask the remote for its progress (the `quiet` capability is not sent):
+  // the parent shows it, so it decides (the CLI: when its stderr is a
+  // terminal). Absent in a frame: false.
+  bool remote_progress = false;
   bool operator==(const Job&) const = default;
 };
 

@@ -423,6 +423,7 @@ struct Executor::Impl {
       so.proxy_authorization = d->proxy->authorization;
     }
     so.job.allow_http_loopback = d->req.allow_http_loopback;
+    so.job.remote_progress = d->req.remote_progress;
     if (d->req.pack_engine == PackEngine::git) so.job.pack_git = d->req.git_program;
     so.deadline = d->deadline;
     so.child_program = opt.child_program;

@@ -13,10 +13,17 @@ namespace courier::supervisor {
 
 namespace {
 
-// Keys in the observer queue: numeric progress is coalesced (the newest
-// waiting update wins), stderr chunks waiting in a row are joined.
-constexpr std::uint64_t kKeyProgress = 1;
+// Keys in the observer queue: numeric progress is coalesced per phase (the
+// newest waiting update of a phase wins, so every phase still shows its
+// last count), stderr chunks waiting in a row are joined, and so are the
+// remote's message lines (text, never dropped for being many: they are
+// what a person needs to read, e.g. why a hook refused).
 constexpr std::uint64_t kKeyStderr = 2;
+constexpr std::uint64_t kKeyRemote = 3;
+
+std::uint64_t progress_key(const std::string& phase) {
+  return std::hash<std::string>{}(phase) | (std::uint64_t{1} << 63);
+}
 
 constexpr std::size_t kReadChunk = 64 * 1024;
 
@@ -203,14 +210,32 @@ void Conversation::handle(const protocol::ChildMessage& msg) {
     on_check(*c);
   } else if (const auto* p = std::get_if<protocol::Progress>(&msg)) {
     if (p->phase == "upload") upload_done_ = p->done;
-    if (opt().on_progress) {
-      (void)notes_.post([f = opt().on_progress, p = *p] { f(p); }, p->message ? std::uint64_t{0} : kKeyProgress);
-    }
+    if (opt().on_progress) relay_progress(*p);
   } else if (const auto* res = std::get_if<protocol::ResultMsg>(&msg)) {
     result_ = *res;
     result_ns_ = sys::mono_now_ns();
     driver_.result_received();
   }
+}
+
+// The child's progress to the host's observer, off the drive loop. A
+// remote message line travels as text (joined with the lines waiting
+// before it, one line per '\n': the child escaped every control byte), and
+// comes out again as one progress call per line.
+void Conversation::relay_progress(const protocol::Progress& p) {
+  const auto& observer = opt().on_progress;
+  if (p.phase == "remote" && p.message) {
+    auto sink = [observer](std::string_view text) {
+      while (!text.empty()) {
+        const std::size_t end = text.find('\n');
+        observer(protocol::Progress{"remote", 0, 0, std::string(text.substr(0, end))});
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+      }
+    };
+    (void)notes_.post_text(kKeyRemote, std::move(sink), *p.message + "\n");
+    return;
+  }
+  (void)notes_.post([observer, p] { observer(p); }, progress_key(p.phase));
 }
 
 void Conversation::on_hello(const protocol::Hello& h) {

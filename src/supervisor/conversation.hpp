@@ -90,6 +90,7 @@ class Conversation {
   bool host_queue_full() const;
   void process_frames();
   void handle(const protocol::ChildMessage& msg);
+  void relay_progress(const protocol::Progress& p);
   void on_hello(const protocol::Hello& h);
   void on_mint(const protocol::Mint& m);
   void on_check(const protocol::Check& c);

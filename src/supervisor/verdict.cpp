@@ -24,6 +24,8 @@ void take_result(const protocol::ResultMsg& r, Outcome& out) {
   out.advertise_ms = r.advertise_ms;
   out.pack_ms = r.pack_ms;
   out.upload_ms = r.upload_ms;
+  out.remote_messages = r.remote_messages;
+  out.remote_messages_dropped = r.remote_messages_dropped.value_or(0);
 }
 
 std::string exit_text(const ChildFacts& c) {

@@ -1,6 +1,7 @@
 // remote.cpp — the canonical remote, the lane key and the scheme rule.
 #include "wire/remote.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -86,9 +87,40 @@ std::string lane_path(const std::string& canonical) {
   return out;
 }
 
+constexpr std::string_view kSupported = "only https:// (and http:// to loopback) are supported";
+
+// A remote git can reach but git-courier does not speak to: another
+// transport's URL (ssh://, git://, file://, ...), an scp-like ssh address
+// ([user@]host:path, as git reads it: a ':' before any '/'), or a local
+// path. Said as what it is, not as a malformed URL. Empty: none of these.
+std::string unsupported_transport(std::string_view text) {
+  const std::string shown = redact_url(text);
+  if (const auto sep = text.find("://"); sep != std::string_view::npos && sep > 0) {
+    const std::string scheme = ascii_lower(text.substr(0, sep));
+    const bool word = std::all_of(scheme.begin(), scheme.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.';
+    });
+    if (word && scheme != "http" && scheme != "https") {
+      return "remote '" + shown + "' uses " + scheme +
+             "://, which git-courier does not speak: " + std::string(kSupported);
+    }
+    return "";
+  }
+  const auto colon = text.find(':');
+  const auto slash = text.find('/');
+  if (colon != std::string_view::npos && colon > 0 && (slash == std::string_view::npos || colon < slash)) {
+    return "remote '" + shown + "' is an scp-like ssh address (host:path): " + std::string(kSupported);
+  }
+  if (!text.empty() && (text.front() == '/' || text.front() == '.' || text.front() == '~')) {
+    return "remote '" + shown + "' is a local path: " + std::string(kSupported);
+  }
+  return "";
+}
+
 }  // namespace
 
 Result<Remote> parse_remote(std::string_view url) {
+  if (auto why = unsupported_transport(url); !why.empty()) return fail(Errc::invalid_argument, why);
   auto p = parse_url(url, "remote URL");
   if (!p) return tl::unexpected(p.error());
   if (p->query)
@@ -142,7 +174,7 @@ Result<void> check_scheme(const Url& url, bool allow_http_loopback) {
     }
     return {};
   }
-  return fail(Errc::scheme_refused, "scheme '" + url.scheme + "' is refused: only https");
+  return fail(Errc::scheme_refused, "scheme '" + url.scheme + "' is not supported: " + std::string(kSupported));
 }
 
 }  // namespace courier::wire
