@@ -38,8 +38,8 @@ struct Updates {
   }
 
   std::vector<std::string> env() const {
-    std::vector<std::string> e = {"PATH=/usr/bin:/bin", "LANG=C",          "HOME=" + home,
-                                  "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"};
+    std::vector<std::string> e = {"PATH=/usr/bin:/bin", "LANG=C", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1",
+                                  "GIT_CONFIG_GLOBAL=/dev/null"};
     if (const char* tmp = std::getenv("TMPDIR")) e.push_back(std::string("TMPDIR=") + tmp);
     return e;
   }
@@ -47,10 +47,9 @@ struct Updates {
   // `git-courier push` of REV to refs/heads/main (or `ref`) of `remote`, with --json.
   test::RunResult push(const std::string& remote, const std::string& rev, std::vector<std::string> extra = {},
                        const std::string& ref = "refs/heads/main") const {
-    std::vector<std::string> a = {COURIER_BINARY, "push",  "--repo",    source,           "--remote",
-                                  remote,         "--ref", ref,         "--rev",          rev,
-                                  "--ca-file",    nginx.ca_file(),      "--lane-dir",     lanes,
-                                  "--no-journal", "--json"};
+    std::vector<std::string> a = {COURIER_BINARY, "push", "--repo",       source,  "--remote",  remote,
+                                  "--ref",        ref,    "--rev",        rev,     "--ca-file", nginx.ca_file(),
+                                  "--lane-dir",   lanes,  "--no-journal", "--json"};
     a.insert(a.end(), extra.begin(), extra.end());
     return test::run(a, {}, test::Stdin::bytes, env());
   }
@@ -84,7 +83,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 }  // namespace
 
 TEST_SUITE("cli-updates") {
-  TEST_CASE("T4: a push that is not a fast-forward is refused before the POST with git's word, and moved with --force") {
+  TEST_CASE(
+      "T4: a push that is not a fast-forward is refused before the POST with git's word, and moved with --force") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());
@@ -316,8 +316,8 @@ TEST_SUITE("cli-updates") {
 
   TEST_CASE("push options: --force, --force-with-lease and --expect-old exclude each other; a lease for another ref") {
     using cli::parse_push_args;
-    const std::vector<std::string> base = {"--repo", "r", "--remote", "https://h/r", "--ref", "refs/heads/main",
-                                           "--rev",  "HEAD"};
+    const std::vector<std::string> base = {"--repo",          "r",     "--remote", "https://h/r", "--ref",
+                                           "refs/heads/main", "--rev", "HEAD"};
     auto with = [&](std::vector<std::string> extra) {
       auto a = base;
       a.insert(a.end(), extra.begin(), extra.end());
@@ -338,11 +338,11 @@ TEST_SUITE("cli-updates") {
     CHECK(empty_expect->lease->expect->empty());
     CHECK(with({"--expect-old", std::string(40, 'a')})->expect_old == std::string(40, 'a'));
     for (const auto& bad : std::vector<std::vector<std::string>>{{"--force", "--force-with-lease"},
-                                                                  {"-f", "--expect-old", std::string(40, 'a')},
-                                                                  {"--force-with-lease", "--expect-old", "x"},
-                                                                  {"--force-with-lease=a", "--force-with-lease=b"},
-                                                                  {"--force-with-lease=:abc"},
-                                                                  {"--force=yes"}}) {
+                                                                 {"-f", "--expect-old", std::string(40, 'a')},
+                                                                 {"--force-with-lease", "--expect-old", "x"},
+                                                                 {"--force-with-lease=a", "--force-with-lease=b"},
+                                                                 {"--force-with-lease=:abc"},
+                                                                 {"--force=yes"}}) {
       auto r = with(bad);
       CHECK_MESSAGE(!r.has_value(), bad.front());
     }

@@ -24,8 +24,7 @@ enum class UpdateMode {
   expect_old,
 };
 
-inline constexpr UpdateMode kAllUpdateModes[] = {UpdateMode::fast_forward, UpdateMode::force,
-                                                 UpdateMode::expect_old};
+inline constexpr UpdateMode kAllUpdateModes[] = {UpdateMode::fast_forward, UpdateMode::force, UpdateMode::expect_old};
 
 constexpr std::string_view update_mode_word(UpdateMode m) {
   switch (m) {

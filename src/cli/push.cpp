@@ -98,17 +98,18 @@ Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, 
     if (transport::is_valid_oid(*lease.expect)) return *lease.expect;
     if (auto ok = check_bounded_revision("--force-with-lease", *lease.expect); !ok) return tl::unexpected(ok.error());
     auto id = repo::resolve_revision(v.repo, *lease.expect);
-    if (!id) return fail(Errc::invalid_argument, "--force-with-lease: cannot parse expected object name '" +
-                                                     *lease.expect + "' (" + id.error().message + ")");
+    if (!id)
+      return fail(Errc::invalid_argument, "--force-with-lease: cannot parse expected object name '" + *lease.expect +
+                                              "' (" + id.error().message + ")");
     return *id;
   }
   if (!v.resolved.name) {
     return fail(Errc::invalid_argument,
                 "--force-with-lease without :EXPECT reads the expected id from a remote-tracking ref, which only a "
-                "configured remote has: with a URL, give --force-with-lease=" + a.ref + ":EXPECT");
+                "configured remote has: with a URL, give --force-with-lease=" +
+                    a.ref + ":EXPECT");
   }
-  auto tracking =
-      repo::remote_tracking(v.repo, config_list(config, "remote." + *v.resolved.name + ".fetch"), a.ref);
+  auto tracking = repo::remote_tracking(v.repo, config_list(config, "remote." + *v.resolved.name + ".fetch"), a.ref);
   if (!tracking) return tl::unexpected(tracking.error());
   if (*tracking && (*tracking)->oid) return *(*tracking)->oid;
   return std::string(transport::kZeroOid);
@@ -121,7 +122,8 @@ Result<void> resolve_update(const PushArgs& a, const repo::GitConfig& config, Va
     v.update = UpdateMode::force;
   } else if (a.expect_old) {
     if (!transport::is_valid_oid(*a.expect_old)) {
-      return fail(Errc::invalid_argument, "--expect-old must be a full 40-hex object id (all zeros: the ref must not exist)");
+      return fail(Errc::invalid_argument,
+                  "--expect-old must be a full 40-hex object id (all zeros: the ref must not exist)");
     }
     v.update = UpdateMode::expect_old;
     v.expect_old = *a.expect_old;

@@ -58,7 +58,8 @@ std::vector<std::string> config_list(const repo::GitConfig& config, const std::s
 Result<ResolvedRemote> resolve_remote(const std::string& word, const repo::GitConfig& config) {
   const std::string section = "remote." + word;
   std::vector<std::string> urls;
-  for (const auto& u : config_list(config, section + ".pushurl")) urls.push_back(rewrite(config, "insteadof", u).value_or(u));
+  for (const auto& u : config_list(config, section + ".pushurl"))
+    urls.push_back(rewrite(config, "insteadof", u).value_or(u));
   const char* key = "pushurl";
   if (urls.empty()) {
     key = "url";
@@ -72,7 +73,8 @@ Result<ResolvedRemote> resolve_remote(const std::string& word, const repo::GitCo
   if (urls.empty()) {
     return fail(Errc::invalid_argument, "'" + word +
                                             "' does not appear to be a git repository: it is not a URL, and no "
-                                            "remote." + word + ".url or remote." + word +
+                                            "remote." +
+                                            word + ".url or remote." + word +
                                             ".pushurl is configured (give an https:// URL or a remote's name)");
   }
   if (urls.size() > 1) {

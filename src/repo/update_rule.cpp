@@ -34,8 +34,7 @@ Result<std::optional<std::string>> fast_forward_refusal(const std::string& repo_
   if (is_zero(old_hex)) return std::optional<std::string>{};
   const std::string remote_has = "the remote's " + ref + " is at " + old_hex;
   if (ref.rfind("refs/tags/", 0) == 0) {
-    return std::optional<std::string>{"already exists: " + remote_has +
-                                      "; an existing tag is moved only with --force"};
+    return std::optional<std::string>{"already exists: " + remote_has + "; an existing tag is moved only with --force"};
   }
   auto repo = open_repo(repo_path);
   if (!repo) return tl::unexpected(repo.error());
