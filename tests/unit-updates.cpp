@@ -151,6 +151,10 @@ TEST_SUITE("updates") {
               ->url == "https://h/deep/r.git");
     CHECK(resolve_remote("a", rewrites)->url == "https://push.h/deep/r.git");
     CHECK(resolve_remote("b", rewrites)->url == "https://h/y.git");
+    // A word no remote could be named is a URL, for parse_remote to judge.
+    auto odd = resolve_remote("not a url", config_of({}));
+    REQUIRE(odd.has_value());
+    CHECK_FALSE(odd->name.has_value());
     // Unknown, and several.
     auto unknown = resolve_remote("nosuch", config_of({{"remote.other.url", "https://h/o.git"}}));
     REQUIRE_FALSE(unknown.has_value());

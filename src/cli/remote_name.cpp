@@ -34,6 +34,18 @@ std::string push_url_from_url(const repo::GitConfig& config, const std::string& 
   return rewrite(config, "insteadof", url).value_or(url);
 }
 
+// A remote's name is one component of a ref name (git checks
+// refs/remotes/<name>/...): no ':' or '/', no space, control character or
+// any of ~^?*[\ and not "." or "..". Anything else on --remote is a URL.
+bool could_be_remote_name(const std::string& word) {
+  if (word.empty() || word == "." || word == "..") return false;
+  for (const char c : word) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= ' ' || u == 0x7f || std::string_view(":/~^?*[\\").find(c) != std::string_view::npos) return false;
+  }
+  return true;
+}
+
 std::string listed(const std::vector<std::string>& urls) {
   std::string out;
   for (const auto& u : urls) out += (out.empty() ? "" : ", ") + wire::redact_url(u);
@@ -66,8 +78,8 @@ Result<ResolvedRemote> resolve_remote(const std::string& word, const repo::GitCo
     for (const auto& u : config_list(config, section + ".url")) urls.push_back(push_url_from_url(config, u));
   }
   // Not a configured remote: a URL (the caller's parse_remote judges it),
-  // or, with neither ':' nor '/', a name nobody configured.
-  if (urls.empty() && word.find_first_of(":/") != std::string::npos) {
+  // or, when it could be a remote's name, a name nobody configured.
+  if (urls.empty() && !could_be_remote_name(word)) {
     return ResolvedRemote{std::nullopt, push_url_from_url(config, word)};
   }
   if (urls.empty()) {

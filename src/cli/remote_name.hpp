@@ -22,8 +22,8 @@ struct ResolvedRemote {
 };
 
 // As in git, a configured remote of that name (one with a pushurl or url)
-// comes first; otherwise a word with ':' or '/' is a URL, and any other
-// word is an error. git pushes to
+// comes first; otherwise a word that could not be a remote's name (one
+// with ':', '/', a space, ...) is a URL, and any other word is an error. git pushes to
 // every pushurl (or every url) of a remote; this command delivers to one,
 // so a remote with several is refused, naming them (redacted). Errors:
 // invalid_argument ("'foo' does not appear to be a git repository", as git
