@@ -134,8 +134,8 @@ class Push {
       return tl::unexpected(result_);
     }
     if (job_.expect_old && *job_.expect_old != old_oid) {
-      return stop(wire::DeliveryStatus::rejected, "stale info: expect_old mismatch: the remote has " + old_oid +
-                                                      ", expected " + *job_.expect_old);
+      return stop(wire::DeliveryStatus::rejected,
+                  "stale info: expect_old mismatch: the remote has " + old_oid + ", expected " + *job_.expect_old);
     }
     if (job_.update != UpdateMode::fast_forward) return {};
     auto refusal = repo::fast_forward_refusal(job_.repo, job_.ref, old_oid, job_.oid);
