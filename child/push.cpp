@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "child/pack.hpp"
+#include "repo/update_rule.hpp"
 #include "sys/clock.hpp"
 #include "sys/file.hpp"
 #include "sys/io.hpp"
@@ -120,8 +121,11 @@ class Push {
   }
 
   // Records the ref's old id; ends the delivery when the advertisement
-  // settles it: up_to_date (already at the gated id, no POST, T2) or
-  // rejected (expect_old does not match). Goes on otherwise.
+  // settles it: up_to_date (already at the gated id, no POST, T2), or
+  // rejected in git's words before any POST: "stale info" (expect_old does
+  // not match, in every mode), or, in the default fast_forward mode, what
+  // git refuses without --force (fast_forward_refusal). A history that
+  // cannot be read ends it failed. Goes on otherwise.
   Step<void> settle(const transport::Advertisement& adv) {
     const std::string old_oid(adv.oid_of(job_.ref));
     result_.old_oid = old_oid;
@@ -133,10 +137,13 @@ class Push {
       return tl::unexpected(result_);
     }
     if (job_.expect_old && *job_.expect_old != old_oid) {
-      result_.status = wire::DeliveryStatus::rejected;
-      result_.reason = "expect_old mismatch: the remote has " + old_oid + ", expected " + *job_.expect_old;
-      return tl::unexpected(result_);
+      return stop(wire::DeliveryStatus::rejected,
+                  "stale info: expect_old mismatch: the remote has " + old_oid + ", expected " + *job_.expect_old);
     }
+    if (job_.update != UpdateMode::fast_forward) return {};
+    auto refusal = repo::fast_forward_refusal(job_.repo, job_.ref, old_oid, job_.oid);
+    if (!refusal) return stop(wire::DeliveryStatus::failed, refusal.error().message);
+    if (*refusal) return stop(wire::DeliveryStatus::rejected, **refusal);
     return {};
   }
 

@@ -105,7 +105,9 @@ TEST_SUITE("e2e") {
     CHECK(again.exit_code == cli::kExitOk);
     CHECK(parse_json(again.out)["outcome"] == "up_to_date");
     test::git_ok({"--git-dir", nginx.repo_path("e2e"), "config", "receive.denyNonFastForwards", "true"});
-    auto rewind = c.push(remote, nginx.ca_file(), "HEAD~1", {"--json"});
+    // Forced: the remote's receive.denyNonFastForwards refuses it, not the
+    // fast-forward rule the command applies by default.
+    auto rewind = c.push(remote, nginx.ca_file(), "HEAD~1", {"--json", "--force"});
     CHECK(rewind.exit_code == cli::kExitRejected);
     json r = parse_json(rewind.out);
     CHECK(r["outcome"] == "rejected");

@@ -1,6 +1,8 @@
 // unit-protocol-messages.cpp — rule P1: strict message decoding, round trips.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "protocol/messages.hpp"
 
 using namespace courier;
@@ -66,9 +68,13 @@ TEST_SUITE("protocol") {
     full.allow_http_loopback = true;
     full.pack_git = "/usr/bin/git";
     full.proxy = "http://127.0.0.1:3128";
+    full.update = UpdateMode::expect_old;
+    Job forced = sample_job();
+    forced.update = UpdateMode::force;
     const std::vector<ParentMessage> all = {
         sample_job(),
         full,
+        forced,
         Authority{"advertisement", true, std::nullopt, "Proxy-Authorization: Basic dTpw"},
         Minted{"advertisement", "Authorization: Bearer t", std::nullopt},
         Minted{"receive-pack", std::nullopt, "deadline passed"},
@@ -92,6 +98,30 @@ TEST_SUITE("protocol") {
     REQUIRE_FALSE(back.has_value());
     CHECK(back.error().code == Errc::invalid_value);
     CHECK(back.error().message.find("'pack_git'") != std::string::npos);
+  }
+
+  TEST_CASE("a job's update mode is a required word; expect_old mode needs expect_old, both ways") {
+    auto body = encode(ParentMessage{sample_job()});
+    REQUIRE(body.has_value());
+    CHECK(body->find(R"("update":"fast_forward")") != std::string::npos);
+    nlohmann::json j = nlohmann::json::parse(*body);
+    j.erase("update");
+    auto missing = decode_parent(j.dump());
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().code == Errc::missing_field);
+    CHECK(missing.error().message.find("'update'") != std::string::npos);
+    j["update"] = "rebase";
+    auto unknown = decode_parent(j.dump());
+    REQUIRE_FALSE(unknown.has_value());
+    CHECK(unknown.error().code == Errc::invalid_value);
+    j["update"] = "expect_old";
+    auto no_old = decode_parent(j.dump());
+    REQUIRE_FALSE(no_old.has_value());
+    CHECK(no_old.error().code == Errc::missing_field);
+    CHECK(no_old.error().message.find("'expect_old'") != std::string::npos);
+    Job cas = sample_job();
+    cas.update = UpdateMode::expect_old;
+    CHECK_FALSE(encode(ParentMessage{cas}).has_value());
   }
 
   TEST_CASE("a missing field is an error naming the field") {

@@ -120,9 +120,14 @@ TEST_SUITE("push") {
     test::git_ok({"--git-dir", s.server.repo_path("r"), "config", "receive.denyNonFastForwards", "true"});
     Executor ex(s.executor_options());
     REQUIRE(ex.submit(s.request("r", s.tip)).wait().kind == OutcomeKind::delivered);
-    Outcome o = ex.submit(s.request("r", s.rev("HEAD~1"))).wait();
+    // Forced, so that the remote's policy (not the fast-forward rule the
+    // child applies by default) is what refuses it.
+    DeliveryRequest rewind = s.request("r", s.rev("HEAD~1"));
+    rewind.update = UpdateMode::force;
+    Outcome o = ex.submit(rewind).wait();
     CHECK_MESSAGE(o.kind == OutcomeKind::rejected, o.reason);
     CHECK(o.reason.find("non-fast-forward") != std::string::npos);
+    CHECK(o.remote_effect == RemoteEffect::refused);
     CHECK(s.remote_ref("r") == s.tip);
   }
 

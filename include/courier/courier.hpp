@@ -26,6 +26,7 @@
 #include "courier/host_api.hpp"
 #include "courier/outcome.hpp"
 #include "courier/result.hpp"
+#include "courier/update_mode.hpp"
 
 namespace courier {
 
@@ -72,6 +73,18 @@ struct DeliveryRequest {
                        // requests its canonical form (wire::parse_remote).
   std::string ref;     // e.g. refs/heads/main
   std::string oid;     // the gated object id (full hex)
+  // How the ref may move (see UpdateMode): by default only as `git push`
+  // would without --force. The refusals end the delivery `rejected` with
+  // git's word in the reason ("non-fast-forward", "fetch first", "needs
+  // force", "already exists", "stale info"), before any POST
+  // (remote_effect none).
+  UpdateMode update = UpdateMode::fast_forward;
+  // The remote's ref must be at this id (full hex; the zero id: the ref must
+  // not exist), or the delivery ends `rejected` ("stale info"). Compared in
+  // every mode when set; required by UpdateMode::expect_old (without it,
+  // submit() ends the delivery `failed`, nothing dispatched). With
+  // fast_forward the fast-forward rules apply as well; with expect_old they
+  // do not (git's --force-with-lease: a lease that holds allows any move).
   std::optional<std::string> expect_old;
   // Budget from submission: the absolute deadline is fixed at submit() (D1),
   // and waiting for the lane counts against it.
@@ -216,10 +229,13 @@ class Executor {
   // journal knows is not pushed twice (J4): one that finished delivered or
   // up_to_date returns its recorded outcome (replayed, nothing sent); one
   // that ended interrupted or revoked with remote_effect possible is
-  // delivered again as a compare-and-swap on the journalled old id; one in
+  // delivered again as a compare-and-swap on the journalled old id
+  // (UpdateMode::expect_old, whatever the request's mode: the move from
+  // that id was already allowed when the first attempt was cleared); one in
   // flight in a live process, one that ended any other way (its recorded
   // outcome is returned), or the same id for a different repo, remote, ref
-  // or object is refused. A request on a poisoned lane finishes at once `lane_poisoned`; one whose
+  // or object is refused. A request with UpdateMode::expect_old and no
+  // expect_old finishes `failed`. A request on a poisoned lane finishes at once `lane_poisoned`; one whose
   // remote is malformed, ambiguous or carries a password (wire::parse_remote,
   // rule H2), or whose lane directory was refused (H1), finishes `failed`
   // with the reason. No child exists in either case.

@@ -142,6 +142,8 @@ class OptionReader {
     dst = tmp;
     return {};
   }
+  // Whether a value was given inline ("--flag=value").
+  bool has_inline_value() const { return inline_value_.has_value(); }
   // A switch: true into dst. Errors: invalid_argument (a value was given).
   Result<void> set_switch(bool& dst) {
     if (inline_value_) return fail(Errc::invalid_argument, "option '" + flag_ + "' takes no value");
@@ -155,6 +157,26 @@ class OptionReader {
   std::string flag_;
   std::optional<std::string> inline_value_;
 };
+
+// --force-with-lease: its value only inline, as git takes it (a bare one
+// never takes the next argument). Errors: invalid_argument (given twice,
+// an empty REF).
+Result<void> parse_lease(OptionReader& o, PushArgs& out) {
+  if (out.lease) return fail(Errc::invalid_argument, "--force-with-lease given twice: this command updates one ref");
+  LeaseArg lease;
+  if (o.has_inline_value()) {
+    auto v = o.value();
+    if (!v) return tl::unexpected(v.error());
+    const std::size_t colon = v->find(':');
+    lease.ref = v->substr(0, colon);
+    if (colon != std::string::npos) lease.expect = v->substr(colon + 1);
+    if (lease.ref->empty()) {
+      return fail(Errc::invalid_argument, "--force-with-lease=" + *v + " names no ref (REF[:EXPECT])");
+    }
+  }
+  out.lease = std::move(lease);
+  return {};
+}
 
 // Applies one option of `push` to out. Errors: invalid_argument (unknown
 // option, stray argument, bad value).
@@ -180,6 +202,9 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
   if (flag == "--journal") return o.set(out.journal);
   if (flag == "--no-journal") return o.set_switch(out.no_journal);
   if (flag == "--read-back") return o.set_switch(out.read_back);
+  if (flag == "--force" || flag == "-f") return o.set_switch(out.force);
+  if (flag == "--expect-old") return o.set(out.expect_old);
+  if (flag == "--force-with-lease") return parse_lease(o, out);
   if (flag == "--delivery-id") {
     auto r = o.set(out.delivery_id);
     return r ? check_delivery_id(*out.delivery_id) : r;
@@ -228,6 +253,13 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
   }
   if (out.oid.has_value() == out.rev.has_value()) {
     return fail(Errc::invalid_argument, "give exactly one of --oid and --rev");
+  }
+  if (static_cast<int>(out.force) + static_cast<int>(out.lease.has_value()) +
+          static_cast<int>(out.expect_old.has_value()) >
+      1) {
+    return fail(Errc::invalid_argument,
+                "give at most one of --force, --force-with-lease and --expect-old (a lease or an expected id is "
+                "already a force when it holds; --force would ignore it)");
   }
   if (out.no_journal && out.journal)
     return fail(Errc::invalid_argument, "give at most one of --journal and --no-journal");

@@ -26,12 +26,25 @@ inline constexpr std::chrono::milliseconds kDefaultDeadline{150'000};
 // bound keeps every instant computed from it far from overflow.
 inline constexpr std::chrono::milliseconds kMaxDeadline{24LL * 60 * 60 * 1000};
 
+// --force-with-lease[=REF[:EXPECT]] as git spells it: bare (every pushed
+// ref, expected at its remote-tracking ref), =REF (that ref, expected at its
+// remote-tracking ref) or =REF:EXPECT (expected at EXPECT, a revision; an
+// empty EXPECT: the ref must not exist).
+struct LeaseArg {
+  std::optional<std::string> ref;
+  std::optional<std::string> expect;
+};
+
 struct PushArgs {
   std::string repo;
   std::string remote;
   std::string ref;
   std::optional<std::string> oid;
   std::optional<std::string> rev;
+  // How the ref may move: at most one of these (none: fast-forward only).
+  bool force = false;
+  std::optional<LeaseArg> lease;
+  std::optional<std::string> expect_old;
   std::chrono::milliseconds deadline = kDefaultDeadline;
   std::string auth = "none";
   std::optional<std::string> ca_file;

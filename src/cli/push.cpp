@@ -11,7 +11,9 @@
 #include "cli/auth_setup.hpp"
 #include "cli/http_settings.hpp"
 #include "cli/journal_cmd.hpp"
+#include "cli/remote_name.hpp"
 #include "repo/git_config.hpp"
+#include "repo/remote_tracking.hpp"
 #include "repo/repository.hpp"
 #include "cli/output.hpp"
 #include "cli/progress_view.hpp"
@@ -46,19 +48,110 @@ struct Validated {
   std::string remote;       // canonical: what is requested and printed
   std::string git_program;  // --pack-engine git: the git found on PATH
   HttpSettings http;        // trust and proxy, decided here (A1: the child gets only these)
+  ResolvedRemote resolved;  // --remote as git reads it: its name, if any, and its URL
+  UpdateMode update = UpdateMode::fast_forward;
+  std::optional<std::string> expect_old;
 };
+
+// A revision looked up here, in this process, before any child exists: a
+// syntax whose cost grows with the history (a commit-message search walks
+// it all, and nothing could kill it at the deadline) is refused. ':' also
+// covers '<rev>:<path>' and ':<n>:<path>', which name trees and blobs that
+// could never be delivered anyway; no ref name contains ':'. A reflog
+// selector ('main@{2024-05-01 12:00}') may, and reads only the reflog: it
+// is left alone. Errors: invalid_argument.
+Result<void> check_bounded_revision(const std::string& flag, const std::string& rev) {
+  std::string outside_reflog;
+  for (std::size_t i = 0; i < rev.size(); ++i) {
+    if (rev.compare(i, 2, "@{") == 0) {
+      const std::size_t close = rev.find('}', i);
+      if (close != std::string::npos) {
+        i = close;
+        continue;
+      }
+    }
+    outside_reflog.push_back(rev[i]);
+  }
+  if (outside_reflog.find(':') != std::string::npos || outside_reflog.find("^{/") != std::string::npos) {
+    return fail(Errc::invalid_argument,
+                flag + " '" + rev +
+                    "': revision syntaxes that search the history (':/text', '^{/text}') or name "
+                    "a path are refused, because their cost has no bound; give a commit id, a branch or a tag");
+  }
+  return {};
+}
+
+// git's refname_match: REF as given, or under refs/, refs/tags/,
+// refs/heads/, refs/remotes/ (or that remote's HEAD).
+bool ref_names(const std::string& short_name, const std::string& full) {
+  for (const char* prefix : {"", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"}) {
+    if (full == prefix + short_name) return true;
+  }
+  return full == "refs/remotes/" + short_name + "/HEAD";
+}
+
+// The lease's expected id, as git computes it: EXPECT (a full id as it
+// is, an empty one: the ref must not exist, else a revision of the local
+// repository), or the remote-tracking ref of the pushed ref through the
+// remote's fetch refspecs (none, or not in the repository: the zero id,
+// i.e. the remote's ref must not exist, as git expects). Errors:
+// invalid_argument.
+Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, const repo::GitConfig& config,
+                                      const Validated& v) {
+  if (lease.ref && !ref_names(*lease.ref, a.ref)) {
+    return fail(Errc::invalid_argument, "--force-with-lease=" + *lease.ref + " names another ref than --ref " + a.ref);
+  }
+  if (lease.expect) {
+    if (lease.expect->empty()) return std::string(transport::kZeroOid);
+    if (transport::is_valid_oid(*lease.expect)) return *lease.expect;
+    if (auto ok = check_bounded_revision("--force-with-lease", *lease.expect); !ok) return tl::unexpected(ok.error());
+    auto id = repo::resolve_revision(v.repo, *lease.expect);
+    if (!id)
+      return fail(Errc::invalid_argument, "--force-with-lease: cannot parse expected object name '" + *lease.expect +
+                                              "' (" + id.error().message + ")");
+    return *id;
+  }
+  if (!v.resolved.name) {
+    return fail(Errc::invalid_argument,
+                "--force-with-lease without :EXPECT reads the expected id from a remote-tracking ref, which only a "
+                "configured remote has: with a URL, give --force-with-lease=" +
+                    a.ref + ":EXPECT");
+  }
+  auto tracking = repo::remote_tracking(v.repo, config_list(config, "remote." + *v.resolved.name + ".fetch"), a.ref);
+  if (!tracking) return tl::unexpected(tracking.error());
+  if (*tracking && (*tracking)->oid) return *(*tracking)->oid;
+  return std::string(transport::kZeroOid);
+}
+
+// --force, --force-with-lease or --expect-old into the update mode and the
+// expected id. Errors: invalid_argument.
+Result<void> resolve_update(const PushArgs& a, const repo::GitConfig& config, Validated& v) {
+  if (a.force) {
+    v.update = UpdateMode::force;
+  } else if (a.expect_old) {
+    if (!transport::is_valid_oid(*a.expect_old)) {
+      return fail(Errc::invalid_argument,
+                  "--expect-old must be a full 40-hex object id (all zeros: the ref must not exist)");
+    }
+    v.update = UpdateMode::expect_old;
+    v.expect_old = *a.expect_old;
+  } else if (a.lease) {
+    auto expect = lease_expectation(a, *a.lease, config, v);
+    if (!expect) return tl::unexpected(expect.error());
+    v.update = UpdateMode::expect_old;
+    v.expect_old = *expect;
+  }
+  return {};
+}
 
 // Trust and proxy for the remote, from --ca-file, git's configuration of
 // the repository and this process's environment, with git's precedence
-// (cli/http_settings.hpp). `remote_name` is the configured remote the URL
-// came from when the user named one; a URL given as such has none.
-// Errors: invalid_argument (a configuration that cannot be read, a proxy
-// or CA file that cannot be used, naming where it came from).
-Result<HttpSettings> http_settings(const PushArgs& a, const std::string& repo,
-                                   const std::optional<std::string>& remote_name) {
-  auto config = repo::GitConfig::open(repo);
-  if (!config) return fail(Errc::invalid_argument, "git's configuration: " + config.error().message);
-  auto http = resolve_http_settings(*config, a.remote, remote_name, a.ca_file, process_env());
+// (cli/http_settings.hpp). The remote's name, when --remote named a
+// configured remote, brings its remote.<name>.proxy; a URL has none.
+// Errors: invalid_argument (a proxy or CA file that cannot be used, naming
+// where it came from).
+Result<HttpSettings> http_settings(const PushArgs& a, const repo::GitConfig& config, const ResolvedRemote& remote) {
+  auto http = resolve_http_settings(config, remote.url, remote.name, a.ca_file, process_env());
   if (!http) return tl::unexpected(http.error());
   std::error_code ec;
   if (http->ca_file && !std::filesystem::is_regular_file(*http->ca_file, ec)) {
@@ -72,10 +165,17 @@ Result<Validated> validate(const PushArgs& a) {
   std::error_code ec;
   if (!std::filesystem::exists(a.repo, ec)) return fail(Errc::invalid_argument, "no repository at " + a.repo);
   v.repo = std::filesystem::absolute(a.repo, ec).string();
+  // git's configuration, as a git command run in the repository reads it:
+  // --remote may name a configured remote.
+  auto config = repo::GitConfig::open(v.repo);
+  if (!config) return fail(Errc::invalid_argument, "git's configuration: " + config.error().message);
+  auto resolved = resolve_remote(a.remote, *config);
+  if (!resolved) return tl::unexpected(resolved.error());
+  v.resolved = std::move(*resolved);
   // H2: a password, an ambiguous spelling or a malformed URL is a usage
   // error here, before anything runs; from here on only the canonical form
   // (no user information) is used or printed.
-  auto remote = wire::parse_remote(a.remote);
+  auto remote = wire::parse_remote(v.resolved.url);
   if (!remote) return tl::unexpected(remote.error());
   v.lane = remote->lane;
   v.remote = remote->canonical;
@@ -95,38 +195,14 @@ Result<Validated> validate(const PushArgs& a) {
     if (auto ok = repo::check_gated_object(v.repo, *a.oid); !ok) return tl::unexpected(ok.error());
     v.oid = *a.oid;
   } else {
-    // Looked up here, in this process, before any child exists: a syntax
-    // whose cost grows with the history (a commit-message search walks it
-    // all, and nothing could kill it at the deadline) is refused. ':' also
-    // covers '<rev>:<path>' and ':<n>:<path>', which name trees and blobs
-    // that could never be delivered anyway; no ref name contains ':'. A
-    // reflog selector ('main@{2024-05-01 12:00}') may, and reads only the
-    // reflog: it is left alone.
-    std::string outside_reflog;
-    for (std::size_t i = 0; i < a.rev->size(); ++i) {
-      if (a.rev->compare(i, 2, "@{") == 0) {
-        const std::size_t close = a.rev->find('}', i);
-        if (close != std::string::npos) {
-          i = close;
-          continue;
-        }
-      }
-      outside_reflog.push_back((*a.rev)[i]);
-    }
-    if (outside_reflog.find(':') != std::string::npos || outside_reflog.find("^{/") != std::string::npos) {
-      return fail(Errc::invalid_argument,
-                  "--rev '" + *a.rev +
-                      "': revision syntaxes that search the history (':/text', '^{/text}') or name "
-                      "a path are refused, because their cost has no bound; give a commit id, a branch or a tag");
-    }
+    if (auto ok = check_bounded_revision("--rev", *a.rev); !ok) return tl::unexpected(ok.error());
     auto id = repo::resolve_revision(v.repo, *a.rev);
     if (!id) return tl::unexpected(id.error());
     if (auto ok = repo::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
     v.oid = *id;
   }
-  // The remote's name, when --remote named a configured remote, goes here
-  // (its remote.<name>.proxy applies); a URL has none.
-  auto http = http_settings(a, v.repo, std::nullopt);
+  if (auto ok = resolve_update(a, *config, v); !ok) return tl::unexpected(ok.error());
+  auto http = http_settings(a, *config, v.resolved);
   if (!http) return tl::unexpected(http.error());
   v.http = std::move(*http);
   // H1: a lane directory we may not use is a usage error too, not a
@@ -175,9 +251,11 @@ bool show_meters(const PushArgs& a) { return !a.quiet && a.progress.value_or(sys
 DeliveryRequest delivery_request(const PushArgs& a, const Validated& v) {
   DeliveryRequest req;
   req.repo = v.repo;
-  req.remote = a.remote;
+  req.remote = v.resolved.url;
   req.ref = a.ref;
   req.oid = v.oid;
+  req.update = v.update;
+  req.expect_old = v.expect_old;
   req.ca_file = v.http.ca_file;
   req.proxy = v.http.proxy;
   req.allow_http_loopback = a.allow_http_loopback;

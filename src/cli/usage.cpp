@@ -33,17 +33,28 @@ constexpr OptionDoc kLoopbackOption = {"--allow-http-loopback", nullptr, nullptr
 
 const std::vector<OptionDoc> kPushOptions = {
     {"--repo", nullptr, "DIR", "local repository holding the object (never written to)", nullptr},
-    {"--remote", nullptr, "URL",
+    {"--remote", nullptr, "URL|NAME",
      "https:// smart-HTTP remote (http:// only to loopback, with --allow-http-loopback); no password in it, no '.', "
-     "'..', '//' or needless %-escapes in its path",
+     "'..', '//' or needless %-escapes in its path; or the name of a remote configured in git "
+     "(remote.NAME.pushurl, else remote.NAME.url)",
      nullptr},
-    {"--ref", nullptr, "REF", "remote ref to update, e.g. refs/heads/main", nullptr},
+    {"--ref", nullptr, "REF", "remote ref to update, e.g. refs/heads/main (deleting a ref is not supported)", nullptr},
     {"--oid", nullptr, "OID", "the object to deliver, as a full id (give --oid or --rev)", nullptr},
     {"--rev", nullptr, "REV", "the object to deliver, as a revision of --repo to resolve", nullptr},
     {"--deadline", nullptr, "DURATION",
      "absolute budget for the whole delivery, including waiting for the remote's lane: seconds (90, 1.5) or numbers "
      "with units h, m, s, ms, largest first (500ms, 2m30s, 1h30m); at most 24h; default 150s",
      nullptr},
+    {"--force", "-f", nullptr,
+     "move the ref whatever the remote has (by default it moves only as `git push` moves it without force: a new "
+     "ref, or a fast-forward of a branch; anything else is rejected, exit 1, before anything is sent)",
+     nullptr},
+    {"--force-with-lease", nullptr, nullptr,
+     "or --force-with-lease=REF[:EXPECT]: move it only if the remote's ref is at EXPECT (a revision; empty: the ref "
+     "must not exist); without :EXPECT, "
+     "at the remote-tracking ref of a configured --remote NAME",
+     nullptr},
+    {"--expect-old", nullptr, "OID", "move it only if the remote's ref is at OID (all zeros: absent)", nullptr},
     kAuthOption,
     kCaFileOption,
     kLaneDirOption,
@@ -84,7 +95,8 @@ const ManualDoc kManual = {
     {
         {"push",
          "deliver an object to a ref",
-         {"push --repo DIR --remote URL --ref REF (--oid OID | --rev REV)",
+         {"push --repo DIR --remote URL|NAME --ref REF (--oid OID | --rev REV)",
+          "     [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
           "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]",
           "     [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]",
           "     [--pack-engine libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",

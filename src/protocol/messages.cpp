@@ -268,6 +268,8 @@ Result<ParentMessage> decode_job(Fields& f) {
   COURIER_TRY_FIELD(m.remote, f.req<std::string>("remote"));
   COURIER_TRY_FIELD(m.ref, f.req<std::string>("ref"));
   COURIER_TRY_FIELD(m.oid, f.req<std::string>("oid"));
+  std::string update;
+  COURIER_TRY_FIELD(update, f.req<std::string>("update"));
   COURIER_TRY_FIELD(m.expect_old, f.opt<std::string>("expect_old"));
   COURIER_TRY_FIELD(m.deadline_mono_ns, f.req<std::int64_t>("deadline_mono_ns"));
   COURIER_TRY_FIELD(m.authenticated, f.req<bool>("authenticated"));
@@ -284,6 +286,12 @@ Result<ParentMessage> decode_job(Fields& f) {
   m.remote_progress = remote_progress.value_or(false);
   if (m.pack_git && (m.pack_git->empty() || m.pack_git->front() != '/')) {
     return fail(Errc::invalid_value, "job: field 'pack_git' must be an absolute path");
+  }
+  const auto mode = update_mode_from_word(update);
+  if (!mode) return fail(Errc::invalid_value, "job: field 'update' has unknown value '" + update + "'");
+  m.update = *mode;
+  if (m.update == UpdateMode::expect_old && !m.expect_old) {
+    return fail(Errc::missing_field, "job: missing field 'expect_old' (required for update expect_old)");
   }
   if (m.parent_pid <= 0) return fail(Errc::invalid_value, "job: field 'parent_pid' must be positive");
   if (m.deadline_mono_ns <= 0) {
@@ -399,6 +407,7 @@ Result<std::string> encode(const ChildMessage& msg) {
 Result<std::string> encode(const ParentMessage& msg) {
   json j;
   bool ambiguous = false;
+  bool incomplete = false;  // a job whose compare-and-swap has nothing to compare
   std::visit(
       [&](const auto& m) {
         using T = std::decay_t<decltype(m)>;
@@ -410,10 +419,12 @@ Result<std::string> encode(const ParentMessage& msg) {
                {"remote", m.remote},
                {"ref", m.ref},
                {"oid", m.oid},
+               {"update", std::string(update_mode_word(m.update))},
                {"deadline_mono_ns", m.deadline_mono_ns},
                {"authenticated", m.authenticated},
                {"allow_http_loopback", m.allow_http_loopback},
                {"scratch_dir", m.scratch_dir}};
+          incomplete = m.update == UpdateMode::expect_old && !m.expect_old;
           put_opt(j, "expect_old", m.expect_old);
           put_opt(j, "ca_file", m.ca_file);
           put_opt(j, "proxy", m.proxy);
@@ -433,6 +444,7 @@ Result<std::string> encode(const ParentMessage& msg) {
       },
       msg);
   if (ambiguous) return fail(Errc::invalid_value, "refusing to encode an ambiguous reply");
+  if (incomplete) return fail(Errc::invalid_value, "refusing to encode a job with update expect_old and no expect_old");
   return dump(j);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "courier/host_api.hpp"
+#include "courier/update_mode.hpp"
 #include "courier/result.hpp"
 #include "wire/legs.hpp"
 #include "wire/status.hpp"
@@ -114,6 +115,10 @@ struct Job {
   std::string remote;
   std::string ref;
   std::string oid;
+  // How the ref may move (its word: "fast_forward", "force" or
+  // "expect_old"); expect_old, when present, is compared in every mode and
+  // is required by UpdateMode::expect_old.
+  UpdateMode update = UpdateMode::fast_forward;
   std::optional<std::string> expect_old;
   std::int64_t deadline_mono_ns = 0;
   bool authenticated = false;

@@ -415,6 +415,7 @@ struct Executor::Impl {
     so.job.remote = d->remote;
     so.job.ref = d->req.ref;
     so.job.oid = d->req.oid;
+    so.job.update = d->req.update;
     so.job.expect_old = d->req.expect_old;
     so.job.authenticated = static_cast<bool>(d->req.mint);
     so.job.ca_file = d->req.ca_file;
@@ -750,7 +751,14 @@ struct Executor::Impl {
       d->finish(d->never_dispatched(OutcomeKind::failed, a.why));
       return false;
     }
-    if (a.expect_old) d->req.expect_old = a.expect_old;
+    if (a.expect_old) {
+      // J4: a lease on the journalled old id. The move from it was allowed
+      // when the first attempt was cleared for its POST (fast-forward
+      // checked, or forced), so the fast-forward rules are not asked again:
+      // a forced first attempt must be able to finish too.
+      d->req.expect_old = a.expect_old;
+      d->req.update = UpdateMode::expect_old;
+    }
     d->record.bind(journal, a.attempt);
     return true;
   }
@@ -933,6 +941,12 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
       return handle;
     }
     d->proxy = std::move(*proxy);
+  }
+  if (d->req.update == UpdateMode::expect_old && !d->req.expect_old) {
+    d->claim = kRefused;
+    d->finish(d->never_dispatched(OutcomeKind::failed,
+                                  "update expect_old needs expect_old: the id the remote's ref must be at"));
+    return handle;
   }
   if (!impl_->admit(d)) return handle;
   if (d->req.pack_engine == PackEngine::git) {

@@ -1,0 +1,49 @@
+// update_mode.hpp — (public) how a delivery may move the remote's ref, as
+// git decides it for `git push`: a fast-forward only (the default), any
+// move (`--force`), or a compare-and-swap on the ref's old id
+// (`--force-with-lease=REF:EXPECT`). The words are the job's on the wire.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace courier {
+
+enum class UpdateMode {
+  // git's default: a new ref is created; an existing branch moves only to a
+  // descendant of its old commit ("non-fast-forward" otherwise, "fetch
+  // first" when that commit is not in the local repository, "needs force"
+  // when either side is not a commit); an existing tag is never moved
+  // ("already exists").
+  fast_forward,
+  // `git push --force`: whatever the remote has.
+  force,
+  // `git push --force-with-lease=REF:EXPECT`: only when the remote's ref is
+  // at DeliveryRequest::expect_old ("stale info" otherwise; the zero id:
+  // the ref must not exist); then any move, as git's lease allows.
+  expect_old,
+};
+
+inline constexpr UpdateMode kAllUpdateModes[] = {UpdateMode::fast_forward, UpdateMode::force, UpdateMode::expect_old};
+
+constexpr std::string_view update_mode_word(UpdateMode m) {
+  switch (m) {
+    case UpdateMode::fast_forward:
+      return "fast_forward";
+    case UpdateMode::force:
+      return "force";
+    case UpdateMode::expect_old:
+      return "expect_old";
+  }
+  return "fast_forward";
+}
+
+// nullopt: not an update mode's word.
+constexpr std::optional<UpdateMode> update_mode_from_word(std::string_view word) {
+  for (auto m : kAllUpdateModes) {
+    if (update_mode_word(m) == word) return m;
+  }
+  return std::nullopt;
+}
+
+}  // namespace courier
