@@ -264,6 +264,34 @@ TEST_SUITE("cli-proxy") {
     CHECK(from_env.records().empty());
   }
 
+  TEST_CASE("T1: --remote NAME brings remote.NAME.proxy, which overrides http.proxy, as git's push through it does") {
+    test::NginxServer nginx;
+    SKIP_WITHOUT_NGINX(nginx);
+    nginx.create_bare_repo("named");
+    Setup s;
+    ConnectProxy per_remote(s.dir, {"--map", "localhost"});
+    ConnectProxy general(s.dir, {"--map", "localhost"});
+    const std::string remote = by_name(nginx, "localhost", "named");
+    const std::vector<std::string> env = {"GIT_SSL_CAINFO=" + nginx.ca_file()};
+    s.config("remote.origin.url", remote);
+    s.config("remote.origin.proxy", per_remote.url());
+    s.config("http.proxy", general.url());
+    auto r = s.push("origin", env);
+    CHECK_MESSAGE(r.exit_code == cli::kExitOk, r.err);
+    CHECK_MESSAGE(per_remote.records().size() == 2, "--remote origin did not tunnel through remote.origin.proxy");
+    CHECK(general.records().empty());
+    // git, asked for the same remote by name, takes the same proxy.
+    CHECK(s.ls_remote("origin", env).exit_code == 0);
+    CHECK(per_remote.records().size() == 3);
+    CHECK(general.records().empty());
+    // The same URL given as a URL has no remote name: http.proxy applies
+    // (one tunnel: the ref is already there, so no POST).
+    auto by_url = s.push(remote, env);
+    CHECK_MESSAGE(by_url.exit_code == cli::kExitOk, by_url.err);
+    CHECK(general.records().size() == 1);
+    CHECK(per_remote.records().size() == 3);
+  }
+
   TEST_CASE("T1: proxy credentials reach the proxy as preemptive Basic and appear nowhere else") {
     test::NginxServer nginx;
     SKIP_WITHOUT_NGINX(nginx);
