@@ -113,6 +113,8 @@ TEST_SUITE("cli-updates") {
     CHECK(j["remote_effect"] == "none");
     CHECK(j["old_oid"] == tip);
     CHECK(j["bytes_sent"] == 0);
+    // Said as a refusal here, never as the remote's: nothing reached it.
+    CHECK_MESSAGE(contains(rewind.err, "rejected (nothing sent)"), rewind.err);
     CHECK_MESSAGE(u.remote_ref("ff") == tip, "the remote's ref moved on a refused push");
 
     // git refuses the same push, in the same word.

@@ -98,7 +98,10 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
     case OutcomeKind::up_to_date:
       return "up to date: " + where + " is already " + short_id(f.oid);
     case OutcomeKind::rejected:
-      return "rejected by the remote: " + where + ": " + o.reason;
+      // Only the remote's own `ng` is its rejection; a move refused here,
+      // from the advertisement (fast-forward, lease), sent nothing.
+      if (o.remote_effect == RemoteEffect::refused) return "rejected by the remote: " + where + ": " + o.reason;
+      return "rejected (nothing sent): " + where + ": " + o.reason;
     case OutcomeKind::cancelled_no_dispatch:
       return "cancelled before anything was sent (no child was started): " + o.reason;
     case OutcomeKind::revoked:
