@@ -324,4 +324,10 @@ std::string read_file(const std::string& path) {
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
 
+std::vector<std::string> cli_env() {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C"};
+  if (const char* tmp = std::getenv("TMPDIR")) env.push_back(std::string("TMPDIR=") + tmp);
+  return env;
+}
+
 }  // namespace courier::test

@@ -122,4 +122,9 @@ namespace courier::test {
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& text);
 
+// The environment the CLI's end-to-end tests run git-courier in: a fixed
+// PATH and locale, and this run's TMPDIR (so what it leaves is judged by the
+// suite's leak check).
+std::vector<std::string> cli_env();
+
 }  // namespace courier::test

@@ -28,12 +28,6 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<std::string> cli_env() {
-  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C"};
-  if (const char* tmp = std::getenv("TMPDIR")) env.push_back(std::string("TMPDIR=") + tmp);
-  return env;
-}
-
 struct Cli {
   test::TempDir dir;
   std::string source;
@@ -56,7 +50,7 @@ struct Cli {
 
   test::RunResult push(const std::string& remote, const std::string& ca, const std::string& rev = "HEAD",
                        std::vector<std::string> extra = {}) const {
-    return test::run(push_args(remote, ca, rev, std::move(extra)), {}, test::Stdin::bytes, cli_env());
+    return test::run(push_args(remote, ca, rev, std::move(extra)), {}, test::Stdin::bytes, test::cli_env());
   }
 
   std::string rev(const std::string& spec) const { return test::git_ok({"rev-parse", spec}, source); }
@@ -278,7 +272,8 @@ TEST_SUITE("e2e") {
     };
     const std::string repo = c.source;
     const std::string key = c.dir.path() + "/node.pem";
-    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, cli_env()).exit_code == 0);
+    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, test::cli_env()).exit_code ==
+            0);
     const mode_t tmp_mode = mode_of_tmp() & 07777;
     auto base = [&](std::vector<std::string> a) {
       std::vector<std::string> out = {COURIER_BINARY, "push", "--lane-dir", c.lanes};
@@ -334,7 +329,7 @@ TEST_SUITE("e2e") {
     };
     for (const auto& k : cases) {
       CAPTURE(k.needle);
-      auto r = test::run(k.args, {}, test::Stdin::bytes, cli_env());
+      auto r = test::run(k.args, {}, test::Stdin::bytes, test::cli_env());
       CHECK(r.exit_code == cli::kExitUsage);
       CHECK_MESSAGE(r.err.find(k.needle) != std::string::npos, r.err);
       // stdout: nothing, or with --json the usage object (never the secret).
@@ -353,10 +348,10 @@ TEST_SUITE("e2e") {
   TEST_CASE("A1 A2: keygen, then --auth key:FILE: every leg carries its own verified token; a wrong key gets 401") {
     Cli c(2);
     const std::string key = c.dir.path() + "/node.pem";
-    auto kg = test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, cli_env());
+    auto kg = test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, test::cli_env());
     REQUIRE_MESSAGE(kg.exit_code == 0, kg.err);
     CHECK(kg.out.find("kid (JWK thumbprint): ") != std::string::npos);
-    auto again = test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, cli_env());
+    auto again = test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, test::cli_env());
     CHECK(again.exit_code == cli::kExitUsage);  // never overwrites a key
     test::FixtureOptions fo;
     fo.verify_key = key;
@@ -378,7 +373,8 @@ TEST_SUITE("e2e") {
     }
     CHECK(tokens.size() == 2);  // one token per leg
     const std::string other = c.dir.path() + "/other.pem";
-    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", other}, {}, test::Stdin::bytes, cli_env()).exit_code == 0);
+    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", other}, {}, test::Stdin::bytes, test::cli_env()).exit_code ==
+            0);
     test::git_ok({"-C", c.source, "commit", "-q", "--allow-empty", "-m", "more"});
     auto denied = c.push(server.url("signed"), server.ca_file(), "HEAD", {"--auth", "key:" + other, "--json"});
     CHECK(denied.exit_code == cli::kExitFailed);
@@ -395,7 +391,8 @@ TEST_SUITE("e2e") {
     const std::string d = c.dir.path();
     REQUIRE(::mkfifo((d + "/fifo").c_str(), 0600) == 0);
     const std::string key = d + "/node.pem";
-    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, cli_env()).exit_code == 0);
+    REQUIRE(test::run({COURIER_BINARY, "keygen", "--out", key}, {}, test::Stdin::bytes, test::cli_env()).exit_code ==
+            0);
     std::filesystem::create_symlink(key, d + "/key-link.pem");
     std::filesystem::create_symlink(d + "/fifo", d + "/fifo-link");
     test::write_file(d + "/token", "tok\n");
@@ -430,7 +427,7 @@ TEST_SUITE("e2e") {
         argv.push_back(a);
       }
       const auto t0 = sys::mono_now_ns();
-      auto r = test::run(argv, {}, test::Stdin::bytes, cli_env());
+      auto r = test::run(argv, {}, test::Stdin::bytes, test::cli_env());
       const double ms = sys::ns_to_ms(sys::mono_now_ns() - t0);
       std::string shown = k.auth;
       if (auto at = shown.find(d); at != std::string::npos) shown.replace(at, d.size(), "DIR");

@@ -27,12 +27,6 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<std::string> cli_env() {
-  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C"};
-  if (const char* tmp = std::getenv("TMPDIR")) env.push_back(std::string("TMPDIR=") + tmp);
-  return env;
-}
-
 // A source repository and the CLI's arguments to push from it.
 struct Cli {
   test::TempDir dir;
@@ -55,7 +49,7 @@ struct Cli {
       a.push_back(ca);
     }
     a.insert(a.end(), extra.begin(), extra.end());
-    return test::run(a, {}, test::Stdin::bytes, cli_env());
+    return test::run(a, {}, test::Stdin::bytes, test::cli_env());
   }
 };
 
@@ -343,7 +337,7 @@ TEST_SUITE("cli") {
     for (const auto& k : cases) {
       CAPTURE(k.argv[1]);
       CAPTURE(k.says);
-      auto r = test::run(k.argv, {}, test::Stdin::bytes, cli_env());
+      auto r = test::run(k.argv, {}, test::Stdin::bytes, test::cli_env());
       CHECK(r.exit_code == cli::kExitUsage);
       json j = parse_json(r.out);
       CHECK(j["outcome"] == "usage");

@@ -130,12 +130,6 @@ PtyRun run_with_terminal_stderr(const std::vector<std::string>& argv, const std:
   return r;
 }
 
-std::vector<std::string> cli_env() {
-  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C"};
-  if (const char* tmp = std::getenv("TMPDIR")) env.push_back(std::string("TMPDIR=") + tmp);
-  return env;
-}
-
 // Bytes no compressor can shrink (xorshift64*), the same for one seed.
 std::string noise(std::size_t n, std::uint64_t seed) {
   std::string s(n, '\0');
@@ -293,7 +287,7 @@ TEST_SUITE("cli") {
         COURIER_BINARY,    "push",  "--repo", source,      "--remote",       server.url("heavy"), "--ref",
         "refs/heads/main", "--rev", "HEAD",   "--ca-file", server.ca_file(), "--lane-dir",        dir.path() + "/lanes",
         "--no-journal"};
-    PtyRun r = run_with_terminal_stderr(argv, cli_env());
+    PtyRun r = run_with_terminal_stderr(argv, test::cli_env());
     INFO("terminal:\n" << r.raw);
     REQUIRE(r.exit_code == cli::kExitOk);
     CHECK(test::git_ok({"--git-dir", server.repo_path("heavy"), "rev-parse", "refs/heads/main"}) ==
@@ -380,14 +374,14 @@ TEST_SUITE("cli") {
       a.insert(a.end(), extra.begin(), extra.end());
       return a;
     };
-    PtyRun git_engine = run_with_terminal_stderr(args("engine", {"--pack-engine", "git"}), cli_env());
+    PtyRun git_engine = run_with_terminal_stderr(args("engine", {"--pack-engine", "git"}), test::cli_env());
     INFO("terminal:\n" << git_engine.raw);
     REQUIRE(git_engine.exit_code == cli::kExitOk);
     CHECK(any_starts(git_engine.segments, "Enumerating objects: "));
     CHECK(any_starts(git_engine.segments, "Counting objects: 100% ("));
     CHECK(any_starts(git_engine.segments, "Writing objects: 100% ("));
 
-    PtyRun silent = run_with_terminal_stderr(args("silent", {"--no-progress"}), cli_env());
+    PtyRun silent = run_with_terminal_stderr(args("silent", {"--no-progress"}), test::cli_env());
     REQUIRE(silent.exit_code == cli::kExitOk);
     CHECK_MESSAGE(silent.raw.find("objects:") == std::string::npos, silent.raw);
     CHECK_MESSAGE(silent.raw.find("remote: Resolving") == std::string::npos, silent.raw);
