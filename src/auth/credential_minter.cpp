@@ -19,26 +19,6 @@ namespace {
 constexpr std::size_t kMaxInput = 16 * 1024;
 constexpr std::size_t kMaxOutput = 64 * 1024;
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
 // git credential's format is line-based: a value with a newline or NUL
 // would be a second field.
 bool credential_safe(std::string_view v) {
@@ -86,10 +66,10 @@ Result<CredentialQuery> credential_query(std::string_view remote) {
   // git credential's host is host[:port] with the default port left out:
   // exactly what follows "scheme://" in the origin.
   q.host = url->origin().substr(url->scheme.size() + 3);
-  q.path = percent_decode(std::string_view(url->path).substr(1));
+  q.path = wire::percent_decode(std::string_view(url->path).substr(1));
   if (url->userinfo) {
     const std::string_view userinfo = *url->userinfo;
-    q.username = percent_decode(userinfo.substr(0, userinfo.find(':')));
+    q.username = wire::percent_decode(userinfo.substr(0, userinfo.find(':')));
   }
   if (!credential_safe(q.host) || !credential_safe(q.path) || (q.username && !credential_safe(*q.username))) {
     return fail(Errc::invalid_argument, "the remote URL decodes to a newline or NUL, which git credential refuses");

@@ -12,21 +12,6 @@ namespace courier::wire {
 
 namespace {
 
-// The user information's escapes decoded (parse_url has checked that every
-// '%' starts a two-digit escape).
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      out.push_back(static_cast<char>(hex_digit_value(s[i + 1]) * 16 + hex_digit_value(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
 // RFC 7617's user-pass in base64 (OpenSSL's encoder; the credentials of a
 // proxy URL are short, far below its int length).
 std::string basic_credentials(const std::string& user_pass) {

@@ -33,6 +33,9 @@ namespace courier::wire {
 bool is_unreserved(char c);
 // The value of a hex digit of either case, or -1.
 int hex_digit_value(char c);
+// %XX escapes decoded; a '%' not followed by two hex digits is kept as it
+// is. The one decoder of URL escapes (user information, credential paths).
+std::string percent_decode(std::string_view s);
 // ASCII letters lowered; every other byte kept.
 std::string ascii_lower(std::string_view s);
 
