@@ -10,6 +10,7 @@
 #include "protocol/frame.hpp"
 #include "protocol/messages.hpp"
 #include "sys/io.hpp"
+#include "sys/lazy_library.hpp"
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 #include "sys/unix_socket.hpp"
@@ -62,8 +63,17 @@ int run_delivery_push(int argc, char** argv) {
   if (!send(hello)) return wire::kChildProtocolFailure;
 
   // While the job is on its way (or, for a warm child, not yet assigned),
-  // initialise libgit2 and libcurl: their set-up then is off the delivery's
-  // path instead of before its first leg.
+  // load and initialise libgit2 and libcurl (and libcrypto, for the payload
+  // digest): their set-up then is off the delivery's path instead of before
+  // its first leg, and after the hello, so the parent's spawn -> hello does
+  // not wait for them. A library that cannot be loaded ends the child here,
+  // with the loader's reason on stderr, before it takes a job.
+  if (auto libs = sys::load_shared_libraries(
+          {sys::SharedLibrary::git2, sys::SharedLibrary::curl, sys::SharedLibrary::crypto});
+      !libs) {
+    say(libs.error().message);
+    return sys::kExitLibraryMissing;
+  }
   init_libgit2();
   transport::init_transport();
 

@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "auth/crypto.hpp"
+#include "sys/lazy_library.hpp"
 #include "sys/scratch_dir.hpp"
 #include "sys/small_file.hpp"
 
@@ -64,6 +65,7 @@ std::string jwk_thumbprint(std::string_view public_raw) {
 // ---- keys ------------------------------------------------------------------------
 
 Result<Ed25519Key> Ed25519Key::from_pem(std::string_view pem, const std::string& what) {
+  if (auto lib = sys::load_shared_library(sys::SharedLibrary::crypto); !lib) return tl::unexpected(lib.error());
   if (pem.size() > 64 * 1024) return tl::unexpected(bad_key(what, "too large to be a PEM key"));
   std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return tl::unexpected(openssl_error("key " + what + ": BIO_new_mem_buf"));
@@ -135,6 +137,7 @@ Result<std::string> Ed25519Key::sign(std::string_view message) const {
 }
 
 Result<GeneratedKey> keygen(const std::string& path) {
+  if (auto lib = sys::load_shared_library(sys::SharedLibrary::crypto); !lib) return tl::unexpected(lib.error());
   std::error_code ec;
   if (fs::exists(fs::symlink_status(path, ec))) {
     return fail(Errc::invalid_argument, "key file " + path + " already exists; refusing to overwrite it");

@@ -14,6 +14,7 @@
 #include "cli/push.hpp"
 #include "cli/usage.hpp"
 #include "cli/version.hpp"
+#include "sys/lazy_library.hpp"
 
 namespace courier::cli {
 
@@ -103,6 +104,12 @@ int run(int argc, char** argv) {
     if (parsed->version) {
       std::fputs(version_text().c_str(), stdout);
       return kExitOk;
+    }
+    // The parent reads the repository (libgit2) before anything else; the
+    // journal, a key and the read-back load their own libraries.
+    if (auto lib = sys::load_shared_library(sys::SharedLibrary::git2); !lib) {
+      std::fprintf(stderr, "git-courier: push: %s\n", lib.error().message.c_str());
+      return kExitFailed;
     }
     return run_push(*parsed);
   }

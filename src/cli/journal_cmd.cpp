@@ -10,6 +10,7 @@
 
 #include "cli/auth_setup.hpp"
 #include "cli/output.hpp"
+#include "sys/lazy_library.hpp"
 #include "sys/process.hpp"
 #include "journal/journal.hpp"
 #include "transport/http_leg.hpp"
@@ -151,6 +152,10 @@ ReadBackFn make_read_back(const std::string& auth, const std::optional<std::stri
         return seen;
       }
       o.authorization = token.header;
+    }
+    if (auto lib = sys::load_shared_library(sys::SharedLibrary::curl); !lib) {
+      seen.error = lib.error().message;
+      return seen;
     }
     transport::init_transport();
     auto oid = transport::read_ref(o);

@@ -27,6 +27,7 @@
 #include <mutex>
 
 #include "journal/journal.hpp"
+#include "sys/lazy_library.hpp"
 #include "sys/private_dir.hpp"
 
 namespace courier::journal {
@@ -537,6 +538,9 @@ Result<std::unique_ptr<Connection>> connect(const std::string& path) {
 
 Result<std::unique_ptr<Journal>> open_sqlite(const std::string& path) {
   if (path.empty()) return fail(Errc::journal_failed, "the journal path is empty");
+  if (auto lib = sys::load_shared_library(sys::SharedLibrary::sqlite3); !lib) {
+    return fail(Errc::journal_failed, lib.error().message);
+  }
   if (auto ready = prepare_file(path); !ready) return tl::unexpected(ready.error());
   auto c = connect(path);
   if (!c) return tl::unexpected(c.error());

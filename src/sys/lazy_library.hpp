@@ -1,0 +1,32 @@
+// lazy_library.hpp — loading the shared libraries the shipped executable
+// binds lazily (libcurl, libgit2, libsqlite3, libcrypto) where it needs
+// them, so that a start that needs none of them (--version, --help, a usage
+// error) loads none (docs/design.md "A cheap start").
+#pragma once
+
+#include <initializer_list>
+
+#include "courier/result.hpp"
+
+namespace courier::sys {
+
+enum class SharedLibrary { curl, git2, sqlite3, crypto };
+
+// The exit code of a process that called into a lazily bound library it
+// cannot load before anything asked for it with load_shared_library: the
+// dynamic loader's own code for a library missing at start, which is what
+// the same install would have given with the libraries linked directly.
+inline constexpr int kExitLibraryMissing = 127;
+
+// Loads `lib` now, once per process, and binds every function of it this
+// executable calls. A no-op (success) where the library is linked directly:
+// the library archive an embedder links, the test binaries, and a build
+// with COURIER_LAZY_LIBS=OFF. Errors: os_error, "cannot load libcurl.so.4:
+// ..." with the dynamic loader's reason (not installed, a missing
+// function): the caller reports it instead of starting work it cannot do.
+Result<void> load_shared_library(SharedLibrary lib);
+
+// All of `libs`, in order; the first failure is the answer.
+Result<void> load_shared_libraries(std::initializer_list<SharedLibrary> libs);
+
+}  // namespace courier::sys

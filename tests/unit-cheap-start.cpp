@@ -1,0 +1,97 @@
+// unit-cheap-start.cpp — the shipped binary starts without the libraries it
+// does not need (docs/design.md "A cheap start"): --version, --help and a
+// usage error load none of libcurl, libgit2, libsqlite3 and libcrypto; a
+// command loads the ones it uses when it uses them. What is loaded is read
+// from the dynamic loader's own trace (LD_DEBUG=files), which names every
+// shared object it maps. That a push with this binary as its child still
+// delivers is proven by the e2e suite ("the CLI delivers, updates, reports
+// up to date and rejected against nginx over TLS, with its exit codes") and
+// the auth suite, whose children are this binary.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+using namespace courier;
+
+namespace {
+
+constexpr const char* kLibraries[] = {"libcurl.so", "libgit2.so", "libsqlite3.so", "libcrypto.so"};
+
+// The shared objects the loader mapped while running argv, as its trace
+// lists them ("file=libcurl.so.4 [0];  needed by ..." or "... dynamically
+// loaded by ..."), one name a line.
+struct Traced {
+  test::RunResult run;
+  std::string loaded;
+};
+
+Traced traced(const std::vector<std::string>& argv) {
+  std::vector<std::string> env = test::cli_env();
+  env.emplace_back("LD_DEBUG=files");
+  Traced t{test::run(argv, {}, test::Stdin::bytes, env), {}};
+  std::string::size_type at = 0;
+  while ((at = t.run.err.find("file=", at)) != std::string::npos) {
+    at += 5;
+    const auto end = t.run.err.find_first_of(" \t\n", at);
+    t.loaded += "\n" + t.run.err.substr(at, end - at);
+  }
+  t.loaded += "\n";
+  return t;
+}
+
+bool loaded(const Traced& t, const std::string& library) { return t.loaded.find("\n" + library) != std::string::npos; }
+
+}  // namespace
+
+TEST_SUITE("cheap-start") {
+  TEST_CASE("start-up: --version, --help and a usage error load none of libcurl, libgit2, libsqlite3 and libcrypto") {
+    for (std::vector<std::string> argv : {std::vector<std::string>{COURIER_BINARY, "--version"},
+                                          {COURIER_BINARY, "--help"},
+                                          {COURIER_BINARY, "push", "--remote"}}) {
+      CAPTURE(argv.back());
+      Traced t = traced(argv);
+      CAPTURE(t.loaded);
+      CHECK(t.run.exit_code == (argv.back() == "--remote" ? 2 : 0));
+      // The trace is live: libc is in it, so an absent library is absent.
+      REQUIRE(loaded(t, "libc.so"));
+      for (const char* library : kLibraries) {
+        CHECK_MESSAGE(!loaded(t, library), std::string(library) + " was loaded at start");
+      }
+    }
+  }
+
+  TEST_CASE("start-up: --version names the libgit2 and libcurl versions it was built with, without loading them") {
+    Traced t = traced({COURIER_BINARY, "--version"});
+    CHECK(t.run.exit_code == 0);
+    CHECK(t.run.out.find("built with libgit2 ") != std::string::npos);
+    CHECK(t.run.out.find(", libcurl ") != std::string::npos);
+    CHECK_MESSAGE(!loaded(t, "libgit2.so"), std::string("libgit2 was loaded for --version"));
+  }
+
+  TEST_CASE("start-up: keygen loads libcrypto when it signs, and neither libcurl nor libgit2 nor libsqlite3") {
+    test::TempDir dir;
+    const std::string key = dir.path() + "/key.pem";
+    Traced t = traced({COURIER_BINARY, "keygen", "--out", key});
+    CAPTURE(t.run.err.substr(0, 2000));
+    CHECK(t.run.exit_code == 0);
+    CHECK(t.run.out.find("public key (Ed25519, base64url): ") != std::string::npos);
+    CHECK_MESSAGE(loaded(t, "libcrypto.so"), std::string("keygen ran without libcrypto loaded"));
+    for (const char* library : {"libcurl.so", "libgit2.so", "libsqlite3.so"}) {
+      CHECK_MESSAGE(!loaded(t, library), std::string(library) + " was loaded for keygen");
+    }
+  }
+
+  TEST_CASE("start-up: log reads the journal with libsqlite3 loaded, and neither libcurl nor libgit2") {
+    test::TempDir dir;
+    Traced t = traced({COURIER_BINARY, "log", "--journal", dir.path() + "/journal.sqlite"});
+    CAPTURE(t.run.err.substr(0, 2000));
+    CHECK(t.run.exit_code == 0);
+    CHECK_MESSAGE(loaded(t, "libsqlite3.so"), std::string("log ran without libsqlite3 loaded"));
+    for (const char* library : {"libcurl.so", "libgit2.so"}) {
+      CHECK_MESSAGE(!loaded(t, library), std::string(library) + " was loaded for log");
+    }
+  }
+}
