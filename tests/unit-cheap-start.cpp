@@ -58,7 +58,7 @@ TEST_SUITE("cheap-start") {
       // The trace is live: libc is in it, so an absent library is absent.
       REQUIRE(loaded(t, "libc.so"));
       for (const char* library : kLibraries) {
-        CHECK_MESSAGE(!loaded(t, library), std::string(library) + " was loaded at start");
+        CHECK_MESSAGE(!loaded(t, library), (std::string(library) + " was loaded at start"));
       }
     }
   }
@@ -80,7 +80,7 @@ TEST_SUITE("cheap-start") {
     CHECK(t.run.out.find("public key (Ed25519, base64url): ") != std::string::npos);
     CHECK_MESSAGE(loaded(t, "libcrypto.so"), std::string("keygen ran without libcrypto loaded"));
     for (const char* library : {"libcurl.so", "libgit2.so", "libsqlite3.so"}) {
-      CHECK_MESSAGE(!loaded(t, library), std::string(library) + " was loaded for keygen");
+      CHECK_MESSAGE(!loaded(t, library), (std::string(library) + " was loaded for keygen"));
     }
   }
 
@@ -91,7 +91,7 @@ TEST_SUITE("cheap-start") {
     CHECK(t.run.exit_code == 0);
     CHECK_MESSAGE(loaded(t, "libsqlite3.so"), std::string("log ran without libsqlite3 loaded"));
     for (const char* library : {"libcurl.so", "libgit2.so"}) {
-      CHECK_MESSAGE(!loaded(t, library), std::string(library) + " was loaded for log");
+      CHECK_MESSAGE(!loaded(t, library), (std::string(library) + " was loaded for log"));
     }
   }
 }
