@@ -68,8 +68,8 @@ int run_delivery_push(int argc, char** argv) {
   // its first leg, and after the hello, so the parent's spawn -> hello does
   // not wait for them. A library that cannot be loaded ends the child here,
   // with the loader's reason on stderr, before it takes a job.
-  if (auto libs = sys::load_shared_libraries(
-          {sys::SharedLibrary::git2, sys::SharedLibrary::curl, sys::SharedLibrary::crypto});
+  if (auto libs =
+          sys::load_shared_libraries({sys::SharedLibrary::git2, sys::SharedLibrary::curl, sys::SharedLibrary::crypto});
       !libs) {
     say(libs.error().message);
     return sys::kExitLibraryMissing;

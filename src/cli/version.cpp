@@ -16,8 +16,8 @@ namespace courier::cli {
 
 std::string version_text() {
   std::string out = std::string("git-courier ") + COURIER_VERSION + "\n";
-  out += "protocol " + std::to_string(protocol::kProtocolVersion) + ", built with libgit2 " LIBGIT2_VERSION
-         ", libcurl " LIBCURL_VERSION "\n";
+  out += "protocol " + std::to_string(protocol::kProtocolVersion) +
+         ", built with libgit2 " LIBGIT2_VERSION ", libcurl " LIBCURL_VERSION "\n";
   return out;
 }
 

@@ -51,10 +51,14 @@ std::mutex load_lock;
 
 LazyLibraryDescriptor* descriptor(SharedLibrary lib) {
   switch (lib) {
-    case SharedLibrary::curl: return &courier_lazy_curl;
-    case SharedLibrary::git2: return &courier_lazy_git2;
-    case SharedLibrary::sqlite3: return &courier_lazy_sqlite3;
-    case SharedLibrary::crypto: return &courier_lazy_crypto;
+    case SharedLibrary::curl:
+      return &courier_lazy_curl;
+    case SharedLibrary::git2:
+      return &courier_lazy_git2;
+    case SharedLibrary::sqlite3:
+      return &courier_lazy_sqlite3;
+    case SharedLibrary::crypto:
+      return &courier_lazy_crypto;
   }
   return nullptr;
 }
