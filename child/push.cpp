@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "child/pack.hpp"
 #include "repo/update_rule.hpp"
@@ -12,6 +13,7 @@
 #include "sys/process.hpp"
 #include "transport/advertisement.hpp"
 #include "transport/http_leg.hpp"
+#include "transport/tls_sessions.hpp"
 #include "transport/oid.hpp"
 #include "transport/report.hpp"
 #include "transport/sideband_text.hpp"
@@ -169,6 +171,7 @@ class Push {
       digest.update(std::string_view(static_cast<const char*>(data), n));
       return sys::write_all(fd->get(), static_cast<const char*>(data), n);
     };
+    result_.pack_engine = job_.pack_git ? "git" : "libgit2";
     auto pack = job_.pack_git ? build_pack_with_git(spec, *job_.pack_git, job_.scratch_dir) : build_pack(spec);
     flush_progress();
     if (!pack) return stop(wire::DeliveryStatus::failed, pack.error().message);
@@ -305,6 +308,7 @@ class Push {
     o.remote = job_.remote;
     o.authorization = authorization;
     o.ca_file = job_.ca_file;
+    if (tls_sessions_) o.tls_sessions = &*tls_sessions_;
     o.proxy = job_.proxy;  // its credentials come with each leg's grant
     o.allow_http_loopback = job_.allow_http_loopback;
     o.deadline = job_.deadline_mono_ns;
@@ -359,9 +363,19 @@ class Push {
     (void)ch_.send(protocol::Progress{phase, 0, 0, text});
   }
 
+  // The legs' shared TLS session cache: the POST resumes the GET's session
+  // on a fresh connection. Without one (libcurl refused it) each leg makes
+  // a full handshake, as before.
+  static std::optional<transport::TlsSessions> shared_tls_sessions() {
+    auto made = transport::TlsSessions::make();
+    if (!made) return std::nullopt;
+    return std::optional<transport::TlsSessions>(std::move(*made));
+  }
+
   const protocol::Job& job_;
   Channel& ch_;
   protocol::ResultMsg result_;
+  std::optional<transport::TlsSessions> tls_sessions_ = shared_tls_sessions();
   static constexpr sys::MonoNs kProgressInterval = 100 * sys::kNsPerMs;
   sys::MonoNs last_progress_ = 0;
   std::string last_phase_;

@@ -105,7 +105,7 @@ TEST_SUITE("cli") {
       CHECK_MESSAGE(has_line(via_git, o.name), std::string(o.name));
     }
     CHECK_FALSE(has_line(options, "--limit"));  // log's, not push's
-    CHECK(complete(file, "_git_courier_main", "git-courier push --pack-engine ''", 3) == "\nlibgit2\ngit\n");
+    CHECK(complete(file, "_git_courier_main", "git-courier push --pack-engine ''", 3) == "\nauto\nlibgit2\ngit\n");
     CHECK(complete(file, "_git_courier", "git courier push --auth b", 4) == "\nbearer:\n");
   }
 

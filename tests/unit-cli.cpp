@@ -97,7 +97,7 @@ TEST_SUITE("cli") {
         {with({"--deadline"}), "needs a value"},
         {with({"--auth", "password"}), "--auth must be"},
         {with({"--auth", "key:"}), "needs a file name"},
-        {with({"--pack-engine", "fast"}), "--pack-engine must be libgit2 or git"},
+        {with({"--pack-engine", "fast"}), "--pack-engine must be auto, libgit2 or git"},
         {with({"--rev", "HEAD"}), "exactly one of --oid and --rev"},
         {with({"--json=yes"}), "takes no value"},
         {with({"stray"}), "unexpected argument"},

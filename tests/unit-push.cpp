@@ -448,6 +448,7 @@ TEST_SUITE("push") {
       r.oid = repo.head;
       r.budget = std::chrono::milliseconds(budget_ms);
       r.ca_file = server.ca_file();
+      r.pack_engine = PackEngine::libgit2;  // the delta search under test is libgit2's
       r.on_event = [seen](const DeliveryEvent& e) {
         std::lock_guard<std::mutex> lock(seen->mu);
         if (e.kind == DeliveryEvent::Kind::progress) {

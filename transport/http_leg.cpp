@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sys/file.hpp"
+#include "transport/tls_sessions.hpp"
 #include "wire/remote.hpp"
 #include "wire/text.hpp"
 
@@ -338,6 +339,11 @@ OptionTable trust_options(const LegOptions& opt) {
     if (cert_file && *cert_file) o.push_back({CURLOPT_CAINFO, cert_file});
     if (cert_dir && *cert_dir) o.push_back({CURLOPT_CAPATH, cert_dir});
   }
+  // The delivery's TLS session cache (sessions only, never connections):
+  // libcurl resumes a session only for the same host, port and TLS
+  // settings, so the trust decided above is the one the session was
+  // verified under.
+  if (opt.tls_sessions) o.push_back({CURLOPT_SHARE, opt.tls_sessions->handle()});
   return o;
 }
 

@@ -26,6 +26,8 @@
 
 namespace courier::transport {
 
+class TlsSessions;
+
 struct LegOptions {
   std::string method = "GET";  // GET | POST
   std::string url;
@@ -34,6 +36,9 @@ struct LegOptions {
   std::string remote;
   std::optional<std::string> authorization;  // a whole header line, "Authorization: ..."
   std::optional<std::string> ca_file;
+  // A TLS session cache shared with the delivery's other leg (null: none):
+  // the POST resumes the GET's session on its own fresh connection.
+  const TlsSessions* tls_sessions = nullptr;
   // An http:// proxy (no user information) to tunnel through with CONNECT;
   // none: a direct connection. Its credentials, when it has any, come as a
   // whole header line, "Proxy-Authorization: Basic ...", sent to the proxy

@@ -60,6 +60,10 @@ struct DeliveryEvent {
 
 // How the child builds the pack (docs/performance.md).
 enum class PackEngine {
+  // git when a usable git is found (git_program, else `git` on this
+  // process's PATH, at least git 2.32.0; checked once per process), else
+  // libgit2. Outcome::pack_engine says which ran.
+  automatic,
   libgit2,  // libgit2's packbuilder, in the child (recomputes every delta)
   git,      // `git pack-objects` started by the child inside its kill domain (reuses stored deltas)
 };
@@ -111,10 +115,12 @@ struct DeliveryRequest {
   // and the like, as progress events of phase "remote_progress"): the
   // `quiet` capability is then not sent. Hook output comes either way.
   bool remote_progress = false;
-  PackEngine pack_engine = PackEngine::libgit2;
-  // For PackEngine::git: the git program (absolute path). Empty: `git` found
-  // on this process's PATH at submit(); none there ends the delivery
-  // `failed` before dispatch.
+  PackEngine pack_engine = PackEngine::automatic;
+  // For PackEngine::git and automatic: the git program (absolute path).
+  // Empty: `git` found on this process's PATH at submit(). For git, none
+  // there (or a relative path) ends the delivery `failed` before dispatch;
+  // for automatic, libgit2 is used instead (a relative path is still
+  // refused).
   std::string git_program;
   // Observer; called on executor threads, never on a supervising loop:
   // dispatched and progress come through a bounded queue on a notifier

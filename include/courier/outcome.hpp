@@ -155,6 +155,9 @@ struct Outcome {
   std::optional<std::string> old_oid;
   std::optional<std::uint64_t> objects;
   std::optional<std::uint64_t> bytes_sent;
+  // The pack engine that built (or was building) the pack: "libgit2" or
+  // "git" (see PackEngine). Absent when the child never began a pack.
+  std::optional<std::string> pack_engine;
   // Phase durations the child measured (milliseconds).
   std::optional<std::uint64_t> advertise_ms;
   std::optional<std::uint64_t> pack_ms;

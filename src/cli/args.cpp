@@ -223,8 +223,8 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
   }
   if (flag == "--pack-engine") {
     auto r = o.set(out.pack_engine);
-    if (r && out.pack_engine != "libgit2" && out.pack_engine != "git") {
-      return fail(Errc::invalid_argument, "--pack-engine must be libgit2 or git (got '" + out.pack_engine + "')");
+    if (r && out.pack_engine != "auto" && out.pack_engine != "libgit2" && out.pack_engine != "git") {
+      return fail(Errc::invalid_argument, "--pack-engine must be auto, libgit2 or git (got '" + out.pack_engine + "')");
     }
     return r;
   }

@@ -50,7 +50,7 @@ struct PushArgs {
   std::optional<std::string> ca_file;
   std::optional<std::string> lane_dir;
   bool allow_http_loopback = false;
-  std::string pack_engine = "libgit2";  // libgit2 | git
+  std::string pack_engine = "auto";  // auto | libgit2 | git
   // The journal: a path, or the default (default_journal_path()); off with --no-journal.
   std::optional<std::string> journal;
   bool no_journal = false;

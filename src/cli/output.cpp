@@ -189,6 +189,9 @@ std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   j["remote_messages"] = o.remote_messages;
   j["remote_messages_dropped"] = o.remote_messages_dropped;
   j["objects"] = o.objects.value_or(0);
+  // "libgit2" or "git": the engine that built the pack; null when none was
+  // begun (up to date, or stopped before the pack).
+  j["pack_engine"] = o.pack_engine ? json(*o.pack_engine) : json(nullptr);
   // Always present: null only when not known (a delivery finished by
   // recovery after its POST began).
   j["bytes_sent"] = o.bytes_sent ? json(*o.bytes_sent) : json(nullptr);

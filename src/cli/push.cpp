@@ -265,7 +265,9 @@ DeliveryRequest delivery_request(const PushArgs& a, const Validated& v) {
   if (a.pack_engine == "git") {
     req.pack_engine = PackEngine::git;
     req.git_program = v.git_program;
-  }
+  } else if (a.pack_engine == "libgit2") {
+    req.pack_engine = PackEngine::libgit2;
+  }  // auto: the executor finds git on PATH, or falls back to libgit2
   return req;
 }
 
@@ -273,6 +275,8 @@ DeliveryRequest delivery_request(const PushArgs& a, const Validated& v) {
 // quiet and fine) and returns the exit code.
 int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
   const int code = exit_code_for(o.kind);
+  if (a.verbose && !a.quiet && o.pack_engine)
+    std::fprintf(stderr, "git-courier: pack engine: %s\n", o.pack_engine->c_str());
   if (a.json) std::printf("%s\n", json_report(o, facts).c_str());
   if (!a.quiet || code != kExitOk) {
     if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", human_line(o, facts).c_str());

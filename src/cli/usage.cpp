@@ -60,9 +60,10 @@ const std::vector<OptionDoc> kPushOptions = {
     kLaneDirOption,
     kLoopbackOption,
     {"--pack-engine", nullptr, "ENGINE",
-     "libgit2 (default): libgit2's packbuilder in the child; git: `git pack-objects` from PATH, run inside the "
-     "child's kill domain, reusing the repository's stored deltas",
-     "libgit2 git"},
+     "auto (default): git when a git 2.32.0 or later is on PATH, else libgit2; libgit2: libgit2's packbuilder in "
+     "the child; git: `git pack-objects` from PATH, run inside the child's kill domain, reusing the repository's "
+     "stored deltas",
+     "auto libgit2 git"},
     kJournalOption,
     {"--no-journal", nullptr, nullptr, "keep no record (nothing survives a crash of this command)", nullptr},
     {"--delivery-id", nullptr, "ID",
@@ -99,7 +100,7 @@ const ManualDoc kManual = {
           "     [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
           "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]",
           "     [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]",
-          "     [--pack-engine libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",
+          "     [--pack-engine auto|libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",
           "     [--progress | --no-progress]", "     [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]"},
          kPushOptions,
          {"Trust and the proxy come from git's configuration of --repo, as git reads them. The proxy: "

@@ -238,6 +238,10 @@ Result<ChildMessage> decode_result(Fields& f) {
   COURIER_TRY_FIELD(m.detail, f.opt<std::string>("detail"));
   COURIER_TRY_FIELD(m.objects, f.opt<std::uint64_t>("objects"));
   COURIER_TRY_FIELD(m.bytes_sent, f.opt<std::uint64_t>("bytes_sent"));
+  COURIER_TRY_FIELD(m.pack_engine, f.opt<std::string>("pack_engine"));
+  if (m.pack_engine && *m.pack_engine != "libgit2" && *m.pack_engine != "git") {
+    return fail(Errc::invalid_value, "result: field 'pack_engine' must be libgit2 or git");
+  }
   COURIER_TRY_FIELD(m.advertise_ms, f.opt<std::uint64_t>("advertise_ms"));
   COURIER_TRY_FIELD(m.pack_ms, f.opt<std::uint64_t>("pack_ms"));
   COURIER_TRY_FIELD(m.upload_ms, f.opt<std::uint64_t>("upload_ms"));
@@ -393,6 +397,7 @@ Result<std::string> encode(const ChildMessage& msg) {
           put_opt(j, "detail", m.detail);
           put_opt(j, "objects", m.objects);
           put_opt(j, "bytes_sent", m.bytes_sent);
+          put_opt(j, "pack_engine", m.pack_engine);
           put_opt(j, "advertise_ms", m.advertise_ms);
           put_opt(j, "pack_ms", m.pack_ms);
           put_opt(j, "upload_ms", m.upload_ms);

@@ -91,6 +91,9 @@ struct ResultMsg {
   std::optional<std::string> detail;
   std::optional<std::uint64_t> objects;
   std::optional<std::uint64_t> bytes_sent;
+  // The engine that built (or was building) the pack: "libgit2" or "git".
+  // Absent when no pack was begun.
+  std::optional<std::string> pack_engine;
   // Phase durations measured by the child, in milliseconds.
   std::optional<std::uint64_t> advertise_ms;
   std::optional<std::uint64_t> pack_ms;

@@ -27,6 +27,7 @@
 #include "seat/admission.hpp"
 #include "seat/delivery_record.hpp"
 #include "seat/lane.hpp"
+#include "seat/pack_engine.hpp"
 #include "seat/recovery.hpp"
 #include "supervisor/supervisor.hpp"
 #include "sys/events.hpp"
@@ -949,22 +950,10 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
     return handle;
   }
   if (!impl_->admit(d)) return handle;
-  if (d->req.pack_engine == PackEngine::git) {
-    if (d->req.git_program.empty()) {
-      auto found = sys::find_on_path("git");
-      if (!found) {
-        d->claim = kRefused;
-        d->finish(d->never_dispatched(OutcomeKind::failed, "pack engine git: " + found.error().message));
-        return handle;
-      }
-      d->req.git_program = *found;
-    } else if (d->req.git_program.front() != '/') {
-      d->claim = kRefused;
-      d->finish(d->never_dispatched(
-          OutcomeKind::failed,
-          "pack engine git: git_program must be an absolute path, not '" + d->req.git_program + "'"));
-      return handle;
-    }
+  if (auto engine = seat::resolve_pack_engine(d->req); !engine) {
+    d->claim = kRefused;
+    d->finish(d->never_dispatched(OutcomeKind::failed, engine.error().message));
+    return handle;
   }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);

@@ -21,6 +21,7 @@ void take_result(const protocol::ResultMsg& r, Outcome& out) {
   out.old_oid = r.old_oid;
   out.objects = r.objects;
   out.bytes_sent = r.bytes_sent;
+  out.pack_engine = r.pack_engine;
   out.advertise_ms = r.advertise_ms;
   out.pack_ms = r.pack_ms;
   out.upload_ms = r.upload_ms;
