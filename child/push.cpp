@@ -275,10 +275,9 @@ class Push {
     const sys::MonoNs t_up = sys::mono_now_ns();
     // A streamed body has no digest and no length yet: its token binds
     // neither (the job says the minter does not ask for them).
-    auto post_auth = body.source ? token(std::string(protocol::kLegReceivePack), "POST", post_url, std::nullopt,
-                                         std::nullopt)
-                                 : token(std::string(protocol::kLegReceivePack), "POST", post_url, body.body_sha256,
-                                         body.body_len);
+    auto post_auth =
+        body.source ? token(std::string(protocol::kLegReceivePack), "POST", post_url, std::nullopt, std::nullopt)
+                    : token(std::string(protocol::kLegReceivePack), "POST", post_url, body.body_sha256, body.body_len);
     if (!post_auth) return stop(wire::DeliveryStatus::auth_failed, post_auth.error().message);
     // The point of no return (J1): the parent makes post_started durable
     // before it answers, and nothing of the POST leaves before its ok.

@@ -154,10 +154,8 @@ TEST_SUITE("stream-post") {
     Setup s(2);
     const std::string tip = add_large_commit(s.source, 4 << 20);
     s.server.create_bare_repo("r");
-    s.server.command({{"cmd", "close_mid_body"},
-                      {"method", "POST"},
-                      {"path", "git-receive-pack"},
-                      {"after_bytes", 64 * 1024}});
+    s.server.command(
+        {{"cmd", "close_mid_body"}, {"method", "POST"}, {"path", "git-receive-pack"}, {"after_bytes", 64 * 1024}});
     Executor ex(s.executor_options());
     Outcome o = ex.submit(git_engine_request(s, "r", tip)).wait();
     CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
@@ -192,10 +190,10 @@ TEST_SUITE("stream-post") {
     s.server.create_bare_repo("r");
     // The CLI's child gets TMPDIR from the parent, and spools there: the
     // libgit2 engine always spools.
-    auto r = test::run({COURIER_BINARY, "push", "--repo", s.source, "--remote", s.server.url("r"), "--ref",
-                        "refs/heads/main", "--rev", tip, "--ca-file", s.server.ca_file(), "--lane-dir",
-                        dir.path() + "/lanes", "--pack-engine", "libgit2"},
-                       {}, test::Stdin::bytes, {"PATH=/usr/bin:/bin", "LANG=C", "TMPDIR=" + small});
+    auto r = test::run(
+        {COURIER_BINARY, "push", "--repo", s.source, "--remote", s.server.url("r"), "--ref", "refs/heads/main", "--rev",
+         tip, "--ca-file", s.server.ca_file(), "--lane-dir", dir.path() + "/lanes", "--pack-engine", "libgit2"},
+        {}, test::Stdin::bytes, {"PATH=/usr/bin:/bin", "LANG=C", "TMPDIR=" + small});
     CHECK(r.exit_code != 0);
     CHECK_MESSAGE(r.err.find("the pack spool in " + small + "/git-courier-scratch-") != std::string::npos, r.err);
     CHECK_MESSAGE(r.err.find("needs at least ") != std::string::npos, r.err);
