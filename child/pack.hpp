@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,5 +61,35 @@ Result<GitPackPlan> plan_git_pack(const PackSpec& spec);
 // (deadline while packing), os_error (git failed: its exit and stderr;
 // sink failures; a pack stream without a valid header).
 Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& git_program, const std::string& home);
+
+// The git engine as a stream (pack_git.cpp): the pack's bytes as git
+// writes them, for a POST body sent while the pack is still being built.
+// spec.sink is not used. The destructor kills and reaps a git that is still
+// running (an abandoned stream leaves nothing behind).
+class GitPackStream {
+ public:
+  // Starts git and hands it the revisions. Errors: as plan_git_pack,
+  // spawn_failed, os_error.
+  static Result<std::unique_ptr<GitPackStream>> start(const PackSpec& spec, const std::string& git_program,
+                                                      const std::string& home);
+  ~GitPackStream();
+  GitPackStream(const GitPackStream&) = delete;
+  GitPackStream& operator=(const GitPackStream&) = delete;
+
+  // Up to `n` bytes of the pack, waiting until git writes some (git's
+  // progress on stderr goes to spec.progress meanwhile), never past the
+  // deadline. 0 only at the end of a pack git finished well: exit 0 and a
+  // valid header. Errors: leg_timeout (the deadline), os_error (git failed:
+  // its exit and stderr; no valid pack header).
+  Result<std::size_t> read(char* buf, std::size_t n);
+  // The objects and bytes, once read() returned 0.
+  const PackResult& result() const;
+
+  struct State;
+
+ private:
+  explicit GitPackStream(std::unique_ptr<State> state);
+  std::unique_ptr<State> s_;
+};
 
 }  // namespace courier::child

@@ -73,7 +73,100 @@ std::uint32_t be32(const unsigned char* p) {
 
 }  // namespace
 
-Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& git_program, const std::string& home) {
+struct GitPackStream::State {
+  const PackSpec& spec;
+  EngineProcess git;
+  sys::ScopedFd from_git;
+  sys::ScopedFd git_err;
+  std::optional<Error> write_error;
+  GitStderr scan;
+  unsigned char header[kPackHeader] = {};
+  std::size_t header_have = 0;
+  PackResult result;
+  bool finished = false;
+
+  State(const PackSpec& s, sys::Spawned p, sys::ScopedFd out, sys::ScopedFd err)
+      : spec(s), git(std::move(p)), from_git(std::move(out)), git_err(std::move(err)), scan(s.progress) {}
+
+  // git's stderr, as far as it can be read now, into the progress scanner.
+  Result<void> drain_stderr() {
+    char buf[4096];
+    for (;;) {
+      auto r = sys::read_nonblocking(git_err.get(), buf, sizeof buf);
+      if (!r) return tl::unexpected(r.error());
+      if (r->status == sys::ReadStatus::would_block) return {};
+      if (r->status == sys::ReadStatus::eof) {
+        git_err.reset();
+        return {};
+      }
+      scan.feed(buf, r->bytes);
+    }
+  }
+
+  // After stdout's end: stderr to its end, git reaped, its exit and the
+  // header judged. Errors: leg_timeout, os_error.
+  Result<void> finish() {
+    while (git_err.valid()) {
+      auto ready = sys::wait_readable_until({git_err.get()}, spec.deadline);
+      if (!ready) return tl::unexpected(ready.error());
+      if (ready->empty()) return fail(Errc::leg_timeout, "the deadline passed while git pack-objects was packing");
+      if (auto ok = drain_stderr(); !ok) return ok;
+    }
+    auto status = git.wait();
+    if (!status) return tl::unexpected(status.error());
+    const std::string stderr_tail = scan.finish();
+    if (status->code != 0) {
+      const std::string how = status->signal ? "was killed by signal " + std::to_string(status->signal)
+                                             : "exited with " + std::to_string(status->code);
+      return fail(Errc::os_error, "git pack-objects " + how + (stderr_tail.empty() ? "" : ": " + stderr_tail));
+    }
+    if (write_error) return fail(Errc::os_error, "writing revisions to git pack-objects: " + write_error->message);
+    if (header_have < kPackHeader || std::memcmp(header, "PACK", 4) != 0) {
+      return fail(Errc::os_error, "git pack-objects wrote no pack header");
+    }
+    const std::uint32_t version = be32(header + 4);
+    if (version != 2 && version != 3) {
+      return fail(Errc::os_error, "git pack-objects wrote pack version " + std::to_string(version));
+    }
+    result.objects = be32(header + 8);
+    finished = true;
+    return {};
+  }
+
+  Result<std::size_t> read(char* buf, std::size_t n) {
+    if (finished) return std::size_t{0};
+    while (from_git.valid()) {
+      std::vector<int> fds{from_git.get()};
+      if (git_err.valid()) fds.push_back(git_err.get());
+      auto ready = sys::wait_readable_until(fds, spec.deadline);
+      if (!ready) return tl::unexpected(ready.error());
+      if (ready->empty()) return fail(Errc::leg_timeout, "the deadline passed while git pack-objects was packing");
+      if (git_err.valid()) {
+        if (auto ok = drain_stderr(); !ok) return tl::unexpected(ok.error());
+      }
+      auto r = sys::read_nonblocking(from_git.get(), buf, n);
+      if (!r) return tl::unexpected(r.error());
+      if (r->status == sys::ReadStatus::would_block) continue;
+      if (r->status == sys::ReadStatus::eof) {
+        from_git.reset();
+        break;
+      }
+      for (std::size_t k = 0; k < r->bytes && header_have < kPackHeader; ++k) {
+        header[header_have++] = static_cast<unsigned char>(buf[k]);
+      }
+      result.bytes += r->bytes;
+      return r->bytes;
+    }
+    if (auto ok = finish(); !ok) return tl::unexpected(ok.error());
+    return std::size_t{0};
+  }
+};
+
+GitPackStream::GitPackStream(std::unique_ptr<State> state) : s_(std::move(state)) {}
+GitPackStream::~GitPackStream() = default;
+
+Result<std::unique_ptr<GitPackStream>> GitPackStream::start(const PackSpec& spec, const std::string& git_program,
+                                                            const std::string& home) {
   auto plan = plan_git_pack(spec);
   if (!plan) return tl::unexpected(plan.error());
   sys::SpawnSpec s;
@@ -84,73 +177,36 @@ Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& 
   s.new_process_group = false;
   auto spawned = sys::spawn_piped(std::move(s));
   if (!spawned) return fail(Errc::spawn_failed, "cannot start " + git_program + ": " + spawned.error().message);
-  EngineProcess git(std::move(spawned->process));
-  sys::ScopedFd& to_git = spawned->stdin_w;
-  sys::ScopedFd& from_git = spawned->stdout_r;
-  sys::ScopedFd& git_err = spawned->stderr_r;
-
-  std::optional<Error> write_error;
+  sys::ScopedFd to_git = std::move(spawned->stdin_w);
+  auto state = std::make_unique<State>(spec, std::move(spawned->process), std::move(spawned->stdout_r),
+                                       std::move(spawned->stderr_r));
   {
     // git reads every revision line before it writes a byte, so writing them
     // all first cannot deadlock. A git that died early gives EPIPE, not a
     // signal; its stderr and exit status then say why.
     sys::ScopedSigpipeBlock no_sigpipe;
-    if (auto w = sys::write_all(to_git.get(), plan->revs.data(), plan->revs.size()); !w) write_error = w.error();
+    if (auto w = sys::write_all(to_git.get(), plan->revs.data(), plan->revs.size()); !w) state->write_error = w.error();
     to_git.reset();
   }
+  if (auto ok = sys::set_nonblocking(state->from_git.get()); !ok) return tl::unexpected(ok.error());
+  if (auto ok = sys::set_nonblocking(state->git_err.get()); !ok) return tl::unexpected(ok.error());
+  return std::unique_ptr<GitPackStream>(new GitPackStream(std::move(state)));
+}
 
-  if (auto ok = sys::set_nonblocking(from_git.get()); !ok) return tl::unexpected(ok.error());
-  if (auto ok = sys::set_nonblocking(git_err.get()); !ok) return tl::unexpected(ok.error());
-  PackResult result;
-  unsigned char header[kPackHeader];
-  std::size_t header_have = 0;
-  GitStderr scan(spec.progress);
+Result<std::size_t> GitPackStream::read(char* buf, std::size_t n) { return s_->read(buf, n); }
+
+const PackResult& GitPackStream::result() const { return s_->result; }
+
+Result<PackResult> build_pack_with_git(const PackSpec& spec, const std::string& git_program, const std::string& home) {
+  auto stream = GitPackStream::start(spec, git_program, home);
+  if (!stream) return tl::unexpected(stream.error());
   std::vector<char> buf(64 * 1024);
-  while (from_git.valid() || git_err.valid()) {
-    std::vector<int> fds;
-    if (from_git.valid()) fds.push_back(from_git.get());
-    if (git_err.valid()) fds.push_back(git_err.get());
-    auto ready = sys::wait_readable_until(fds, spec.deadline);
-    if (!ready) return tl::unexpected(ready.error());
-    if (ready->empty()) return fail(Errc::leg_timeout, "the deadline passed while git pack-objects was packing");
-    for (std::size_t i : *ready) {
-      const bool is_out = fds[i] == from_git.get();
-      auto r = sys::read_nonblocking(fds[i], buf.data(), buf.size());
-      if (!r) return tl::unexpected(r.error());
-      if (r->status == sys::ReadStatus::would_block) continue;
-      if (r->status == sys::ReadStatus::eof) {
-        (is_out ? from_git : git_err).reset();
-        continue;
-      }
-      if (!is_out) {
-        scan.feed(buf.data(), r->bytes);
-        continue;
-      }
-      for (std::size_t k = 0; k < r->bytes && header_have < kPackHeader; ++k) {
-        header[header_have++] = static_cast<unsigned char>(buf[k]);
-      }
-      if (auto sunk = spec.sink(buf.data(), r->bytes); !sunk) return tl::unexpected(sunk.error());
-      result.bytes += r->bytes;
-    }
+  for (;;) {
+    auto r = (*stream)->read(buf.data(), buf.size());
+    if (!r) return tl::unexpected(r.error());
+    if (*r == 0) return (*stream)->result();
+    if (auto sunk = spec.sink(buf.data(), *r); !sunk) return tl::unexpected(sunk.error());
   }
-  auto status = git.wait();
-  if (!status) return tl::unexpected(status.error());
-  const std::string stderr_tail = scan.finish();
-  if (status->code != 0) {
-    const std::string how = status->signal ? "was killed by signal " + std::to_string(status->signal)
-                                           : "exited with " + std::to_string(status->code);
-    return fail(Errc::os_error, "git pack-objects " + how + (stderr_tail.empty() ? "" : ": " + stderr_tail));
-  }
-  if (write_error) return fail(Errc::os_error, "writing revisions to git pack-objects: " + write_error->message);
-  if (header_have < kPackHeader || std::memcmp(header, "PACK", 4) != 0) {
-    return fail(Errc::os_error, "git pack-objects wrote no pack header");
-  }
-  const std::uint32_t version = be32(header + 4);
-  if (version != 2 && version != 3) {
-    return fail(Errc::os_error, "git pack-objects wrote pack version " + std::to_string(version));
-  }
-  result.objects = be32(header + 8);
-  return result;
 }
 
 }  // namespace courier::child

@@ -1,7 +1,10 @@
 // push.cpp — the child's delivery: legs, pack, report.
 #include "child/push.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -40,19 +43,27 @@ wire::DeliveryStatus status_for(const Error& e) {
 template <class T>
 using Step = tl::expected<T, protocol::ResultMsg>;
 
-// The pack spooled for the POST: the request's prefix, then the pack.
-struct Spool {
+// The POST's body: the request's prefix (commands, capabilities), then the
+// pack, either spooled (fd and len, with the digest the token binds) or
+// streamed from the pack engine as it is built (source; no length, no
+// digest: it is sent chunked).
+struct PostBody {
   transport::PushRequest request;
   sys::ScopedFd fd;
-  std::string body_sha256;  // of the whole body, prefix and pack
+  std::string body_sha256;  // spooled: of the whole body, prefix and pack
   std::uint64_t body_len = 0;
+  std::function<Result<std::size_t>(char*, std::size_t)> source;
 };
 
 // One delivery, in stages (each below with its contract):
 //   preflight      the gated object and the remote's scheme, before any I/O
 //   advertise      leg 1: the advertisement GET, parsed
 //   settle         an advertisement that ends the delivery without a POST
-//   spool_pack     the pack, built into the scratch directory
+//   spool_pack     the pack, built into the scratch directory, where the
+//                  POST's token binds the body's hash (bind_payload) or
+//                  the engine cannot stream (libgit2)
+//   start_stream   otherwise: git pack-objects started, its first bytes
+//                  read, so the POST begins only once the pack exists
 //   upload         leg 2: the receive-pack POST, sent at most once, its
 //                  report read
 //   conclude       the report judged for our ref (T4)
@@ -72,10 +83,10 @@ class Push {
     auto adv = advertise(adv_url);
     if (!adv) return adv.error();
     if (auto ok = settle(*adv); !ok) return ok.error();
-    auto spool = spool_pack(*adv);
-    if (!spool) return spool.error();
+    auto body = streams() ? start_stream(*adv) : spool_pack(*adv);
+    if (!body) return body.error();
     const std::string post_url = wire::leg_url(job_.remote, wire::Leg::receive_pack);
-    auto report = upload(*spool, post_url);
+    auto report = upload(*body, post_url);
     if (!report) return report.error();
     return conclude(*report);
   }
@@ -154,7 +165,7 @@ class Push {
   // body's digest for the POST's token. Records objects and pack_ms. Ends
   // with transport_failed (the request) or failed: building the pack is
   // local work, never blamed on the transport.
-  Step<Spool> spool_pack(const transport::Advertisement& adv) {
+  Step<PostBody> spool_pack(const transport::Advertisement& adv) {
     const sys::MonoNs t_pack = sys::mono_now_ns();
     auto request = transport::build_push_request(adv, job_.ref, job_.oid, job_.remote_progress);
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
@@ -167,18 +178,81 @@ class Push {
     wire::Sha256 digest;
     digest.update(request->body_prefix);
     PackSpec spec = pack_spec(adv);
+    std::uint64_t spooled = 0;
     spec.sink = [&](const void* data, std::size_t n) -> Result<void> {
       digest.update(std::string_view(static_cast<const char*>(data), n));
-      return sys::write_all(fd->get(), static_cast<const char*>(data), n);
+      auto written = sys::write_all(fd->get(), static_cast<const char*>(data), n);
+      if (!written && written.error().code == Errc::disk_full) {
+        // The pack's size is not known before it is built: what it needed
+        // is at least what was written plus the chunk that did not fit.
+        return fail(Errc::disk_full, "the pack spool in " + job_.scratch_dir + " needs at least " +
+                                         std::to_string(spooled + n) + " bytes (" + std::to_string(spooled) +
+                                         " written before the disk filled): " + written.error().message);
+      }
+      if (written) spooled += n;
+      return written;
     };
-    result_.pack_engine = job_.pack_git ? "git" : "libgit2";
+    result_.pack_engine = engine_word();
     auto pack = job_.pack_git ? build_pack_with_git(spec, *job_.pack_git, job_.scratch_dir) : build_pack(spec);
     flush_progress();
     if (!pack) return stop(wire::DeliveryStatus::failed, pack.error().message);
     result_.objects = pack->objects;
     result_.pack_ms = ms_since(t_pack);
     const std::uint64_t body_len = request->body_prefix.size() + pack->bytes;
-    return Spool{std::move(*request), std::move(*fd), digest.hex_digest(), body_len};
+    return PostBody{std::move(*request), std::move(*fd), digest.hex_digest(), body_len, {}};
+  }
+
+  // Whether the pack streams into the POST: only when the POST's token does
+  // not bind the body's hash (a hash needs the whole body before the POST,
+  // docs/auth.md), and only with the git engine (libgit2's packbuilder
+  // writes nothing until its whole delta search is done, so streaming it
+  // would overlap little; docs/performance.md).
+  bool streams() const { return job_.pack_git.has_value() && !job_.bind_payload; }
+
+  // The engine building this delivery's pack, as the result names it.
+  std::string engine_word() const { return job_.pack_git ? "git" : "libgit2"; }
+
+  // The request (T4), and git pack-objects started with its first bytes
+  // read: the POST begins only once the pack exists (a pack that cannot be
+  // built fails here, before post_started). The body's source hands out
+  // those bytes, then the rest as git writes them; the pack's end records
+  // objects and pack_ms. Ends with transport_failed (the request) or failed
+  // (the pack engine).
+  Step<PostBody> start_stream(const transport::Advertisement& adv) {
+    t_pack_ = sys::mono_now_ns();
+    auto request = transport::build_push_request(adv, job_.ref, job_.oid, job_.remote_progress);
+    if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
+    result_.pack_engine = engine_word();
+    stream_spec_ = pack_spec(adv);
+    auto stream = GitPackStream::start(stream_spec_, *job_.pack_git, job_.scratch_dir);
+    if (!stream) return stop(wire::DeliveryStatus::failed, stream.error().message);
+    stream_ = std::move(*stream);
+    first_.resize(kFirstRead);
+    auto first = stream_->read(first_.data(), first_.size());
+    flush_progress();
+    if (!first) return stop(wire::DeliveryStatus::failed, first.error().message);
+    first_.resize(*first);
+    if (*first == 0) pack_ended();
+    PostBody body{std::move(*request), sys::ScopedFd(), std::string(), 0, {}};
+    body.source = [this](char* buf, std::size_t n) -> Result<std::size_t> {
+      if (first_given_ < first_.size()) {
+        const std::size_t k = std::min(n, first_.size() - first_given_);
+        std::memcpy(buf, first_.data() + first_given_, k);
+        first_given_ += k;
+        return k;
+      }
+      auto r = stream_->read(buf, n);
+      if (r && *r == 0) pack_ended();
+      return r;
+    };
+    return body;
+  }
+
+  // The streamed pack's end: git exited well and the header was valid.
+  void pack_ended() {
+    if (result_.pack_ms) return;
+    result_.objects = stream_->result().objects;
+    result_.pack_ms = ms_since(t_pack_);
   }
 
   // What the pack engine is asked for: the gated object, minus everything
@@ -204,27 +278,36 @@ class Push {
   // Records upload_ms and bytes_sent as the body leaves, so a leg that
   // fails afterwards still says how much was sent. Ends with auth_failed,
   // failed (authority) or transport_failed.
-  Step<transport::Report> upload(const Spool& spool, const std::string& post_url) {
+  Step<transport::Report> upload(const PostBody& body, const std::string& post_url) {
     const sys::MonoNs t_up = sys::mono_now_ns();
-    auto post_auth = token(std::string(protocol::kLegReceivePack), "POST", post_url, spool.body_sha256, spool.body_len);
+    // A streamed body has no digest and no length yet: its token binds
+    // neither (the job says the minter does not ask for them).
+    auto post_auth =
+        body.source ? token(std::string(protocol::kLegReceivePack), "POST", post_url, std::nullopt, std::nullopt)
+                    : token(std::string(protocol::kLegReceivePack), "POST", post_url, body.body_sha256, body.body_len);
     if (!post_auth) return stop(wire::DeliveryStatus::auth_failed, post_auth.error().message);
     // The point of no return (J1): the parent makes post_started durable
     // before it answers, and nothing of the POST leaves before its ok.
     auto granted = ch_.check(std::string(protocol::kCheckPost), result_.old_oid);
     if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
     bool authority = true;  // granted just now; any later refusal ends us by a kill
-    transport::ReportReader reader(spool.request.side_band);
+    transport::ReportReader reader(body.request.side_band);
     transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
     post.proxy_authorization = *granted;
     post.content_type = std::string(wire::leg_spec(wire::Leg::receive_pack).request_type);
-    post.body_prefix = spool.request.body_prefix;
-    post.body_fd = spool.fd.get();
-    post.body_len = spool.body_len;
+    post.body_prefix = body.request.body_prefix;
+    if (body.source) {
+      post.body_source = body.source;
+    } else {
+      post.body_fd = body.fd.get();
+      post.body_len = body.body_len;
+    }
     post.may_send = [&]() { return authority; };
     result_.bytes_sent = 0;
     post.on_upload = [&](std::uint64_t sent, std::uint64_t total) {
       result_.bytes_sent = sent;
-      progress("upload", sent, total, sent < total);
+      // A streamed body's total is 0 (unknown until its end): throttled too.
+      progress("upload", sent, total, total == 0 || sent < total);
     };
     transport::SidebandText remote_text(protocol::kMaxRemoteLine);
     post.on_body = [&](std::string_view chunk) -> Result<void> {
@@ -376,6 +459,14 @@ class Push {
   Channel& ch_;
   protocol::ResultMsg result_;
   std::optional<transport::TlsSessions> tls_sessions_ = shared_tls_sessions();
+  // A streamed pack: its engine, the spec it reads (it must outlive the
+  // stream), and the first bytes read before the POST began.
+  static constexpr std::size_t kFirstRead = 64 * 1024;
+  PackSpec stream_spec_;
+  std::unique_ptr<GitPackStream> stream_;
+  std::string first_;
+  std::size_t first_given_ = 0;
+  sys::MonoNs t_pack_ = 0;
   static constexpr sys::MonoNs kProgressInterval = 100 * sys::kNsPerMs;
   sys::MonoNs last_progress_ = 0;
   std::string last_phase_;

@@ -145,6 +145,7 @@ struct Transfer {
   std::uint64_t sent = 0;
   std::uint64_t received = 0;
   bool aborted_by_sender = false;
+  bool body_ended = false;  // a streamed body's source said the end
   std::optional<Error> sink_error;
   std::string error_body;                 // first bytes of a non-200 body, for the message
   char error_text[CURL_ERROR_SIZE] = {};  // libcurl's own words for a failure (CURLOPT_ERRORBUFFER)
@@ -183,9 +184,45 @@ std::size_t on_write(char* data, std::size_t size, std::size_t n, void* p) {
   return len;
 }
 
+// A streamed body: the prefix, then the source's bytes until it says the
+// end. The read callback blocks inside the source (bounded by the
+// deadline) rather than answering CURL_READFUNC_PAUSE: with the easy
+// interface nothing but this callback could unpause the transfer, and while
+// the body is unfinished there is nothing else for the transfer to do
+// (receive-pack answers only after the whole pack). The deadline and
+// authority are checked before every chunk, as for a spooled body (T3).
+std::size_t read_streamed(Transfer* t, char* buf, std::size_t room) {
+  if (t->body_ended) return 0;
+  if (sys::mono_now_ns() >= t->opt->deadline || (t->opt->may_send && !t->opt->may_send())) {
+    t->aborted_by_sender = true;
+    return CURL_READFUNC_ABORT;
+  }
+  std::size_t out = 0;
+  const auto& prefix = t->opt->body_prefix;
+  if (t->sent < prefix.size()) {
+    out = std::min<std::size_t>(room, prefix.size() - static_cast<std::size_t>(t->sent));
+    std::memcpy(buf, prefix.data() + t->sent, out);
+  } else {
+    auto r = t->opt->body_source(buf, room);
+    if (!r) {
+      t->sink_error = r.error();
+      return CURL_READFUNC_ABORT;
+    }
+    if (*r == 0) {
+      t->body_ended = true;
+      return 0;
+    }
+    out = *r;
+  }
+  t->sent += out;
+  if (t->opt->on_upload) t->opt->on_upload(t->sent, 0);
+  return out;
+}
+
 std::size_t on_read(char* buf, std::size_t size, std::size_t n, void* p) {
   auto* t = static_cast<Transfer*>(p);
   const std::size_t room = size * n;
+  if (t->opt->body_source) return read_streamed(t, buf, room);
   if (t->sent >= t->opt->body_len) return 0;
   // T3: the deadline and authority are checked before every chunk.
   if (sys::mono_now_ns() >= t->opt->deadline || (t->opt->may_send && !t->opt->may_send())) {
@@ -272,6 +309,8 @@ Result<HeaderList> leg_headers(const LegOptions& opt) {
   if (!opt.accept.empty()) add_header("Accept: " + opt.accept);
   if (opt.authorization) add_header(*opt.authorization);
   if (opt.method == "POST") add_header("Content-Type: " + opt.content_type);
+  // A streamed body's length is known only at its end: chunked (HTTP/1.1).
+  if (opt.method == "POST" && opt.body_source) add_header("Transfer-Encoding: chunked");
   if (!complete)
     return fail(Errc::curl_refused, "libcurl could not build the request headers; the leg was not started");
   return headers;
@@ -373,14 +412,17 @@ OptionTable exchange_options(Transfer& t, curl_slist* headers) {
 
 // T2: a GET, or a POST that is never replayed: a fresh connection that is
 // closed afterwards, and no seek callback, so libcurl cannot rewind the
-// body to send it again. The body comes from on_read.
+// body to send it again (a streamed body could not be rewound anyway: its
+// bytes are gone from the pipe once sent). The body comes from on_read.
 OptionTable method_options(const LegOptions& opt, Transfer& t) {
   if (opt.method != "POST") return {{CURLOPT_HTTPGET, 1L}};
+  // -1: unknown, for a streamed body (sent chunked).
+  const curl_off_t length = opt.body_source ? curl_off_t{-1} : static_cast<curl_off_t>(opt.body_len);
   return {
       {CURLOPT_POST, 1L},
       {CURLOPT_FRESH_CONNECT, 1L},
       {CURLOPT_FORBID_REUSE, 1L},
-      {CURLOPT_POSTFIELDSIZE_LARGE, OffsetValue{static_cast<curl_off_t>(opt.body_len)}},
+      {CURLOPT_POSTFIELDSIZE_LARGE, OffsetValue{length}},
       {CURLOPT_READFUNCTION, DataCallback{&on_read}},
       {CURLOPT_READDATA, static_cast<void*>(&t)},
   };

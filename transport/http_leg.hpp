@@ -10,7 +10,8 @@
 //  * HTTP/1.1, no "Expect: 100-continue", redirects never followed: any
 //    status but 200 ends the leg with that status in the error;
 //  * a POST on a fresh connection that is never reused, with no seek
-//    callback, so libcurl can never replay it;
+//    callback, so libcurl can never replay it (a spooled body or a streamed
+//    one alike);
 //  * every wait bounded by the absolute deadline; before each upload chunk a
 //    callback decides whether to go on (deadline, authority).
 #pragma once
@@ -54,9 +55,18 @@ struct LegOptions {
   std::string body_prefix;
   int body_fd = -1;
   std::uint64_t body_len = 0;
+  // A streamed POST body instead (no body_fd, no body_len): body_prefix,
+  // then what body_source yields, sent chunked (Transfer-Encoding: chunked,
+  // no Content-Length) as it comes. It is called from libcurl's read
+  // callback with room for up to `n` bytes; it may block, but never past
+  // the deadline, and returns how many bytes it wrote, 0 for the end of the
+  // body, or an error, which aborts the leg before the terminating chunk
+  // (the server never sees a complete body).
+  std::function<Result<std::size_t>(char*, std::size_t)> body_source;
   // Called before every upload chunk; false aborts the upload.
   std::function<bool()> may_send;
-  // Told how much of the request body libcurl has taken (sent, total).
+  // Told how much of the request body libcurl has taken (sent, total;
+  // total 0 for a streamed body, whose length is known only at its end).
   std::function<void(std::uint64_t, std::uint64_t)> on_upload;
   // Receives the 200 response body as it arrives; an error aborts the leg.
   std::function<Result<void>(std::string_view)> on_body;

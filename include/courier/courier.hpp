@@ -108,6 +108,14 @@ struct DeliveryRequest {
   bool allow_http_loopback = false;
   // Credentials (A1-A3): minted in this process, per HTTP request. Null: none.
   MintFn mint;
+  // Whether `mint` binds the POST's body (its token carries the body's
+  // SHA-256, as auth::Ed25519Minter's `ph` claim does). True, the default:
+  // the child spools the pack and hashes it before the POST, and asks for
+  // the POST's token with that hash. False (a bearer token, Basic
+  // credentials): with the git pack engine the pack streams into the POST
+  // as it is built (chunked, no spool file; docs/performance.md). Ignored
+  // without `mint` (nothing to bind: the pack streams).
+  bool mint_binds_payload = true;
   // "Does this delivery still own its turn?" Asked before each leg and after
   // each mint; a refusal revokes. Null: always yes.
   AuthorityFn authority;

@@ -55,6 +55,7 @@ namespace courier {
   X(unpack_failed)                                                                         \
   /* system */                                                                             \
   X(os_error)                                                                              \
+  X(disk_full) /* a write found no room: ENOSPC, or EDQUOT (the user's quota) */           \
   X(spawn_failed)                                                                          \
   /* configuration */                                                                      \
   X(invalid_argument)                                                                      \

@@ -27,6 +27,8 @@ class BearerMinter : public Minter {
 
   // Errors: never, for a token read_bearer_token accepted.
   Result<std::string> mint(const LegRequest& request) override;
+  // The same header for any body: the POST may stream.
+  bool binds_payload() const override { return false; }
 
  private:
   std::string token_;

@@ -89,6 +89,8 @@ class CredentialMinter : public Minter {
   // After the outcome: approve (accepted) or reject the cached credential,
   // once; nothing when none was filled.
   Result<void> settle(bool accepted) override;
+  // Basic credentials do not depend on the body: the POST may stream.
+  bool binds_payload() const override { return false; }
   Result<void> approve();
   Result<void> reject();
   bool has_credential() const;

@@ -48,7 +48,7 @@ std::string describe(const wire::Url& u) { return u.scheme + "://" + u.host + ":
 
 // ---- binding ----------------------------------------------------------------
 
-Binding check_leg_binding(std::string_view remote, const MintRequest& request) {
+Binding check_leg_binding(std::string_view remote, const MintRequest& request, bool body_hash_required) {
   auto refused = [](std::string why) { return Binding{BindingVerdict::refused, std::move(why), {}}; };
   auto foreign = [&](std::string why) {
     return Binding{BindingVerdict::foreign, "'" + request.url + "' " + std::move(why), {}};
@@ -85,8 +85,10 @@ Binding check_leg_binding(std::string_view remote, const MintRequest& request) {
     return refused("'" + request.url + "' is not the " + request.leg + " URL of this delivery's remote");
   }
   if (request.method == "POST") {
-    if (!request.body_sha256) return refused("a receive-pack POST needs the body's SHA-256 (body_sha256)");
-    if (!is_sha256_hex(*request.body_sha256)) {
+    if (!request.body_sha256 && body_hash_required) {
+      return refused("a receive-pack POST needs the body's SHA-256 (body_sha256)");
+    }
+    if (request.body_sha256 && !is_sha256_hex(*request.body_sha256)) {
       return refused("body_sha256 must be 64 lower-case hex digits");
     }
   } else if (request.body_sha256) {
@@ -114,7 +116,7 @@ MintAnswer MintGate::answer(const MintRequest& request) {
   const int n = ++requests_;
 
   if (!minter_ || !options_.authenticated) return refuse("this delivery carries no credentials");
-  Binding binding = check_leg_binding(context_.remote, request);
+  Binding binding = check_leg_binding(context_.remote, request, minter_->binds_payload());
   if (binding.verdict == BindingVerdict::foreign) {
     out.foreign = true;
     return refuse(std::move(binding.reason));

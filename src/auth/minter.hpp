@@ -68,6 +68,14 @@ class Minter {
   // them (401/403). Minters with a credential store (git credential) tell
   // it; the others ignore this.
   virtual Result<void> settle(bool /*accepted*/) { return {}; }
+  // Whether the header binds the POST's body (the Ed25519 token's `ph`
+  // claim): then the child must know the body's SHA-256 before the POST, so
+  // it spools the pack, and the gate refuses a POST mint without the hash.
+  // A minter whose header does not depend on the body (a bearer token, a
+  // git credential) says false, and the pack may stream into the POST as it
+  // is built. True by default: a minter that does not say is assumed to
+  // bind, which costs speed, never the binding.
+  virtual bool binds_payload() const { return true; }
 };
 
 // ---- leg binding (A2) ------------------------------------------------------
@@ -90,11 +98,13 @@ struct Binding {
 // Pure. Accepts only
 //   leg "advertisement", GET,  URL = wire::leg_url(remote, advertisement), no body hash
 //   leg "receive-pack",  POST, URL = wire::leg_url(remote, receive_pack), body_sha256 = 64 lower-case hex
+//                                  (optional when !body_hash_required: a streamed body has no hash
+//                                  before it is sent; one that is given must still be well formed)
 // comparing parsed URLs: scheme and host case-insensitively, the port with
 // its default filled in, user information exactly as the remote has it
 // (normally none), path and query exactly (case-sensitive, no
 // normalisation of percent-escapes; a "." or ".." segment is foreign).
-Binding check_leg_binding(std::string_view remote, const MintRequest& request);
+Binding check_leg_binding(std::string_view remote, const MintRequest& request, bool body_hash_required = true);
 
 // ---- the gate --------------------------------------------------------------
 

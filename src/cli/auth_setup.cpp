@@ -22,6 +22,7 @@ Result<std::unique_ptr<AuthSetup>> AuthSetup::from_spec(const std::string& spec,
   if (!*minter) return setup;  // none
   std::shared_ptr<auth::Minter> m = *minter;
   setup->mint_ = auth::make_mint_callback(m, context, nullptr);
+  setup->binds_payload_ = m->binds_payload();
   setup->settle_ = [m](bool accepted) { (void)m->settle(accepted); };
   return setup;
 }

@@ -21,11 +21,15 @@ class AuthSetup {
 
   // The mint callback for DeliveryRequest::mint (null for --auth none).
   MintFn mint() const { return mint_; }
+  // For DeliveryRequest::mint_binds_payload: the minter's own answer
+  // (key: binds the POST's body hash; bearer and credential do not).
+  bool binds_payload() const { return binds_payload_; }
   // After the outcome: tells a credential helper whether it worked.
   void after(const Outcome& o);
 
  private:
   MintFn mint_;
+  bool binds_payload_ = false;
   std::function<void(bool accepted)> settle_;
 };
 

@@ -361,6 +361,7 @@ int run_push(const PushArgs& a) {
   auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(now, left_ms));
   if (!auth) return usage(a, auth.error().message);
   req.mint = (*auth)->mint();
+  req.mint_binds_payload = (*auth)->binds_payload();
   req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };
 
   Outcome o;

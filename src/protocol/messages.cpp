@@ -285,6 +285,12 @@ Result<ParentMessage> decode_job(Fields& f) {
   if (m.proxy && m.proxy->find('@') != std::string::npos) {
     return fail(Errc::invalid_value, "job: field 'proxy' must not carry credentials");
   }
+  std::optional<bool> bind_payload;
+  COURIER_TRY_FIELD(bind_payload, f.opt<bool>("bind_payload"));
+  m.bind_payload = bind_payload.value_or(false);
+  if (m.bind_payload && !m.authenticated) {
+    return fail(Errc::invalid_value, "job: field 'bind_payload' needs an authenticated job");
+  }
   std::optional<bool> remote_progress;
   COURIER_TRY_FIELD(remote_progress, f.opt<bool>("remote_progress"));
   m.remote_progress = remote_progress.value_or(false);
@@ -435,6 +441,7 @@ Result<std::string> encode(const ParentMessage& msg) {
           put_opt(j, "proxy", m.proxy);
           put_opt(j, "pack_git", m.pack_git);
           if (m.remote_progress) j["remote_progress"] = true;
+          if (m.bind_payload) j["bind_payload"] = true;
         } else if constexpr (std::is_same_v<T, Minted>) {
           ambiguous = m.header.has_value() == m.refused.has_value();
           j = {{"type", "minted"}, {"leg", m.leg}};

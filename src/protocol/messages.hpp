@@ -125,6 +125,10 @@ struct Job {
   std::optional<std::string> expect_old;
   std::int64_t deadline_mono_ns = 0;
   bool authenticated = false;
+  // The POST's token binds its body (its SHA-256 goes in the mint): the
+  // child must spool and hash the pack before the POST. False: the pack may
+  // stream into the POST as it is built. Absent in a frame: false.
+  bool bind_payload = false;
   std::optional<std::string> ca_file;
   // An http:// proxy to tunnel through with CONNECT (T1): host and port
   // only, never credentials (those come per leg, in Authority).

@@ -419,6 +419,7 @@ struct Executor::Impl {
     so.job.update = d->req.update;
     so.job.expect_old = d->req.expect_old;
     so.job.authenticated = static_cast<bool>(d->req.mint);
+    so.job.bind_payload = so.job.authenticated && d->req.mint_binds_payload;
     so.job.ca_file = d->req.ca_file;
     if (d->proxy) {
       so.job.proxy = d->proxy->url;

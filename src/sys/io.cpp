@@ -44,6 +44,8 @@ Result<void> write_all(int fd, const char* buf, std::size_t len) {
     const ssize_t n = ::write(fd, buf + done, len - done);
     if (n < 0) {
       if (errno == EINTR) continue;
+      // A full disk is told apart: the caller can say how much room it needed.
+      if (errno == ENOSPC || errno == EDQUOT) return fail(Errc::disk_full, os_error("write", errno).message);
       return tl::unexpected(os_error("write", errno));
     }
     done += static_cast<std::size_t>(n);

@@ -27,6 +27,7 @@ struct ReadResult {
 Result<ReadResult> read_nonblocking(int fd, char* buf, std::size_t len);
 
 // write(2) retried on EINTR and short writes, for blocking descriptors.
+// Errors: disk_full (ENOSPC, EDQUOT), os_error.
 Result<void> write_all(int fd, const char* buf, std::size_t len);
 
 // For O_NONBLOCK descriptors: how many bytes the kernel took (0 = would block).
