@@ -304,19 +304,35 @@ class Push {
     }
     post.may_send = [&]() { return authority; };
     result_.bytes_sent = 0;
+    // A streamed body's length is known only once it has all left: its
+    // meter ends with one frame whose total is what was sent, given when
+    // the remote's answer begins (it answers only after the whole body),
+    // before the remote's lines, and no upload frame follows it.
+    bool upload_closed = false;
+    auto close_upload = [&]() {
+      if (!body.source || upload_closed) return;
+      upload_closed = true;
+      progress("upload", result_.bytes_sent.value_or(0), result_.bytes_sent.value_or(0));
+    };
     post.on_upload = [&](std::uint64_t sent, std::uint64_t total) {
       result_.bytes_sent = sent;
+      if (upload_closed) return;
       // A streamed body's total is 0 (unknown until its end): throttled too.
       progress("upload", sent, total, total == 0 || sent < total);
     };
     transport::SidebandText remote_text(protocol::kMaxRemoteLine);
     post.on_body = [&](std::string_view chunk) -> Result<void> {
+      close_upload();
       auto said = reader.feed(chunk);
       if (!said) return tl::unexpected(said.error());
       for (const auto& text : *said) remote_lines(remote_text.feed(text));
       return {};
     };
     auto up = transport::perform_leg(post);
+    if (up) {
+      result_.bytes_sent = up->bytes_sent;
+      close_upload();
+    }
     flush_progress();
     remote_lines(remote_text.finish());
     result_.upload_ms = ms_since(t_up);

@@ -141,7 +141,10 @@ void ProgressView::close_phase() {
 
 std::string ProgressView::counters(const DeliveryEvent& e) const {
   char buf[128];
-  if (e.phase == "upload") {
+  if (e.phase == "upload" && e.total == 0) {
+    // A streamed body: its length is known only at its end.
+    std::snprintf(buf, sizeof buf, "%s | %s", human_bytes(e.done).c_str(), human_rate(rate_.rate()).c_str());
+  } else if (e.phase == "upload") {
     const auto pct = static_cast<unsigned>(e.total ? e.done * 100 / e.total : 0);
     std::snprintf(buf, sizeof buf, "%3u%% (%s/%s) | %s", pct, human_bytes(e.done).c_str(), human_bytes(e.total).c_str(),
                   human_rate(rate_.rate()).c_str());
