@@ -44,6 +44,12 @@ struct PackResult {
 // objects), os_error (libgit2 failures, sink failures).
 Result<PackResult> build_pack(const PackSpec& spec);
 
+// Whether a push is small enough that libgit2's packbuilder beats starting
+// `git pack-objects` (the automatic engine's choice in the child): the
+// remote has part of this history, and at most `max_commits` commits are
+// missing from it. Errors: as check_gated_object, os_error (libgit2).
+Result<bool> is_small_push(const PackSpec& spec, std::size_t max_commits);
+
 // What `git pack-objects --revs` needs, read with libgit2: the repository's
 // git directory, and its revision lines (the gated id, then ^id for every
 // hidden id this repository has; ids it lacks cannot be named to git).

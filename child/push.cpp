@@ -83,6 +83,7 @@ class Push {
     auto adv = advertise(adv_url);
     if (!adv) return adv.error();
     if (auto ok = settle(*adv); !ok) return ok.error();
+    if (auto ok = choose_engine(*adv); !ok) return ok.error();
     auto body = streams() ? start_stream(*adv) : spool_pack(*adv);
     if (!body) return body.error();
     const std::string post_url = wire::leg_url(job_.remote, wire::Leg::receive_pack);
@@ -193,7 +194,7 @@ class Push {
       return written;
     };
     result_.pack_engine = engine_word();
-    auto pack = job_.pack_git ? build_pack_with_git(spec, *job_.pack_git, job_.scratch_dir) : build_pack(spec);
+    auto pack = pack_git_ ? build_pack_with_git(spec, *pack_git_, job_.scratch_dir) : build_pack(spec);
     flush_progress();
     if (!pack) return stop(wire::DeliveryStatus::failed, pack.error().message);
     result_.objects = pack->objects;
@@ -207,10 +208,24 @@ class Push {
   // docs/auth.md), and only with the git engine (libgit2's packbuilder
   // writes nothing until its whole delta search is done, so streaming it
   // would overlap little; docs/performance.md).
-  bool streams() const { return job_.pack_git.has_value() && !job_.bind_payload; }
+  bool streams() const { return pack_git_.has_value() && !job_.bind_payload; }
+
+  // The pack engine: the job's. An automatic choice of git (pack_auto)
+  // becomes libgit2 for a small push: the remote has part of this history
+  // and lacks at most kSmallPushCommits commits of it, where starting git
+  // costs more than libgit2's whole pack (docs/performance.md). Ends with
+  // failed (the repository could not be walked).
+  Step<void> choose_engine(const transport::Advertisement& adv) {
+    pack_git_ = job_.pack_git;
+    if (!pack_git_ || !job_.pack_auto) return {};
+    auto small = is_small_push(pack_spec(adv), kSmallPushCommits);
+    if (!small) return stop(wire::DeliveryStatus::failed, small.error().message);
+    if (*small) pack_git_.reset();
+    return {};
+  }
 
   // The engine building this delivery's pack, as the result names it.
-  std::string engine_word() const { return job_.pack_git ? "git" : "libgit2"; }
+  std::string engine_word() const { return pack_git_ ? "git" : "libgit2"; }
 
   // The request (T4), and git pack-objects started with its first bytes
   // read: the POST begins only once the pack exists (a pack that cannot be
@@ -224,7 +239,7 @@ class Push {
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     result_.pack_engine = engine_word();
     stream_spec_ = pack_spec(adv);
-    auto stream = GitPackStream::start(stream_spec_, *job_.pack_git, job_.scratch_dir);
+    auto stream = GitPackStream::start(stream_spec_, *pack_git_, job_.scratch_dir);
     if (!stream) return stop(wire::DeliveryStatus::failed, stream.error().message);
     stream_ = std::move(*stream);
     first_.resize(kFirstRead);
@@ -479,6 +494,9 @@ class Push {
   // stream), and the first bytes read before the POST began.
   static constexpr std::size_t kFirstRead = 64 * 1024;
   PackSpec stream_spec_;
+  // The git program whose pack-objects builds the pack; none: libgit2.
+  std::optional<std::string> pack_git_;
+  static constexpr std::size_t kSmallPushCommits = 16;
   std::unique_ptr<GitPackStream> stream_;
   std::string first_;
   std::size_t first_given_ = 0;

@@ -91,6 +91,26 @@ TEST_SUITE("pack-engine") {
     CHECK(fsck_clean(s));
   }
 
+  TEST_CASE(
+      "pack engine auto: a small push onto history the remote has is packed by libgit2; a new history and a long one "
+      "by git") {
+    Setup s(20);
+    s.server.create_bare_repo("r");
+    auto run_auto = [&](const std::string& rev) {
+      auto r = test::run(cli_push(s, rev), {}, test::Stdin::bytes, test::cli_env());
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      CHECK(s.remote_ref("r") == s.rev(rev).substr(0, 40));
+      return outcome_json(r)["pack_engine"].dump();
+    };
+    // A remote with none of this history: git, however short the history.
+    CHECK_MESSAGE(run_auto("HEAD~19") == "\"git\"", std::string("new history packed by the wrong engine"));
+    // One commit on top of what the remote has: libgit2 (starting git costs more).
+    CHECK_MESSAGE(run_auto("HEAD~18") == "\"libgit2\"", std::string("small push not packed by libgit2"));
+    // 18 commits missing, more than the 16 a small push has: git.
+    CHECK_MESSAGE(run_auto("HEAD") == "\"git\"", std::string("long push packed by the wrong engine"));
+    CHECK(fsck_clean(s));
+  }
+
   TEST_CASE("pack engine: a pinned engine is honoured, --pack-engine libgit2 with git on PATH and git after it") {
     Setup s(3);
     s.server.create_bare_repo("r");

@@ -67,6 +67,7 @@ TEST_SUITE("protocol") {
     full.authenticated = true;
     full.allow_http_loopback = true;
     full.pack_git = "/usr/bin/git";
+    full.pack_auto = true;
     full.proxy = "http://127.0.0.1:3128";
     full.update = UpdateMode::expect_old;
     Job forced = sample_job();
@@ -98,6 +99,17 @@ TEST_SUITE("protocol") {
     REQUIRE_FALSE(back.has_value());
     CHECK(back.error().code == Errc::invalid_value);
     CHECK(back.error().message.find("'pack_git'") != std::string::npos);
+  }
+
+  TEST_CASE("a job that lets the child choose its pack engine (pack_auto) without a git to choose is refused") {
+    Job j = sample_job();
+    j.pack_auto = true;
+    auto body = encode(ParentMessage{j});
+    REQUIRE(body.has_value());
+    auto back = decode_parent(*body);
+    REQUIRE_FALSE(back.has_value());
+    CHECK(back.error().code == Errc::invalid_value);
+    CHECK(back.error().message.find("'pack_auto'") != std::string::npos);
   }
 
   TEST_CASE("a job's update mode is a required word; expect_old mode needs expect_old, both ways") {

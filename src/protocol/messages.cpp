@@ -291,6 +291,10 @@ Result<ParentMessage> decode_job(Fields& f) {
   if (m.bind_payload && !m.authenticated) {
     return fail(Errc::invalid_value, "job: field 'bind_payload' needs an authenticated job");
   }
+  std::optional<bool> pack_auto;
+  COURIER_TRY_FIELD(pack_auto, f.opt<bool>("pack_auto"));
+  m.pack_auto = pack_auto.value_or(false);
+  if (m.pack_auto && !m.pack_git) return fail(Errc::invalid_value, "job: field 'pack_auto' needs 'pack_git'");
   std::optional<bool> remote_progress;
   COURIER_TRY_FIELD(remote_progress, f.opt<bool>("remote_progress"));
   m.remote_progress = remote_progress.value_or(false);
@@ -442,6 +446,7 @@ Result<std::string> encode(const ParentMessage& msg) {
           put_opt(j, "pack_git", m.pack_git);
           if (m.remote_progress) j["remote_progress"] = true;
           if (m.bind_payload) j["bind_payload"] = true;
+          if (m.pack_auto) j["pack_auto"] = true;
         } else if constexpr (std::is_same_v<T, Minted>) {
           ambiguous = m.header.has_value() == m.refused.has_value();
           j = {{"type", "minted"}, {"leg", m.leg}};

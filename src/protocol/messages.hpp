@@ -139,6 +139,10 @@ struct Job {
   // the absolute path of the git program whose pack-objects the child runs
   // inside its own kill domain (reusing the repository's stored deltas).
   std::optional<std::string> pack_git;
+  // With pack_git: the host asked for the automatic engine, so the child
+  // builds a small push's pack with libgit2 instead (starting git would
+  // cost more than the whole pack). Absent in a frame: false.
+  bool pack_auto = false;
   // Ask the remote for its progress (the `quiet` capability is not sent):
   // the parent shows it, so it decides (the CLI: when its stderr is a
   // terminal). Absent in a frame: false.

@@ -101,6 +101,7 @@ struct DeliveryHandle::Shared {
   std::string lane;
   std::string remote;                // canonical: no user information, one spelling
   std::optional<wire::Proxy> proxy;  // the request's proxy, read once (its credentials stay here)
+  bool engine_automatic = false;     // the host asked for PackEngine::automatic (the job's pack_auto)
   sys::MonoNs submitted = 0;
   sys::MonoNs deadline = 0;
   std::atomic<int> claim{kQueued};
@@ -427,7 +428,10 @@ struct Executor::Impl {
     }
     so.job.allow_http_loopback = d->req.allow_http_loopback;
     so.job.remote_progress = d->req.remote_progress;
-    if (d->req.pack_engine == PackEngine::git) so.job.pack_git = d->req.git_program;
+    if (d->req.pack_engine == PackEngine::git) {
+      so.job.pack_git = d->req.git_program;
+      so.job.pack_auto = d->engine_automatic;
+    }
     so.deadline = d->deadline;
     so.child_program = opt.child_program;
     so.cgroup = opt.cgroup;
@@ -951,6 +955,7 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
     return handle;
   }
   if (!impl_->admit(d)) return handle;
+  d->engine_automatic = d->req.pack_engine == PackEngine::automatic;
   if (auto engine = seat::resolve_pack_engine(d->req); !engine) {
     d->claim = kRefused;
     d->finish(d->never_dispatched(OutcomeKind::failed, engine.error().message));
