@@ -62,7 +62,9 @@ struct DeliveryEvent {
 enum class PackEngine {
   // git when a usable git is found (git_program, else `git` on this
   // process's PATH, at least git 2.32.0; checked once per process), else
-  // libgit2. Outcome::pack_engine says which ran.
+  // libgit2; with git found, a small push onto history the remote has (at
+  // most 16 commits missing) is still packed by libgit2, which is quicker
+  // than starting git. Outcome::pack_engine says which ran.
   automatic,
   libgit2,  // libgit2's packbuilder, in the child (recomputes every delta)
   git,      // `git pack-objects` started by the child inside its kill domain (reuses stored deltas)
