@@ -19,6 +19,7 @@ using repo::gated_object;
 using repo::git_failure;
 using repo::Object;
 using repo::open_repo;
+using repo::Repo;
 
 namespace {
 
@@ -71,48 +72,60 @@ int on_pack_data(void* buf, std::size_t size, void* payload) {
 
 using Walk = std::unique_ptr<git_revwalk, WalkDeleter>;
 
-// The commits the remote lacks: from the gated object, every id the remote
-// has (and this repository too) hidden; `hidden` counts those.
-Result<Walk> walk_to_send(git_repository* repo, git_object* obj, const PackSpec& spec, std::size_t& hidden) {
+// The commits the remote lacks, walked from the gated object with every id
+// the remote has (and this repository too) hidden; `hidden` counts those.
+// The walk needs its repository and object alive, so they travel with it.
+struct SendWalk {
+  Repo repo;
+  Object obj;
+  Walk walk;
+  std::size_t hidden = 0;
+};
+
+// Errors: as check_gated_object, os_error (libgit2 failures).
+Result<SendWalk> walk_to_send(const PackSpec& spec) {
+  SendWalk out;
+  auto repo = open_repo(spec.repo);
+  if (!repo) return tl::unexpected(repo.error());
+  out.repo = std::move(*repo);
+  auto obj = gated_object(out.repo.get(), spec.oid);
+  if (!obj) return tl::unexpected(obj.error());
+  out.obj = std::move(*obj);
   git_revwalk* raw_walk = nullptr;
-  if (git_revwalk_new(&raw_walk, repo) != 0) return tl::unexpected(git_failure("git_revwalk_new"));
-  Walk walk(raw_walk);
-  git_revwalk_sorting(walk.get(), GIT_SORT_TOPOLOGICAL);
-  if (git_revwalk_push(walk.get(), git_object_id(obj)) != 0) {
+  if (git_revwalk_new(&raw_walk, out.repo.get()) != 0) return tl::unexpected(git_failure("git_revwalk_new"));
+  out.walk.reset(raw_walk);
+  git_revwalk_sorting(out.walk.get(), GIT_SORT_TOPOLOGICAL);
+  if (git_revwalk_push(out.walk.get(), git_object_id(out.obj.get())) != 0) {
     return tl::unexpected(git_failure("revwalk from " + spec.oid));
   }
   git_odb* odb = nullptr;
-  if (git_repository_odb(&odb, repo) != 0) return tl::unexpected(git_failure("git_repository_odb"));
+  if (git_repository_odb(&odb, out.repo.get()) != 0) return tl::unexpected(git_failure("git_repository_odb"));
   for (const auto& hex : spec.hide) {
     git_oid id;
     if (git_oid_fromstr(&id, hex.c_str()) != 0 || !git_odb_exists(odb, &id)) continue;
     // Hiding a non-commit (a tag of a tree, a blob) is not possible and not
     // needed: it cannot be an ancestor of our commit.
-    if (git_revwalk_hide(walk.get(), &id) == 0) {
-      ++hidden;
+    if (git_revwalk_hide(out.walk.get(), &id) == 0) {
+      ++out.hidden;
     } else {
       git_error_clear();
     }
   }
   git_odb_free(odb);
-  return walk;
+  return out;
 }
 
 }  // namespace
 
 Result<bool> is_small_push(const PackSpec& spec, std::size_t max_commits) {
-  auto repo = open_repo(spec.repo);
-  if (!repo) return tl::unexpected(repo.error());
-  auto obj = gated_object(repo->get(), spec.oid);
-  if (!obj) return tl::unexpected(obj.error());
-  std::size_t hidden = 0;
-  auto walk = walk_to_send(repo->get(), obj->get(), spec, hidden);
+  auto walk = walk_to_send(spec);
   if (!walk) return tl::unexpected(walk.error());
+  const std::size_t hidden = walk->hidden;
   // A remote that has none of this history gets all of it: never small.
   if (hidden == 0) return false;
   git_oid id;
   std::size_t commits = 0;
-  while (git_revwalk_next(&id, walk->get()) == 0) {
+  while (git_revwalk_next(&id, walk->walk.get()) == 0) {
     if (++commits > max_commits) return false;
   }
   git_error_clear();
@@ -139,28 +152,24 @@ Result<GitPackPlan> plan_git_pack(const PackSpec& spec) {
 }
 
 Result<PackResult> build_pack(const PackSpec& spec) {
-  auto repo = open_repo(spec.repo);
-  if (!repo) return tl::unexpected(repo.error());
-  auto obj = gated_object(repo->get(), spec.oid);
-  if (!obj) return tl::unexpected(obj.error());
-
-  std::size_t hidden = 0;
-  auto walk = walk_to_send(repo->get(), obj->get(), spec, hidden);
+  auto walk = walk_to_send(spec);
   if (!walk) return tl::unexpected(walk.error());
+  git_repository* repo = walk->repo.get();
+  git_object* obj = walk->obj.get();
 
   git_packbuilder* raw_pb = nullptr;
-  if (git_packbuilder_new(&raw_pb, repo->get()) != 0) return tl::unexpected(git_failure("git_packbuilder_new"));
+  if (git_packbuilder_new(&raw_pb, repo) != 0) return tl::unexpected(git_failure("git_packbuilder_new"));
   std::unique_ptr<git_packbuilder, BuilderDeleter> pb(raw_pb);
   git_packbuilder_set_threads(pb.get(), 0);  // as many as there are cores
   Progress progress;
   progress.spec = &spec;
   git_packbuilder_set_callbacks(pb.get(), on_pack_progress, &progress);
-  if (git_packbuilder_insert_walk(pb.get(), walk->get()) != 0) {
+  if (git_packbuilder_insert_walk(pb.get(), walk->walk.get()) != 0) {
     if (progress.expired) return fail(Errc::leg_timeout, "the deadline passed while gathering objects");
     return tl::unexpected(git_failure("gathering objects"));
   }
-  if (git_object_type(obj->get()) == GIT_OBJECT_TAG) {
-    if (git_packbuilder_insert(pb.get(), git_object_id(obj->get()), nullptr) != 0) {
+  if (git_object_type(obj) == GIT_OBJECT_TAG) {
+    if (git_packbuilder_insert(pb.get(), git_object_id(obj), nullptr) != 0) {
       return tl::unexpected(git_failure("adding the tag object"));
     }
   }

@@ -184,6 +184,23 @@ std::size_t on_write(char* data, std::size_t size, std::size_t n, void* p) {
   return len;
 }
 
+// T3: the deadline and authority are checked before every chunk of a body,
+// spooled or streamed. True (and the transfer marked as ended by us) when
+// no more may be sent.
+bool must_stop_sending(Transfer* t) {
+  if (sys::mono_now_ns() < t->opt->deadline && (!t->opt->may_send || t->opt->may_send())) return false;
+  t->aborted_by_sender = true;
+  return true;
+}
+
+// The next bytes of the request's pkt-line prefix (commands, capabilities).
+std::size_t copy_prefix(Transfer* t, char* buf, std::size_t room) {
+  const auto& prefix = t->opt->body_prefix;
+  const std::size_t out = std::min<std::size_t>(room, prefix.size() - static_cast<std::size_t>(t->sent));
+  std::memcpy(buf, prefix.data() + t->sent, out);
+  return out;
+}
+
 // A streamed body: the prefix, then the source's bytes until it says the
 // end. The read callback blocks inside the source (bounded by the
 // deadline) rather than answering CURL_READFUNC_PAUSE: with the easy
@@ -193,15 +210,10 @@ std::size_t on_write(char* data, std::size_t size, std::size_t n, void* p) {
 // authority are checked before every chunk, as for a spooled body (T3).
 std::size_t read_streamed(Transfer* t, char* buf, std::size_t room) {
   if (t->body_ended) return 0;
-  if (sys::mono_now_ns() >= t->opt->deadline || (t->opt->may_send && !t->opt->may_send())) {
-    t->aborted_by_sender = true;
-    return CURL_READFUNC_ABORT;
-  }
+  if (must_stop_sending(t)) return CURL_READFUNC_ABORT;
   std::size_t out = 0;
-  const auto& prefix = t->opt->body_prefix;
-  if (t->sent < prefix.size()) {
-    out = std::min<std::size_t>(room, prefix.size() - static_cast<std::size_t>(t->sent));
-    std::memcpy(buf, prefix.data() + t->sent, out);
+  if (t->sent < t->opt->body_prefix.size()) {
+    out = copy_prefix(t, buf, room);
   } else {
     auto r = t->opt->body_source(buf, room);
     if (!r) {
@@ -224,16 +236,11 @@ std::size_t on_read(char* buf, std::size_t size, std::size_t n, void* p) {
   const std::size_t room = size * n;
   if (t->opt->body_source) return read_streamed(t, buf, room);
   if (t->sent >= t->opt->body_len) return 0;
-  // T3: the deadline and authority are checked before every chunk.
-  if (sys::mono_now_ns() >= t->opt->deadline || (t->opt->may_send && !t->opt->may_send())) {
-    t->aborted_by_sender = true;
-    return CURL_READFUNC_ABORT;
-  }
+  if (must_stop_sending(t)) return CURL_READFUNC_ABORT;
   std::size_t out = 0;
   const auto& prefix = t->opt->body_prefix;
   if (t->sent < prefix.size()) {
-    out = std::min<std::size_t>(room, prefix.size() - static_cast<std::size_t>(t->sent));
-    std::memcpy(buf, prefix.data() + t->sent, out);
+    out = copy_prefix(t, buf, room);
   } else {
     const std::uint64_t offset = t->sent - prefix.size();
     const std::uint64_t left = t->opt->body_len - t->sent;
