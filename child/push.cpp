@@ -352,7 +352,6 @@ class Push {
     remote_lines(remote_text.finish());
     result_.upload_ms = ms_since(t_up);
     if (!up) return stop(status_for(up.error()), up.error().message);
-    result_.bytes_sent = up->bytes_sent;
     if (auto ok = transport::check_result_content_type(up->content_type); !ok) {
       return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
     }
