@@ -235,6 +235,7 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
     }
     by_id_[d->id] = d;
     order_.push_back(d->id);
+    live_set_[d->impl.get()] = d->impl;
     ++live_;
     ++queued_;
     forget_old_locked();
@@ -267,6 +268,7 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
       {
         std::lock_guard<std::mutex> lock(mu_);
         by_id_.erase(d->id);
+        live_set_.erase(d->impl.get());
         --live_;
         --queued_;
       }
@@ -379,8 +381,13 @@ void Deliveries::finished(Delivery::Impl& d) {
              {"outcome", outcome_name(o->kind)},
              {"remote_effect", remote_effect_name(o->remote_effect)},
              {"reason", o->reason}});
+  std::shared_ptr<Delivery::Impl> keep;  // released after the lock
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = live_set_.find(&d); it != live_set_.end()) {
+      keep = std::move(it->second);
+      live_set_.erase(it);
+    }
     --live_;
     if (was_waiting) --queued_;
     if (is_unconfirmed(o->kind)) ++unconfirmed_;
@@ -503,13 +510,20 @@ bool Deliveries::wait_idle(std::chrono::steady_clock::time_point until) const {
 }
 
 void Deliveries::revoke_all(const std::string& cause) {
-  std::vector<std::shared_ptr<Delivery>> all;
+  std::vector<std::shared_ptr<Delivery::Impl>> all;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, d] : by_id_) all.push_back(d);
+    for (auto& [key, d] : live_set_) all.push_back(d);
   }
+  log_event(LogLevel::info, "revoke_all", {{"live", all.size()}, {"cause", cause}});
   for (auto& d : all) {
-    if (!d->outcome()) (void)revoke(d->id, cause);
+    bool has_handle = false;
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      has_handle = d->has_handle;
+      if (!has_handle) d->revoke_cause = cause;
+    }
+    if (has_handle) d->handle.revoke(cause);
   }
 }
 

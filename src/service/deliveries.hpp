@@ -156,6 +156,9 @@ class Deliveries {
   mutable std::condition_variable idle_cv_;
   std::map<std::string, std::shared_ptr<Delivery>> by_id_;
   std::vector<std::string> order_;  // ids, oldest first
+  // Every delivery not yet finished, owned here whatever the index holds, so
+  // that each one's end is counted and the drain can revoke it.
+  std::map<const Delivery::Impl*, std::shared_ptr<Delivery::Impl>> live_set_;
   std::size_t live_ = 0;
   std::size_t queued_ = 0;
   std::uint64_t unconfirmed_ = 0;
