@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
-#include "service/outcome_json.hpp"
+#include "report/outcome_json.hpp"
 
 namespace courier::cli {
 
@@ -127,6 +127,7 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
 }  // namespace
 
 std::string hint_for(const Outcome& o, const DeliveryFacts& f) {
+  if (f.hint) return *f.hint;
   if (o.kind != OutcomeKind::auth_failed) return "";
   const std::string& auth = f.auth;
   const bool forbidden = o.reason.find("answered 403") != std::string::npos;
@@ -165,8 +166,7 @@ std::string json_usage(const std::string& message) {
 }
 
 std::string json_report(const Outcome& o, const DeliveryFacts& f) {
-  return service::outcome_json(o, service::OutcomeFacts{f.remote, f.ref, f.oid, hint_for(o, f)})
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return report::outcome_json(o, report::OutcomeFacts{f.remote, f.ref, f.oid, hint_for(o, f)});
 }
 
 }  // namespace courier::cli

@@ -5,7 +5,7 @@
 
 #include "journal/journal.hpp"
 #include "repo/repository.hpp"
-#include "service/outcome_json.hpp"
+#include "report/outcome_json.hpp"
 #include "transport/oid.hpp"
 #include "transport/refname.hpp"
 #include "wire/grammar.hpp"
@@ -203,7 +203,7 @@ tl::expected<SubmitInput, Refusal> submission(const json& body, const ApiConfig&
 }
 
 json outcome_doc(const Outcome& o, const std::string& remote, const std::string& ref, const std::string& oid) {
-  return outcome_json(o, OutcomeFacts{remote, ref, oid, {}});
+  return report::outcome_to_json(o, report::OutcomeFacts{remote, ref, oid, std::nullopt});
 }
 
 std::optional<Outcome> recorded_outcome(const journal::Record& r) {

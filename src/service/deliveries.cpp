@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "seat/admission.hpp"
-#include "service/outcome_json.hpp"
+#include "report/outcome_json.hpp"
 #include "service/service_log.hpp"
 #include "sys/clock.hpp"
 
@@ -12,7 +12,7 @@ namespace courier::service {
 
 struct Delivery::Impl {
   std::string id;
-  OutcomeFacts facts;
+  report::OutcomeFacts facts;
   mutable std::mutex mu;
   DeliveryHandle handle;  // set once, right after submit()
   bool has_handle = false;
@@ -216,7 +216,7 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
   d->credential = in.credential;
   d->submitted_unix_ms = journal::wall_now_ms();
   d->impl->id = d->id;
-  d->impl->facts = OutcomeFacts{d->remote, d->ref, d->oid, {}};
+  d->impl->facts = report::OutcomeFacts{d->remote, d->ref, d->oid, std::nullopt};
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = by_id_.find(d->id);
@@ -370,7 +370,7 @@ void Deliveries::finished(Delivery::Impl& d) {
     d.waiting = false;
     nlohmann::json j;
     j["event"] = "finished";
-    j["outcome"] = outcome_json(*o, d.facts);
+    j["outcome"] = report::outcome_to_json(*o, d.facts);
     d.ended = true;
     d.push_locked(std::move(j));
   }
