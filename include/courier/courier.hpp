@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -95,6 +96,23 @@ struct DeliveryRequest {
   // Budget from submission: the absolute deadline is fixed at submit() (D1),
   // and waiting for the lane counts against it.
   std::chrono::milliseconds budget{150'000};
+  // An absolute deadline instead of `budget`: a wall-clock instant in
+  // milliseconds since the epoch. The turn's monotonic deadline (D1) is
+  // derived from it once, at submit(), and the journal records exactly this
+  // instant, so a delivery resubmitted after a crash keeps its first
+  // deadline (never extended). One already past when submit() is called
+  // ends the delivery `deadline_killed` before dispatch (no child, the
+  // reason says the deadline had passed before it was submitted).
+  std::optional<std::int64_t> deadline_unix_ms;
+  // With a journal: text of a JSON object (or empty) recorded with the
+  // `submitted` entry as its field "note" and read back as
+  // journal::Submission::note (compact form). It is the host's, for what
+  // it needs to resubmit the delivery after a crash (the service keeps its
+  // credential's name and update mode there). Never a secret: the journal
+  // is readable by whoever may read its file. Text that is not a JSON
+  // object, or longer than kMaxJournalNote, ends the delivery `failed`
+  // before dispatch, nothing journalled. Without a journal it is ignored.
+  std::string journal_note;
   std::optional<std::string> ca_file;
   // An HTTP proxy to reach the remote through, as a CONNECT tunnel (T1):
   // "http://[USER:PASSWORD@]HOST[:PORT]" (no scheme: http://; no port:
@@ -139,6 +157,9 @@ struct DeliveryRequest {
   // executor's worker, which they do hold while they run.
   std::function<void(const DeliveryEvent&)> on_event;
 };
+
+// The longest DeliveryRequest::journal_note accepted (bytes).
+inline constexpr std::size_t kMaxJournalNote = 16 * 1024;
 
 // One advertisement GET of `remote` after a delivery's turn ended (J2, J3):
 // the host's own credential and trust settings, a budget of its own. The

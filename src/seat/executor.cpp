@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <future>
@@ -104,6 +105,11 @@ struct DeliveryHandle::Shared {
   bool engine_automatic = false;     // the host asked for PackEngine::automatic (the job's pack_auto)
   sys::MonoNs submitted = 0;
   sys::MonoNs deadline = 0;
+  // The deadline as the journal records it (wall clock, ms since the epoch):
+  // the request's own when it gave one, so a resubmission keeps it exactly.
+  std::int64_t deadline_unix_ms = 0;
+  // Admitted as the next attempt of one interrupted before its claim (J4).
+  bool resumed = false;
   std::atomic<int> claim{kQueued};
 
   mutable std::mutex mu;
@@ -515,7 +521,12 @@ struct Executor::Impl {
   // back and the delivery is finished; a warm child taken for it stays warm.
   bool claim(const std::shared_ptr<DeliveryHandle::Shared>& d, std::shared_ptr<WarmSlot>& warm_slot) {
     int expected = kQueued;
-    if (!d->claim.compare_exchange_strong(expected, kClaimed)) {
+    // D1: a deadline that passed while it waited for its seat is expired
+    // here, not claimed: no claimed entry, no child (warm or cold) for it.
+    if (sys::mono_now_ns() >= d->deadline && d->claim.compare_exchange_strong(expected, kExpired)) {
+      expected = kExpired;
+    }
+    if (expected != kQueued || !d->claim.compare_exchange_strong(expected, kClaimed)) {
       if (warm_slot) keep_warm(std::move(warm_slot));
       Outcome o;
       {
@@ -744,8 +755,16 @@ struct Executor::Impl {
     sub.ref = d->req.ref;
     sub.oid = d->req.oid;
     sub.expect_old = d->req.expect_old;
-    sub.deadline_unix_ms = journal::wall_now_ms() + (d->deadline - d->submitted) / sys::kNsPerMs;
+    sub.deadline_unix_ms = d->deadline_unix_ms;
     sub.submitter = self;
+    // The host's note: a JSON object, or nothing is journalled.
+    auto note = journal::compact_note(d->req.journal_note, kMaxJournalNote);
+    if (!note) {
+      d->claim = kRefused;
+      d->finish(d->never_dispatched(OutcomeKind::failed, note.error().message));
+      return false;
+    }
+    sub.note = std::move(*note);
     seat::Admission a = seat::admit(*journal, sub);
     d->claim = a.verdict == seat::Admission::Verdict::run ? kQueued : kRefused;
     if (a.verdict == seat::Admission::Verdict::replay) {
@@ -765,7 +784,32 @@ struct Executor::Impl {
       d->req.expect_old = a.expect_old;
       d->req.update = UpdateMode::expect_old;
     }
+    d->resumed = a.resumed;
     d->record.bind(journal, a.attempt);
+    return true;
+  }
+
+  // D1: a delivery admitted with its deadline already behind it ends here,
+  // before any queue, claim or child, saying why. True when it did.
+  static bool expired_at_submit(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    const sys::MonoNs now = sys::mono_now_ns();
+    if (now < d->deadline) return false;
+    int expected = kQueued;
+    if (!d->claim.compare_exchange_strong(expected, kExpired)) return false;
+    const std::int64_t late_ms = d->req.deadline_unix_ms ? std::max<std::int64_t>(0, journal::wall_now_ms() -
+                                                                                             *d->req.deadline_unix_ms)
+                                                         : (now - d->deadline) / sys::kNsPerMs;
+    std::string why;
+    if (d->resumed) {
+      why = "the deadline passed while nothing ran this delivery: its previous attempt was interrupted before "
+            "dispatch (the process that queued it stopped), and it was submitted again " +
+            std::to_string(late_ms) + " ms after its deadline";
+    } else if (d->req.deadline_unix_ms) {
+      why = "the deadline had passed " + std::to_string(late_ms) + " ms before the delivery was submitted";
+    } else {
+      why = "the budget (" + std::to_string(d->req.budget.count()) + " ms) ran out before the delivery was queued";
+    }
+    d->finish(d->never_dispatched(OutcomeKind::deadline_killed, why + "; no child was spawned"));
     return true;
   }
 };
@@ -923,7 +967,19 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
   auto d = std::make_shared<DeliveryHandle::Shared>();
   d->id = impl_->next_id++;
   d->submitted = sys::mono_now_ns();
-  d->deadline = sys::mono_after_ms(d->submitted, static_cast<std::int64_t>(request.budget.count()));
+  // D1: one absolute instant, fixed now. An absolute deadline is carried
+  // over to the monotonic clock once; a budget counts from now.
+  const std::int64_t wall_now = journal::wall_now_ms();
+  std::int64_t budget_ms = static_cast<std::int64_t>(request.budget.count());
+  if (request.deadline_unix_ms && __builtin_sub_overflow(*request.deadline_unix_ms, wall_now, &budget_ms)) {
+    budget_ms = *request.deadline_unix_ms < 0 ? 0 : INT64_MAX;  // absurd either way: past, or never
+  }
+  d->deadline = sys::mono_after_ms(d->submitted, budget_ms);
+  if (request.deadline_unix_ms) {
+    d->deadline_unix_ms = *request.deadline_unix_ms;
+  } else if (__builtin_add_overflow(wall_now, budget_ms, &d->deadline_unix_ms)) {
+    d->deadline_unix_ms = INT64_MAX;
+  }
   d->req = std::move(request);
   d->exec = impl_;
   DeliveryHandle handle(d);
@@ -955,6 +1011,7 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
     return handle;
   }
   if (!impl_->admit(d)) return handle;
+  if (Impl::expired_at_submit(d)) return handle;
   d->engine_automatic = d->req.pack_engine == PackEngine::automatic;
   if (auto engine = seat::resolve_pack_engine(d->req); !engine) {
     d->claim = kRefused;
