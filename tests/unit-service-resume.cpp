@@ -12,9 +12,12 @@
 
 #include "journal/journal.hpp"
 #include "push_setup.hpp"
+#include "service/resume.hpp"
 #include "sys/clock.hpp"
 #include "sys/events.hpp"
+#include "sys/process.hpp"
 #include "sys/spawn.hpp"
+#include "wire/remote.hpp"
 
 using namespace courier;
 using nlohmann::json;
@@ -328,5 +331,75 @@ TEST_SUITE("service-resume") {
     CHECK(ex.spawned() == 0);
     CHECK(s.posts("r") == posts_before);
     CHECK(s.remote_ref("r", "refs/heads/b").empty());
+  }
+
+  TEST_CASE(
+      "J4 D1: the queued deliveries a dead service left are found before recovery and, submitted again with their "
+      "first deadline, delivered once; dispatched, revoked and CLI deliveries are not resumed") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    auto me = journal::identify(sys::self_pid());
+    REQUIRE(me.has_value());
+    auto remote = wire::parse_remote(s.server.url("r"));
+    REQUIRE(remote.has_value());
+    const std::int64_t first_deadline = sys::wall_now_ms() + 60'000;
+    service::ServiceNote force;
+    force.update = UpdateMode::force;
+    {
+      auto j = journal::open_sqlite(s.journal_path);
+      REQUIRE(j.has_value());
+      // Journalled by "this pid" with another start time: a process that is gone.
+      auto submit = [&](const std::string& id, const std::string& ref, std::int64_t deadline, std::string note) {
+        journal::Submission sub;
+        sub.id = id;
+        sub.repo = s.source;
+        sub.remote = remote->canonical;
+        sub.lane = remote->lane;
+        sub.ref = ref;
+        sub.oid = s.tip;
+        sub.deadline_unix_ms = deadline;
+        sub.submitter = *me;
+        sub.submitter.start_ticks += 1;
+        sub.note = std::move(note);
+        REQUIRE((*j)->submit(sub, journal::wall_now_ms()).has_value());
+      };
+      submit("svc-queued", "refs/heads/q", first_deadline, service::note_text(force));
+      submit("svc-late", "refs/heads/l", sys::wall_now_ms() - 1'000, service::note_text({}));
+      submit("svc-claimed", "refs/heads/c", first_deadline, service::note_text({}));
+      REQUIRE((*j)->append("svc-claimed", {journal::Step::claimed, 1, journal::wall_now_ms(), "{}"}, false));
+      submit("svc-revoked", "refs/heads/v", first_deadline, service::note_text({}));
+      REQUIRE((*j)->append("svc-revoked",
+                           {journal::Step::revoke_requested, 1, journal::wall_now_ms(), R"({"cause":"x"})"}, true));
+      submit("cli-queued", "refs/heads/x", first_deadline, "");
+      auto left = service::find_left_behind(**j);
+      REQUIRE_MESSAGE(left.has_value(), left.error().message);
+      std::vector<std::string> ids;
+      for (const auto& lb : *left) ids.push_back(lb.submission.id);
+      CHECK(ids == std::vector<std::string>{"svc-queued", "svc-late"});
+      REQUIRE(left->size() == 2);
+      CHECK((*left)[0].note.update == UpdateMode::force);
+      Executor ex(s.journalled());
+      REQUIRE(ex.recovered_at_start().has_value());
+      CHECK(ex.recovered_at_start()->size() == 5);
+      std::vector<Outcome> outs;
+      for (const auto& lb : *left) {
+        DeliveryRequest r = service::rebuild_request(lb);
+        r.ca_file = s.server.ca_file();
+        outs.push_back(ex.submit(std::move(r)).wait());
+      }
+      CHECK_MESSAGE(outs[0].kind == OutcomeKind::delivered, outs[0].reason);
+      CHECK(outs[0].attempt == 2);
+      CHECK(s.remote_ref("r", "refs/heads/q") == s.tip);
+      CHECK_MESSAGE(outs[1].kind == OutcomeKind::deadline_killed, outs[1].reason);
+      CHECK(outs[1].remote_effect == RemoteEffect::none);
+      CHECK_MESSAGE(contains(outs[1].reason, "passed while nothing ran this delivery"), outs[1].reason);
+      CHECK(s.posts("r") == 1);
+      const auto q = s.record("svc-queued");
+      CHECK_MESSAGE(q.submission.deadline_unix_ms == first_deadline, "the resumed attempt got another deadline");
+      CHECK(service::note_from(q.submission.note).has_value());
+      auto again = service::find_left_behind(**j);
+      REQUIRE(again.has_value());
+      CHECK(again->empty());
+    }
   }
 }

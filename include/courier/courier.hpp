@@ -195,6 +195,12 @@ struct ExecutorOptions {
   // new warm child is then spawned. It is killed and confirmed like any
   // other child when the executor shuts down.
   bool warm_child = false;
+  // Keep this many warm children ready (0: as warm_child says, none or
+  // one). Each is spawned ahead of need as above; one used by a delivery is
+  // replaced, and each is killed and confirmed at shutdown. A host that
+  // runs several deliveries at once on different lanes (a service with
+  // several workers) wants about as many warm children as workers.
+  std::size_t warm_children = 0;
   // Make this process a child subreaper (PR_SET_CHILD_SUBREAPER, process-wide,
   // never turned off again) so that a delivery's orphaned descendants come
   // back to it wherever they moved their session, process group or cgroup,
@@ -278,10 +284,17 @@ class Executor {
   // with the reason. No child exists in either case.
   DeliveryHandle submit(DeliveryRequest request);
 
-  // The warm child waiting for a job, if any (0: none ready).
+  // A warm child waiting for a job, if any (0: none ready).
   std::int64_t warm_child_pid() const;
   // Waits until a warm child has said hello (or the timeout); its pid or 0.
   std::int64_t wait_warm_child(std::chrono::milliseconds timeout) const;
+  // How many warm children have said hello and wait for a job now.
+  std::size_t warm_ready() const;
+  // Waits until at least `n` warm children are ready (or the timeout);
+  // returns how many are.
+  std::size_t wait_warm_ready(std::size_t n, std::chrono::milliseconds timeout) const;
+  // The pids of the warm children ready now.
+  std::vector<std::int64_t> warm_child_pids() const;
 
   // Recovery (J3): every journalled delivery without `finished` whose
   // submitting process is gone (pid + start time + boot id) and whose lane

@@ -180,11 +180,18 @@ struct WarmSlot {
     sup->revoke(why);
     if (thread.joinable()) thread.join();
   }
+  // Its supervisor has returned: the child is gone (it died before any job).
+  bool gone() const { return outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+  // Said hello and still there: a job can be handed to it.
+  bool usable() const { return sup->ready() && !gone(); }
 };
 
 struct Executor::Impl {
   ExecutorOptions opt;
-  std::shared_ptr<WarmSlot> warm;  // under mu
+  // The warm children (under mu): at most warm_target(), plus how many are
+  // being spawned to join them.
+  std::vector<std::shared_ptr<WarmSlot>> warm;
+  std::size_t warm_starting = 0;
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::shared_ptr<DeliveryHandle::Shared>> queue;
@@ -352,9 +359,29 @@ struct Executor::Impl {
     cv.notify_all();
   }
 
-  // Spawns the next warm child (in the background) if warm children are on.
+  // How many warm children to keep: warm_children, or one for warm_child.
+  std::size_t warm_target() const {
+    return std::max(opt.warm_children, opt.warm_child ? std::size_t{1} : std::size_t{0});
+  }
+
+  // Under mu: whether one more warm child has a place in the pool.
+  bool warm_has_room() const { return !stopping && warm.size() + warm_starting < warm_target(); }
+
+  // Under mu: how many warm children could take a job now.
+  std::size_t warm_usable() const {
+    return static_cast<std::size_t>(
+        std::count_if(warm.begin(), warm.end(), [](const std::shared_ptr<WarmSlot>& w) { return w->usable(); }));
+  }
+
+  // Spawns one more warm child (in the background) when the pool has room
+  // for it: the room is reserved first, so concurrent calls never spawn a
+  // child only to retire it.
   void start_warm() {
-    if (!opt.warm_child) return;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!warm_has_room()) return;
+      ++warm_starting;
+    }
     SupervisorOptions wo;
     wo.warm = true;
     wo.child_program = opt.child_program;
@@ -372,17 +399,15 @@ struct Executor::Impl {
     auto slot = std::make_shared<WarmSlot>();
     slot->sup = std::make_shared<Supervisor>(std::move(wo));
     slot->thread = std::thread([s = slot.get()] { s->done.set_value(s->sup->run()); });
-    std::shared_ptr<WarmSlot> old;
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (stopping) {
-        old = std::move(slot);
-      } else {
-        old = std::move(warm);
-        warm = std::move(slot);
+      --warm_starting;
+      if (!stopping) {
+        warm.push_back(std::move(slot));
+        return;
       }
     }
-    if (old) old->retire("the executor is shutting down");
+    slot->retire("the executor is shutting down");
   }
 
   // Makes `sup` the one a revocation of `d` reaches, and passes on a
@@ -397,21 +422,45 @@ struct Executor::Impl {
     if (!revoked_reason.empty()) sup->revoke(revoked_reason);
   }
 
-  // Puts an unused warm child back in its slot; one that has no place there
-  // (the executor is stopping, or a new one took its place) is retired.
+  // Puts an unused warm child back in the pool; one that has no place
+  // there (the executor is stopping, or new ones took its place) is retired.
   void keep_warm(std::shared_ptr<WarmSlot> slot) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (!warm && !stopping) warm = std::move(slot);
+      if (warm_has_room()) {
+        warm.push_back(std::move(slot));
+        cv.notify_all();
+        return;
+      }
     }
-    if (slot) slot->retire("not needed");
+    slot->retire("not needed");
   }
 
-  // A ready warm child, taken out of its slot (or null).
+  // A ready warm child, taken out of the pool (or null). Warm children that
+  // died waiting are removed on the way (their stop is confirmed by their
+  // own supervisor) and replaced.
   std::shared_ptr<WarmSlot> take_warm() {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!warm || !warm->sup->ready()) return nullptr;
-    return std::move(warm);
+    std::shared_ptr<WarmSlot> got;
+    std::vector<std::shared_ptr<WarmSlot>> dead;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (auto it = warm.begin(); it != warm.end();) {
+        if ((*it)->gone()) {
+          dead.push_back(std::move(*it));
+        } else if (!got && (*it)->sup->ready()) {
+          got = std::move(*it);
+        } else {
+          ++it;
+          continue;
+        }
+        it = warm.erase(it);
+      }
+    }
+    for (auto& slot : dead) {
+      slot->retire("gone before any job");
+      start_warm();
+    }
+    return got;
   }
 
   // The supervisor's options for one turn: the delivery's job and deadline
@@ -555,7 +604,7 @@ struct Executor::Impl {
   // outcome is the turn's. Null when the warm child did not run this
   // delivery (revoked before the hand-over, refused the job, or gone before
   // it took it): `sup` is then a fresh cold supervisor that a revocation of
-  // `d` reaches. Spawns the next warm child.
+  // `d` reaches. Spawns the warm child that takes its place in the pool.
   std::optional<Outcome> run_warm(const std::shared_ptr<DeliveryHandle::Shared>& d, const SupervisorOptions& so,
                                   std::shared_ptr<Supervisor>& sup, std::shared_ptr<WarmSlot> warm_slot) {
     // A revocation that came in after the claim but before the job was
@@ -575,6 +624,9 @@ struct Executor::Impl {
     std::optional<Outcome> o;
     if (sup->assign(so)) {
       adopt(d, sup);
+      // Its place in the pool is filled now, while it works: the next
+      // delivery finds a warm child ready without waiting for this one.
+      start_warm();
       o = warm_slot->outcome.get();
       warm_slot->thread.join();
       // Assigned but gone before it took the job: it never had this
@@ -582,8 +634,8 @@ struct Executor::Impl {
       if (!o->warm) o.reset();
     } else {
       warm_slot->retire("could not take a job");
+      start_warm();
     }
-    start_warm();
     if (!o) {
       sup = std::make_shared<Supervisor>(so);
       adopt(d, sup);
@@ -930,7 +982,7 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   impl_->expiry_timer = std::move(*timer);
   impl_->open_journal();
   for (std::size_t i = 0; i < impl_->opt.workers; ++i) impl_->workers.emplace_back([this] { impl_->worker(); });
-  impl_->start_warm();
+  for (std::size_t i = 0; i < impl_->warm_target(); ++i) impl_->start_warm();
   impl_->scheduler = std::thread([this] { impl_->schedule(); });
 }
 
@@ -949,12 +1001,13 @@ Executor::~Executor() {
   }
   impl_->wake_scheduler();
   for (auto& w : impl_->workers) w.join();
-  std::shared_ptr<WarmSlot> warm;
+  std::vector<std::shared_ptr<WarmSlot>> warm;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     warm = std::move(impl_->warm);
+    impl_->warm.clear();
   }
-  if (warm) warm->retire("the executor is shutting down");
+  for (auto& slot : warm) slot->retire("the executor is shutting down");
   impl_->wake_scheduler();
   impl_->scheduler.join();
   std::lock_guard<std::mutex> lock(g_retained_mu);
@@ -1042,13 +1095,33 @@ const Result<std::vector<Outcome>>& Executor::recovered_at_start() const { retur
 
 std::int64_t Executor::wait_warm_child(std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lock(impl_->mu);
-  impl_->cv.wait_for(lock, timeout, [&] { return impl_->warm && impl_->warm->sup->ready(); });
-  return impl_->warm && impl_->warm->sup->ready() ? impl_->warm->sup->child_pid() : 0;
+  impl_->cv.wait_for(lock, timeout, [&] { return impl_->warm_usable() > 0; });
+  for (const auto& w : impl_->warm) {
+    if (w->usable()) return w->sup->child_pid();
+  }
+  return 0;
 }
 
-std::int64_t Executor::warm_child_pid() const {
+std::int64_t Executor::warm_child_pid() const { return wait_warm_child(std::chrono::milliseconds(0)); }
+
+std::size_t Executor::warm_ready() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->warm && impl_->warm->sup->ready() ? impl_->warm->sup->child_pid() : 0;
+  return impl_->warm_usable();
+}
+
+std::size_t Executor::wait_warm_ready(std::size_t n, std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->cv.wait_for(lock, timeout, [&] { return impl_->warm_usable() >= n; });
+  return impl_->warm_usable();
+}
+
+std::vector<std::int64_t> Executor::warm_child_pids() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<std::int64_t> out;
+  for (const auto& w : impl_->warm) {
+    if (w->usable()) out.push_back(w->sup->child_pid());
+  }
+  return out;
 }
 const std::string& Executor::lane_dir() const { return impl_->opt.lane_dir; }
 
