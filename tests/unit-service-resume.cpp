@@ -12,6 +12,8 @@
 
 #include "journal/journal.hpp"
 #include "push_setup.hpp"
+#include "service/deliveries.hpp"
+#include "service/metrics.hpp"
 #include "service/resume.hpp"
 #include "sys/clock.hpp"
 #include "sys/events.hpp"
@@ -378,14 +380,26 @@ TEST_SUITE("service-resume") {
       CHECK(ids == std::vector<std::string>{"svc-queued", "svc-late"});
       REQUIRE(left->size() == 2);
       CHECK((*left)[0].note.update == UpdateMode::force);
+      // The service's order: left-behind found, then the registry and the
+      // Executor (its recovery finishes all five interrupted), then resumed.
+      service::Metrics metrics;
+      auto own = journal::open_sqlite(s.journal_path);
+      REQUIRE(own.has_value());
+      service::RegistryOptions ro;
+      ro.ca_file = s.server.ca_file();
+      service::Deliveries deliveries(ro, std::move(*own), metrics);
       Executor ex(s.journalled());
       REQUIRE(ex.recovered_at_start().has_value());
       CHECK(ex.recovered_at_start()->size() == 5);
+      deliveries.attach(&ex);
+      CHECK(service::resume_left_behind(*left, deliveries, {}) == 2);
+      REQUIRE(deliveries.wait_idle(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
       std::vector<Outcome> outs;
-      for (const auto& lb : *left) {
-        DeliveryRequest r = service::rebuild_request(lb);
-        r.ca_file = s.server.ca_file();
-        outs.push_back(ex.submit(std::move(r)).wait());
+      for (const char* id : {"svc-queued", "svc-late"}) {
+        auto d = deliveries.find(id);
+        REQUIRE(d != nullptr);
+        REQUIRE(d->outcome().has_value());
+        outs.push_back(*d->outcome());
       }
       CHECK_MESSAGE(outs[0].kind == OutcomeKind::delivered, outs[0].reason);
       CHECK(outs[0].attempt == 2);
@@ -397,6 +411,13 @@ TEST_SUITE("service-resume") {
       const auto q = s.record("svc-queued");
       CHECK_MESSAGE(q.submission.deadline_unix_ms == first_deadline, "the resumed attempt got another deadline");
       CHECK(service::note_from(q.submission.note).has_value());
+      // A delivery whose credential is gone from the configuration is not
+      // sent without it (nor with another): it stays interrupted.
+      service::ServiceNote named;
+      named.credential = "buyer-7";
+      CHECK_FALSE(service::resubmission(service::LeftBehind{q.submission, named}, {}).has_value());
+      CHECK(service::resubmission(service::LeftBehind{q.submission, named}, {{"buyer-7", "bearer:/x"}})->credential ==
+            "buyer-7");
       auto again = service::find_left_behind(**j);
       REQUIRE(again.has_value());
       CHECK(again->empty());

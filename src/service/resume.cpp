@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "service/service_log.hpp"
+
 namespace courier::service {
 
 using nlohmann::json;
@@ -52,20 +54,54 @@ Result<std::vector<LeftBehind>> find_left_behind(journal::Journal& j) {
   return out;
 }
 
-DeliveryRequest rebuild_request(const LeftBehind& lb) {
+Result<SubmitInput> resubmission(const LeftBehind& lb, const std::map<std::string, std::string>& credentials) {
   const journal::Submission& s = lb.submission;
-  DeliveryRequest r;
-  r.id = s.id;
-  r.repo = s.repo;
-  r.remote = s.remote;
-  r.ref = s.ref;
-  r.oid = s.oid;
-  r.expect_old = s.expect_old;
-  r.update = lb.note.update;
-  r.remote_progress = lb.note.remote_progress;
-  r.deadline_unix_ms = s.deadline_unix_ms;
-  r.journal_note = s.note;  // as it was: fields this program does not read are kept too
-  return r;
+  SubmitInput in;
+  in.id = s.id;
+  in.repo = s.repo;
+  in.remote = s.remote;  // canonical, and without user information (H2)
+  in.remote_canonical = s.remote;
+  in.ref = s.ref;
+  in.oid = s.oid;
+  in.deadline_unix_ms = s.deadline_unix_ms;
+  in.update = lb.note.update;
+  in.expect_old = s.expect_old;
+  in.remote_progress = lb.note.remote_progress;
+  if (lb.note.credential) {
+    const auto it = credentials.find(*lb.note.credential);
+    if (it == credentials.end()) {
+      return fail(Errc::invalid_argument, "its credential " + *lb.note.credential + " is no longer configured");
+    }
+    in.credential = it->first;
+    in.credential_spec = it->second;
+  }
+  return in;
+}
+
+std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,
+                               const std::map<std::string, std::string>& credentials) {
+  std::size_t submitted = 0;
+  for (const LeftBehind& lb : left) {
+    const std::string& id = lb.submission.id;
+    auto in = resubmission(lb, credentials);
+    if (!in) {
+      log_event(LogLevel::warn, "resume_refused", {{"delivery", id}, {"message", in.error().message}});
+      continue;
+    }
+    const SubmitResult r = deliveries.submit(*in);
+    const bool ok = r.kind == SubmitResult::Kind::accepted || r.kind == SubmitResult::Kind::existing;
+    if (!ok) {
+      log_event(LogLevel::warn, "resume_refused",
+                {{"delivery", id}, {"message", r.message.empty() ? std::string("not accepted") : r.message}});
+      continue;
+    }
+    ++submitted;
+    log_event(LogLevel::info, "resumed",
+              {{"delivery", id},
+               {"attempt", r.delivery ? r.delivery->attempt() : 0},
+               {"deadline_unix_ms", lb.submission.deadline_unix_ms}});
+  }
+  return submitted;
 }
 
 }  // namespace courier::service

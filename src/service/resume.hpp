@@ -4,12 +4,13 @@
 //
 // At startup, before the Executor is made (its recovery finishes these
 // `interrupted`, remote_effect none), the service calls find_left_behind();
-// once the Executor exists it submits rebuild_request() of each. A
+// once the Executor exists, resume_left_behind() submits each again. A
 // delivery that was dispatched is not among them: recovery finishes it
 // (`interrupted`, and `possible` with a read-back when its POST may have
 // been sent), and it is never sent again without a compare-and-swap.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "courier/result.hpp"
 #include "courier/update_mode.hpp"
 #include "journal/journal.hpp"
+#include "service/deliveries.hpp"
 
 namespace courier::service {
 
@@ -55,13 +57,20 @@ struct LeftBehind {
 // no longer lists them. Errors: journal_failed (the journal could not be read).
 Result<std::vector<LeftBehind>> find_left_behind(journal::Journal& j);
 
-// The request that submits `lb` again: the same id, repo, remote, ref and
-// object, expect_old, update mode and remote progress, and its first
-// deadline (deadline_unix_ms: a deadline that passed while the service was
-// down ends it deadline_killed before dispatch, saying so). The note is
-// journalled again with the new attempt. The caller adds what the service
-// configures (the credential's minter by the note's name, ca_file,
-// allow_http_loopback, observers).
-DeliveryRequest rebuild_request(const LeftBehind& lb);
+// The submission that resumes `lb`: the same id, repo, remote, ref and
+// object, expect_old, update mode and remote progress, its credential by
+// name (with what `credentials` says that name stands for now), and its
+// first deadline (deadline_unix_ms: one that passed while the service was
+// down ends it deadline_killed before dispatch, saying so). Errors:
+// invalid_argument (the credential it named is no longer configured: it is
+// not sent without one, nor with another).
+Result<SubmitInput> resubmission(const LeftBehind& lb, const std::map<std::string, std::string>& credentials);
+
+// Submits each left-behind delivery again through the registry (J4: the
+// next attempt of an id interrupted before its claim), logging each
+// (`resumed`, or `resume_refused` with why: it then stays `interrupted`,
+// remote_effect none, in the journal). Returns how many were submitted.
+std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,
+                               const std::map<std::string, std::string>& credentials);
 
 }  // namespace courier::service
