@@ -5,6 +5,7 @@
 
 #include "seat/admission.hpp"
 #include "report/outcome_json.hpp"
+#include "service/resume.hpp"
 #include "service/service_log.hpp"
 #include "sys/clock.hpp"
 
@@ -254,6 +255,14 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
   req.update = in.update;
   req.expect_old = in.expect_old;
   req.budget = in.deadline;
+  req.deadline_unix_ms = in.deadline_unix_ms;
+  // What a restarted service needs to submit it again (resume.hpp); the
+  // credential by its name only.
+  ServiceNote note;
+  if (!in.credential.empty()) note.credential = in.credential;
+  note.update = in.update;
+  note.remote_progress = in.remote_progress;
+  req.journal_note = note_text(note);
   req.ca_file = opt_.ca_file;
   req.allow_http_loopback = opt_.allow_http_loopback;
   req.remote_progress = in.remote_progress;
@@ -262,7 +271,9 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
   if (!in.credential_spec.empty()) {
     // The tokens' deadline is taken before submit(), so it is no later
     // than the turn's.
-    const MonoNs deadline = sys::mono_after_ms(sys::mono_now_ns(), static_cast<std::int64_t>(in.deadline.count()));
+    const std::int64_t budget_ms = in.deadline_unix_ms ? *in.deadline_unix_ms - journal::wall_now_ms()
+                                                       : static_cast<std::int64_t>(in.deadline.count());
+    const MonoNs deadline = sys::mono_after_ms(sys::mono_now_ns(), budget_ms);
     auto setup = auth::AuthSetup::from_spec(in.credential_spec, req, deadline, "credential " + in.credential);
     if (!setup) {
       {
@@ -476,7 +487,7 @@ std::unique_ptr<EventStream> Deliveries::events(const std::shared_ptr<Delivery>&
 
 Gauges Deliveries::gauges() const {
   Gauges g;
-  g.warm_ready = executor_ != nullptr && executor_->warm_child_pid() != 0 ? 1 : 0;
+  g.warm_ready = executor_ != nullptr ? executor_->warm_ready() : 0;
   std::lock_guard<std::mutex> lock(mu_);
   g.live = live_;
   g.queued = queued_;

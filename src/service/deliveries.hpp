@@ -75,6 +75,10 @@ struct SubmitInput {
   std::string ref;
   std::string oid;
   std::chrono::milliseconds deadline{150'000};
+  // Instead of `deadline`: the absolute instant (wall clock, ms since the
+  // epoch), for a delivery resumed after a crash, which keeps its first
+  // deadline (D1: never extended).
+  std::optional<std::int64_t> deadline_unix_ms;
   std::string credential;       // a name among the service's credentials ("": none)
   std::string credential_spec;  // what that name stands for (key:FILE, ...)
   UpdateMode update = UpdateMode::fast_forward;
