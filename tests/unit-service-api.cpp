@@ -95,10 +95,11 @@ TEST_CASE("SVC api: a refused POST names its code and field before anything is s
        "bad_field", "deadline"},
       {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "credential": "x"})", 400,
        "unknown_credential", "credential"},
-      {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "update": {"expect_old": "1"}})",
+      {R"({"repo": ")" + repo +
+           R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "update": {"expect_old": "1"}})",
        400, "bad_field", "update"},
-      {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "remote_progress": 1})", 400,
-       "bad_field", "remote_progress"},
+      {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "remote_progress": 1})",
+       400, "bad_field", "remote_progress"},
       {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main"})", 400, "missing_field",
        "oid"},
   };
