@@ -244,8 +244,9 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
   return run(in, std::move(d));
 }
 
-SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d) {
-  SubmitResult res;
+// The executor's request for a submission: the delivery, its note for a
+// restarted service, the service's trust settings, the event feed.
+DeliveryRequest Deliveries::request_for(const SubmitInput& in, const std::shared_ptr<Delivery>& d) {
   DeliveryRequest req;
   req.id = d->id;
   req.repo = in.repo;
@@ -268,6 +269,12 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
   req.remote_progress = in.remote_progress;
   std::weak_ptr<Delivery::Impl> weak = d->impl;
   req.on_event = [this, weak](const DeliveryEvent& e) { on_event(weak, e); };
+  return req;
+}
+
+SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d) {
+  SubmitResult res;
+  DeliveryRequest req = request_for(in, d);
   if (!in.credential_spec.empty()) {
     // The tokens' deadline is taken before submit(), so it is no later
     // than the turn's.

@@ -149,6 +149,7 @@ class Deliveries {
   void on_event(const std::weak_ptr<Delivery::Impl>& w, const DeliveryEvent& e);
   void finished(Delivery::Impl& d);
   std::optional<std::string> conflict(const SubmitInput& in, const std::shared_ptr<Delivery>& known) const;
+  DeliveryRequest request_for(const SubmitInput& in, const std::shared_ptr<Delivery>& d);
   SubmitResult run(const SubmitInput& in, std::shared_ptr<Delivery> d);
   void forget_old_locked();
 

@@ -121,6 +121,22 @@ Result<sys::ScopedFd> tcp_listener(const ServiceOptions& o) {
   return sys::listen_loopback_tcp(l->first, l->second);
 }
 
+RegistryOptions registry_options(const ServiceOptions& o) {
+  RegistryOptions ro;
+  ro.max_queued = o.max_queued;
+  ro.workers = o.workers;
+  ro.ca_file = o.ca_file;
+  ro.allow_http_loopback = o.allow_http_loopback;
+  return ro;
+}
+
+// Blocks until SIGTERM or SIGINT; returns which.
+int wait_for_signal(StopSignal& stop) {
+  std::unique_lock<std::mutex> lock(stop.mu);
+  stop.cv.wait(lock, [&] { return stop.signo != 0; });
+  return stop.signo;
+}
+
 }  // namespace
 
 int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBackFn read_back) {
@@ -142,18 +158,11 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   if (!watcher) return config_error("cannot watch signals: " + watcher.error().message);
   auto config = api_config(o);
   if (!config) return config_error(config.error().message);
-  std::string token;
-  if (o.api_token_file) {
-    auto t = read_token(*o.api_token_file);
-    if (!t) return config_error(t.error().message);
-    token = *t;
-  }
-  std::string socket_path = o.socket;
-  if (socket_path.empty()) {
-    auto d = default_socket_path();
-    if (!d) return config_error(d.error().message);
-    socket_path = *d;
-  }
+  auto token = o.api_token_file ? read_token(*o.api_token_file) : Result<std::string>(std::string());
+  if (!token) return config_error(token.error().message);
+  auto socket = o.socket.empty() ? default_socket_path() : Result<std::string>(o.socket);
+  if (!socket) return config_error(socket.error().message);
+  const std::string socket_path = *socket;
   auto sock = sys::bind_service_socket(socket_path);
   if (!sock) return config_error(sock.error().message);
   auto tcp = tcp_listener(o);
@@ -172,12 +181,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   }
 
   Metrics metrics;
-  RegistryOptions ro;
-  ro.max_queued = o.max_queued;
-  ro.workers = o.workers;
-  ro.ca_file = o.ca_file;
-  ro.allow_http_loopback = o.allow_http_loopback;
-  Deliveries deliveries(ro, std::move(*journal), metrics);
+  Deliveries deliveries(registry_options(o), std::move(*journal), metrics);
   auto executor = std::make_unique<Executor>(executor_options(o, journal_path, std::move(read_back)));
   deliveries.attach(executor.get());
   if (!left->empty()) {
@@ -191,7 +195,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   ho.tcp_listener = std::move(*tcp);
   ho.allow_uids = o.allow_uids.empty() ? std::vector<std::uint32_t>{sys::effective_uid()} : o.allow_uids;
   ho.allow_gids = o.allow_gids;
-  ho.token = token;
+  ho.token = *token;
   auto http = HttpServer::start(std::move(ho), api);
   if (!http) {
     sys::remove_service_socket(*sock);
@@ -205,12 +209,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
              {"lane_dir", executor->lane_dir()},
              {"workers", o.workers},
              {"warm", o.warm}});
-  int signo = 0;
-  {
-    std::unique_lock<std::mutex> lock(stop.mu);
-    stop.cv.wait(lock, [&] { return stop.signo != 0; });
-    signo = stop.signo;
-  }
+  const int signo = wait_for_signal(stop);
   log_event(LogLevel::info, "stopping", {{"signal", signo == SIGINT ? "SIGINT" : "SIGTERM"}});
   drain(deliveries, o);
   (*http)->stop();
