@@ -125,8 +125,7 @@ const ManualDoc kManual = {
           {"--api-token-file", nullptr, "FILE",
            "the bearer token TCP callers must send (Authorization: Bearer TOKEN; at least 16 bytes)", nullptr},
           {"--workers", nullptr, "N", "deliveries supervised at once (default 4); more wait in the queue", nullptr},
-          {"--warm", nullptr, "N", "keep a child spawned ahead of need (any N of 1 or more keeps one; default 0)",
-           nullptr},
+          {"--warm", nullptr, "N", "keep N children spawned ahead of need (default 0)", nullptr},
           {"--journal", nullptr, "FILE",
            "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state}; for "
            "root /var/lib/git-courier/journal.db)",
