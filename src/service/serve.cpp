@@ -89,8 +89,12 @@ ExecutorOptions executor_options(const ServiceOptions& o, const std::string& jou
   eo.workers = o.workers;
   eo.warm_children = o.warm;
   eo.read_back = std::move(read_back);
-  // Deliveries are this process's only children: their orphans come back here.
-  eo.subreaper = true;
+  // Not a subreaper: with several workers, a delivery's stray sweep takes
+  // the other live deliveries' children (this process's children too) for
+  // orphans, kills and reaps them (tests/unit-service-load.cpp: 290 of 320
+  // deliveries ended protocol_fault, wait_failed or with a poisoned lane).
+  // A confirmed stop then covers the kill domain only (cgroup or group).
+  eo.subreaper = false;
   eo.on_log = [](std::string_view line) { log_event(LogLevel::info, "supervisor", {{"message", std::string(line)}}); };
   eo.on_child_stderr = [](std::string_view text) {
     log_event(LogLevel::warn, "child_stderr", {{"text", std::string(text)}});
