@@ -243,6 +243,20 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
   return run(in, std::move(d));
 }
 
+namespace {
+
+// What a restarted service needs to submit it again (resume.hpp); the
+// credential by its name only.
+std::string note_of(const SubmitInput& in) {
+  ServiceNote note;
+  if (!in.credential.empty()) note.credential = in.credential;
+  note.update = in.update;
+  note.remote_progress = in.remote_progress;
+  return note_text(note);
+}
+
+}  // namespace
+
 SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d) {
   SubmitResult res;
   DeliveryRequest req;
@@ -255,13 +269,7 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
   req.expect_old = in.expect_old;
   req.budget = in.deadline;
   req.deadline_unix_ms = in.deadline_unix_ms;
-  // What a restarted service needs to submit it again (resume.hpp); the
-  // credential by its name only.
-  ServiceNote note;
-  if (!in.credential.empty()) note.credential = in.credential;
-  note.update = in.update;
-  note.remote_progress = in.remote_progress;
-  req.journal_note = note_text(note);
+  req.journal_note = note_of(in);
   req.ca_file = opt_.ca_file;
   req.allow_http_loopback = opt_.allow_http_loopback;
   req.remote_progress = in.remote_progress;

@@ -125,6 +125,13 @@ Result<sys::ScopedFd> tcp_listener(const ServiceOptions& o) {
   return sys::listen_loopback_tcp(l->first, l->second);
 }
 
+// Submits again what a previous service left queued (resume.hpp).
+void resume_at_start(const std::vector<LeftBehind>& left, Deliveries& deliveries, const ServiceOptions& o) {
+  if (left.empty()) return;
+  const std::size_t resumed = resume_left_behind(left, deliveries, o.credentials);
+  log_event(LogLevel::info, "resume", {{"left_behind", left.size()}, {"resumed", resumed}});
+}
+
 }  // namespace
 
 int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBackFn read_back) {
@@ -170,10 +177,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   // Resume after a crash: the queued deliveries a previous service left,
   // found before the Executor's recovery finishes them (interrupted, none).
   auto left = find_left_behind(**journal);
-  if (!left) {
-    sys::remove_service_socket(*sock);
-    return config_error(left.error().message);
-  }
+  if (!left) return config_error(left.error().message);
 
   Metrics metrics;
   RegistryOptions ro;
@@ -184,10 +188,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   Deliveries deliveries(ro, std::move(*journal), metrics);
   auto executor = std::make_unique<Executor>(executor_options(o, journal_path, std::move(read_back)));
   deliveries.attach(executor.get());
-  if (!left->empty()) {
-    const std::size_t resumed = resume_left_behind(*left, deliveries, o.credentials);
-    log_event(LogLevel::info, "resume", {{"left_behind", left->size()}, {"resumed", resumed}});
-  }
+  resume_at_start(*left, deliveries, o);
 
   Api api(*config, deliveries, metrics);
   HttpServerOptions ho;
