@@ -27,8 +27,8 @@ struct Http {
 // One request with curl over the socket.
 inline Http curl(const std::string& socket, const std::string& method, const std::string& path,
                  const std::string& body = {}) {
-  std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-i", "--max-time", "120", "--unix-socket", socket,
-                                   "-X",            method};
+  std::vector<std::string> argv = {"/usr/bin/curl", "-sS",  "-i", "--max-time", "120",
+                                   "--unix-socket", socket, "-X", method};
   if (!body.empty()) argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@-"});
   argv.push_back("http://courier" + path);
   auto r = run(argv, body, Stdin::bytes, cli_env());
@@ -64,8 +64,8 @@ class ServeProcess {
       : socket_(state + "/run/serve.sock"), journal_(state + "/journal/journal.sqlite") {
     const std::string cmd =
         "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " \"$0\" serve \"$@\" 2>&1";
-    std::vector<std::string> argv = {"/bin/sh", "-c", cmd, COURIER_BINARY, "--repo-root", repo_root,
-                                     "--socket", socket_, "--journal", journal_};
+    std::vector<std::string> argv = {"/bin/sh", "-c",       cmd,     COURIER_BINARY, "--repo-root",
+                                     repo_root, "--socket", socket_, "--journal",    journal_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     proc_ = std::make_unique<LineProcess>(argv);
     up_ = !proc_->wait_line("{\"event\":\"listening\"", 30'000).empty();

@@ -75,8 +75,8 @@ struct Scene {
     fx.create_bare_repo("r");
   }
   std::unique_ptr<test::ServeProcess> start() {
-    auto s = std::make_unique<test::ServeProcess>(state, root,
-                                                  std::vector<std::string>{"--workers", "2", "--ca-file", fx.ca_file()});
+    auto s = std::make_unique<test::ServeProcess>(
+        state, root, std::vector<std::string>{"--workers", "2", "--ca-file", fx.ca_file()});
     REQUIRE_MESSAGE(s->up(), "the service did not start listening:\n" << s->log());
     return s;
   }
@@ -169,9 +169,9 @@ TEST_SUITE("service-crash") {
     const json late_outcome = late_events.back()["outcome"];
     CHECK_MESSAGE(late_outcome["outcome"] == "deadline_killed", late_outcome.dump());
     CHECK(late_outcome["remote_effect"] == "none");
-    CHECK_MESSAGE(late_outcome["reason"].get<std::string>().find("passed while nothing ran this delivery") !=
-                      std::string::npos,
-                  late_outcome.dump());
+    CHECK_MESSAGE(
+        late_outcome["reason"].get<std::string>().find("passed while nothing ran this delivery") != std::string::npos,
+        late_outcome.dump());
     CHECK(s.remote_ref("refs/heads/q-late").empty());
     const auto late_after = journalled(svc->journal(), "q-late");
     CHECK(late_after->submission.deadline_unix_ms == late_deadline);

@@ -60,9 +60,16 @@ struct Setup : test::PushSetup {
 
   // `git-courier push` on the same journal and lanes, as another process.
   std::vector<std::string> cli(const std::string& id, const std::string& ref) const {
-    return {COURIER_BINARY, "push",          "--repo",    source, "--remote",   server.url("r"), "--ref",
-            ref,            "--oid",         tip,         "--ca-file",   server.ca_file(), "--lane-dir",
-            dir.path() + "/lanes", "--journal", journal_path, "--delivery-id", id, "--quiet"};
+    return {COURIER_BINARY,  "push",
+            "--repo",        source,
+            "--remote",      server.url("r"),
+            "--ref",         ref,
+            "--oid",         tip,
+            "--ca-file",     server.ca_file(),
+            "--lane-dir",    dir.path() + "/lanes",
+            "--journal",     journal_path,
+            "--delivery-id", id,
+            "--quiet"};
   }
 };
 
@@ -135,8 +142,8 @@ TEST_SUITE("service-resume") {
     test::report("service-resume", "absolute deadline: outcome deadline minus the asked instant", off, "ms");
     CHECK_MESSAGE(std::fabs(off) <= 2.0, "the turn's deadline is " << off << " ms off the absolute deadline asked");
     CHECK_MESSAGE(ended >= deadline - 1, "the delivery ended " << (deadline - ended) << " ms before its deadline");
-    test::report("service-resume", "absolute deadline: outcome after the deadline", static_cast<double>(ended - deadline),
-                 "ms");
+    test::report("service-resume", "absolute deadline: outcome after the deadline",
+                 static_cast<double>(ended - deadline), "ms");
     s.server.release();
   }
 
@@ -212,8 +219,8 @@ TEST_SUITE("service-resume") {
     CHECK_MESSAGE(plain.kind == OutcomeKind::delivered, plain.reason);
     CHECK(s.record("plain").submission.note.empty());
     // Not an object, or too long: failed before dispatch, nothing journalled.
-    for (const std::string& bad : {std::string("[1, 2]"), std::string("{\"a\": "),
-                                   "{\"pad\": \"" + std::string(kMaxJournalNote, 'x') + "\"}"}) {
+    for (const std::string& bad :
+         {std::string("[1, 2]"), std::string("{\"a\": "), "{\"pad\": \"" + std::string(kMaxJournalNote, 'x') + "\"}"}) {
       CAPTURE(bad.size());
       static int n = 0;
       DeliveryRequest b = s.with_id("bad-note-" + std::to_string(++n));

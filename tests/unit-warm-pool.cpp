@@ -84,8 +84,8 @@ TEST_SUITE("seat") {
       const auto t_held = sys::mono_now_ns();
       CHECK_MESSAGE(ex.wait_warm_ready(kPool, std::chrono::milliseconds(10'000)) == kPool,
                     "the pool was not refilled while two of its children ran deliveries");
-      test::report("warm child", "pool of 3: both POSTs held to pool refilled", sys::ns_to_ms(sys::mono_now_ns() - t_held),
-                   "ms");
+      test::report("warm child", "pool of 3: both POSTs held to pool refilled",
+                   sys::ns_to_ms(sys::mono_now_ns() - t_held), "ms");
       const auto refilled = ex.warm_child_pids();
       seen.insert(refilled.begin(), refilled.end());
       server.release();

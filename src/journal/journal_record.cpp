@@ -247,8 +247,8 @@ std::string note_of_detail(std::string_view detail) {
 Result<std::string> compact_note(std::string_view note, std::size_t max_bytes) {
   if (note.empty()) return std::string();
   if (note.size() > max_bytes) {
-    return fail(Errc::invalid_argument, "the journal note is " + std::to_string(note.size()) +
-                                            " bytes; at most " + std::to_string(max_bytes) + " are kept");
+    return fail(Errc::invalid_argument, "the journal note is " + std::to_string(note.size()) + " bytes; at most " +
+                                            std::to_string(max_bytes) + " are kept");
   }
   try {
     const json j = json::parse(note, nullptr, /*allow_exceptions=*/false);

@@ -848,14 +848,15 @@ struct Executor::Impl {
     if (now < d->deadline) return false;
     int expected = kQueued;
     if (!d->claim.compare_exchange_strong(expected, kExpired)) return false;
-    const std::int64_t late_ms = d->req.deadline_unix_ms ? std::max<std::int64_t>(0, journal::wall_now_ms() -
-                                                                                             *d->req.deadline_unix_ms)
-                                                         : (now - d->deadline) / sys::kNsPerMs;
+    const std::int64_t late_ms = d->req.deadline_unix_ms
+                                     ? std::max<std::int64_t>(0, journal::wall_now_ms() - *d->req.deadline_unix_ms)
+                                     : (now - d->deadline) / sys::kNsPerMs;
     std::string why;
     if (d->resumed) {
-      why = "the deadline passed while nothing ran this delivery: its previous attempt was interrupted before "
-            "dispatch (the process that queued it stopped), and it was submitted again " +
-            std::to_string(late_ms) + " ms after its deadline";
+      why =
+          "the deadline passed while nothing ran this delivery: its previous attempt was interrupted before "
+          "dispatch (the process that queued it stopped), and it was submitted again " +
+          std::to_string(late_ms) + " ms after its deadline";
     } else if (d->req.deadline_unix_ms) {
       why = "the deadline had passed " + std::to_string(late_ms) + " ms before the delivery was submitted";
     } else {
