@@ -2,6 +2,7 @@
 // line, and the --json object (the contract scripts rely on).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "courier/outcome.hpp"
@@ -13,6 +14,9 @@ struct DeliveryFacts {
   std::string ref;
   std::string oid;
   std::string auth;  // the --auth given (its spelling: "none", "key:FILE", ...), for hints
+  // The hint as already told (an outcome document read back from the
+  // service, `push --via`): hint_for returns it instead of its own.
+  std::optional<std::string> hint;
 };
 
 int exit_code_for(OutcomeKind kind);
@@ -25,7 +29,8 @@ std::string observed_line(const ObservedAfter& seen);
 // or 403: which --auth was used and what else there is). Empty: none.
 std::string hint_for(const Outcome& o, const DeliveryFacts& facts);
 
-// One JSON object, no trailing newline.
+// One JSON object, no trailing newline: the outcome document
+// (report/outcome_json.hpp) with this command's hint.
 std::string json_report(const Outcome& o, const DeliveryFacts& facts);
 
 // A usage error as --json reports it: {"outcome":"usage","message":...}

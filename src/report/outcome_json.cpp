@@ -1,0 +1,324 @@
+// outcome_json.cpp — the outcome document (see the header): the encoder
+// `push --json` and the service print, and its decoder for `push --via`.
+#include "report/outcome_json.hpp"
+
+#include <cmath>
+
+#include "sys/clock.hpp"
+
+namespace courier::report {
+
+using nlohmann::json;
+
+namespace {
+
+std::int64_t ms(sys::MonoNs from, sys::MonoNs to) {
+  if (from == 0 || to == 0 || to < from) return 0;
+  return (to - from) / sys::kNsPerMs;
+}
+
+template <typename T>
+json or_null(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json timings_json(const Outcome& o) {
+  const auto& t = o.timings;
+  const sys::MonoNs end = t.confirmed != 0 ? t.confirmed : sys::mono_now_ns();
+  return {
+      {"total", ms(t.submitted, end)},
+      {"pending", ms(t.submitted, t.seat != 0 ? t.seat : end)},
+      {"spawn", ms(t.spawned != 0 ? t.seat : 0, t.hello)},
+      {"advertise", o.advertise_ms.value_or(0)},
+      {"pack", o.pack_ms.value_or(0)},
+      {"upload", o.upload_ms.value_or(0)},
+      {"stop_confirm", ms(t.kill != 0 ? t.kill : t.exited, t.confirmed)},
+      {"revoke", t.revoke != 0 ? json(ms(t.submitted, t.revoke)) : json(nullptr)},
+  };
+}
+
+json child_json(const Outcome& o) {
+  if (!o.dispatched) return nullptr;
+  json child;
+  child["pid"] = o.child.pid;
+  child["exit_code"] = or_null(o.child.exit_code);
+  child["signal"] = or_null(o.child.signal);
+  child["reaped"] = o.child.reaped;
+  child["eof"] = o.child.stdout_eof && o.child.stderr_eof;
+  // What a confirmed stop covers: every descendant (this process was a child
+  // subreaper, orphans were looked for and killed) or only the kill domain.
+  child["stop_scope"] = o.child.subreaped ? "descendants" : "kill_domain";
+  return child;
+}
+
+json observed_json(const Outcome& o) {
+  if (!o.observed_after) return nullptr;
+  const auto& seen = *o.observed_after;
+  return {{"oid", or_null(seen.oid)},
+          {"at_unix_ms", seen.at_unix_ms},
+          {"matches_this_delivery", seen.matches_this_delivery},
+          {"error", or_null(seen.error)}};
+}
+
+}  // namespace
+
+json outcome_to_json(const Outcome& o, const OutcomeFacts& f) {
+  json j;
+  j["outcome"] = outcome_name(o.kind);
+  j["seat"] = o.seat() == SeatDisposition::release ? "released" : "retained";
+  j["remote"] = f.remote;
+  j["ref"] = f.ref;
+  j["oid"] = f.oid;
+  j["old_oid"] = or_null(o.old_oid);
+  j["reason"] = o.reason;
+  j["hint"] = f.hint && !f.hint->empty() ? json(*f.hint) : json(nullptr);
+  // The remote's own words (hook output), oldest first; capped (see
+  // Outcome::remote_messages): remote_messages_dropped counts what the cap
+  // left out.
+  j["remote_messages"] = o.remote_messages;
+  j["remote_messages_dropped"] = o.remote_messages_dropped;
+  j["objects"] = o.objects.value_or(0);
+  // "libgit2" or "git": the engine that built the pack; null when none was
+  // begun (up to date, or stopped before the pack).
+  j["pack_engine"] = or_null(o.pack_engine);
+  // Always present: null only when not known (a delivery finished by
+  // recovery after its POST began).
+  j["bytes_sent"] = or_null(o.bytes_sent);
+  j["timings_ms"] = timings_json(o);
+  j["child"] = child_json(o);
+  j["delivery_id"] = o.delivery_id;
+  j["attempt"] = o.attempt;
+  j["remote_effect"] = remote_effect_name(o.remote_effect);
+  j["kill_domain"] = or_null(o.kill_domain);
+  j["replayed"] = o.replayed;
+  j["revoke_cause"] = or_null(o.revoke_cause);
+  j["stop_failure"] = o.stop_failure ? json(outcome_name(*o.stop_failure)) : json(nullptr);
+  j["scratch_kept"] = or_null(o.scratch_kept);
+  j["journal_error"] = or_null(o.journal_error);
+  j["observed_after"] = observed_json(o);
+  if (auto over = o.deadline_overrun()) j["deadline_overrun_ms"] = static_cast<double>(*over) / 1e6;
+  return j;
+}
+
+std::string outcome_json(const Outcome& o, const OutcomeFacts& facts) {
+  return outcome_to_json(o, facts).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+namespace {
+
+// Reads fields of one JSON object; the first problem is kept (the values
+// read after it are defaults) and reported by the caller.
+class Reader {
+ public:
+  Reader(const json& obj, std::string where, std::string& error) : obj_(obj), where_(std::move(where)), error_(error) {
+    if (!obj_.is_object()) problem(where_ + " is not a JSON object");
+  }
+
+  // The field, or nullptr when absent or null (allowed only if nullable).
+  const json* field(const char* key, bool nullable) {
+    if (!obj_.is_object()) return nullptr;
+    auto it = obj_.find(key);
+    if (it == obj_.end() || it->is_null()) {
+      if (!nullable) problem(where_ + "." + key + " is missing");
+      return nullptr;
+    }
+    return &*it;
+  }
+  std::optional<std::string> opt_str(const char* key, bool nullable = true) {
+    const json* v = field(key, nullable);
+    if (!v) return std::nullopt;
+    if (v->is_string()) return v->get<std::string>();
+    wrong(key, "a string");
+    return std::nullopt;
+  }
+  std::string str(const char* key) { return opt_str(key, false).value_or(""); }
+  std::optional<std::int64_t> opt_int(const char* key, bool nullable = true) {
+    const json* v = field(key, nullable);
+    if (!v) return std::nullopt;
+    if (v->is_number_integer()) return v->get<std::int64_t>();
+    wrong(key, "an integer");
+    return std::nullopt;
+  }
+  std::int64_t integer(const char* key) { return opt_int(key, false).value_or(0); }
+  std::uint64_t count(const char* key) {
+    const json* v = field(key, false);
+    if (v && v->is_number_unsigned()) return v->get<std::uint64_t>();
+    if (v && v->is_number_integer() && v->get<std::int64_t>() >= 0) return v->get<std::uint64_t>();
+    if (v) wrong(key, "a non-negative integer");
+    return 0;
+  }
+  std::optional<std::uint64_t> opt_count(const char* key) {
+    if (!field(key, true)) return std::nullopt;
+    return count(key);
+  }
+  bool boolean(const char* key) {
+    const json* v = field(key, false);
+    if (v && v->is_boolean()) return v->get<bool>();
+    if (v) wrong(key, "true or false");
+    return false;
+  }
+  // A nested object (nullptr: null, and allowed).
+  const json* object(const char* key, bool nullable) {
+    const json* v = field(key, nullable);
+    if (!v || v->is_object()) return v;
+    wrong(key, "an object");
+    return nullptr;
+  }
+  void problem(const std::string& message) {
+    if (error_.empty()) error_ = message;
+  }
+  const std::string& where() const { return where_; }
+  // For a nested object's reader: one first problem for the whole document.
+  std::string& errors() { return error_; }
+
+ private:
+  void wrong(const char* key, const char* what) { problem(where_ + "." + key + " is not " + what); }
+
+  const json& obj_;
+  std::string where_;
+  std::string& error_;
+};
+
+template <typename T, typename Parse>
+T named(Reader& r, const char* key, Parse parse, T fallback) {
+  const std::string name = r.str(key);
+  if (auto v = parse(name)) return *v;
+  r.problem(r.where() + "." + key + ": unknown name '" + name + "'");
+  return fallback;
+}
+
+// An arbitrary origin for the synthetic instants: far from 0, which means
+// "never" in Timings.
+constexpr sys::MonoNs kOrigin = 1'000'000LL * 1000 * sys::kNsPerMs;
+
+sys::MonoNs after(sys::MonoNs from, std::int64_t millis) { return from + millis * sys::kNsPerMs; }
+
+// Instants that give back the document's durations (timings_json) and its
+// deadline overrun: submitted at the origin, confirmed `total` later, the
+// stop's start (the kill, else the exit) `stop_confirm` before that.
+void decode_timings(Reader& top, const std::optional<double>& overrun_ms, Outcome& o) {
+  const json* tj = top.object("timings_ms", false);
+  if (!tj) return;
+  Reader r(*tj, top.where() + ".timings_ms", top.errors());
+  auto& t = o.timings;
+  t.submitted = kOrigin;
+  t.confirmed = after(kOrigin, r.integer("total"));
+  t.seat = after(kOrigin, r.integer("pending"));
+  if (const std::int64_t spawn = r.integer("spawn"); spawn > 0) {
+    t.spawned = t.seat;
+    t.hello = after(t.seat, spawn);
+  }
+  o.advertise_ms = r.count("advertise");
+  o.pack_ms = r.count("pack");
+  o.upload_ms = r.count("upload");
+  const sys::MonoNs stop_from = after(t.confirmed, -r.integer("stop_confirm"));
+  if (overrun_ms && o.kind == OutcomeKind::deadline_killed) {
+    t.kill = stop_from;
+    o.deadline = t.kill - std::llround(*overrun_ms * 1e6);
+  } else if (stop_from != t.confirmed) {
+    t.exited = stop_from;
+  }
+  if (auto revoke = r.opt_int("revoke")) t.revoke = after(kOrigin, *revoke);
+}
+
+void decode_child(Reader& top, Outcome& o) {
+  const json* cj = top.object("child", true);
+  o.dispatched = cj != nullptr;
+  if (!cj) return;
+  Reader r(*cj, top.where() + ".child", top.errors());
+  o.child.pid = r.integer("pid");
+  if (auto code = r.opt_int("exit_code")) o.child.exit_code = static_cast<int>(*code);
+  if (auto sig = r.opt_int("signal")) o.child.signal = static_cast<int>(*sig);
+  o.child.reaped = r.boolean("reaped");
+  o.child.stdout_eof = o.child.stderr_eof = r.boolean("eof");
+  o.child.subreaped = r.str("stop_scope") == "descendants";
+}
+
+void decode_observed(Reader& top, Outcome& o) {
+  const json* oj = top.object("observed_after", true);
+  if (!oj) return;
+  Reader r(*oj, top.where() + ".observed_after", top.errors());
+  ObservedAfter seen;
+  seen.oid = r.opt_str("oid").value_or("");
+  seen.at_unix_ms = r.integer("at_unix_ms");
+  seen.matches_this_delivery = r.boolean("matches_this_delivery");
+  seen.error = r.opt_str("error").value_or("");
+  o.observed_after = std::move(seen);
+}
+
+std::vector<std::string> decode_messages(Reader& r, const char* key) {
+  std::vector<std::string> out;
+  const json* v = r.field(key, false);
+  if (!v) return out;
+  if (!v->is_array()) {
+    r.problem(r.where() + "." + key + " is not an array");
+    return out;
+  }
+  for (const auto& line : *v) {
+    if (!line.is_string()) {
+      r.problem(r.where() + "." + key + " holds something other than a string");
+      return {};
+    }
+    out.push_back(line.get<std::string>());
+  }
+  return out;
+}
+
+std::optional<double> decode_overrun(Reader& r) {
+  const json* v = r.field("deadline_overrun_ms", true);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) {
+    r.problem(r.where() + ".deadline_overrun_ms is not a number");
+    return std::nullopt;
+  }
+  return v->get<double>();
+}
+
+void decode_fields(Reader& r, Outcome& o) {
+  o.old_oid = r.opt_str("old_oid");
+  o.reason = r.str("reason");
+  o.remote_messages = decode_messages(r, "remote_messages");
+  o.remote_messages_dropped = r.count("remote_messages_dropped");
+  o.objects = r.count("objects");
+  o.pack_engine = r.opt_str("pack_engine");
+  o.bytes_sent = r.opt_count("bytes_sent");
+  o.delivery_id = r.str("delivery_id");
+  o.attempt = static_cast<int>(r.integer("attempt"));
+  o.remote_effect = named(r, "remote_effect", remote_effect_from_name, RemoteEffect::possible);
+  o.kill_domain = r.opt_str("kill_domain").value_or("");
+  o.replayed = r.boolean("replayed");
+  o.revoke_cause = r.opt_str("revoke_cause").value_or("");
+  if (r.opt_str("stop_failure")) o.stop_failure = named(r, "stop_failure", outcome_from_name, OutcomeKind::unreaped);
+  o.scratch_kept = r.opt_str("scratch_kept").value_or("");
+  o.journal_error = r.opt_str("journal_error").value_or("");
+}
+
+}  // namespace
+
+Result<DecodedOutcome> outcome_from_json(const json& doc) {
+  std::string error;
+  Reader r(doc, "outcome", error);
+  DecodedOutcome d;
+  Outcome& o = d.outcome;
+  o.kind = named(r, "outcome", outcome_from_name, OutcomeKind::failed);
+  d.facts.remote = r.str("remote");
+  d.facts.ref = r.str("ref");
+  d.facts.oid = r.str("oid");
+  d.facts.hint = r.opt_str("hint");
+  decode_fields(r, o);
+  decode_timings(r, decode_overrun(r), o);
+  decode_child(r, o);
+  decode_observed(r, o);
+  if (!error.empty()) return fail(Errc::invalid_argument, "the outcome document: " + error);
+  return d;
+}
+
+Result<DecodedOutcome> outcome_from_json(std::string_view text) {
+  auto doc = json::parse(text, nullptr, false);
+  if (doc.is_discarded()) return fail(Errc::invalid_argument, "the outcome document is not JSON");
+  return outcome_from_json(doc);
+}
+
+}  // namespace courier::report
