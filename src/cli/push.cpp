@@ -17,6 +17,7 @@
 #include "repo/repository.hpp"
 #include "cli/output.hpp"
 #include "cli/progress_view.hpp"
+#include "cli/via_client.hpp"
 #include "courier/courier.hpp"
 #include "wire/remote.hpp"
 #include "sys/flock.hpp"
@@ -27,10 +28,8 @@
 
 namespace courier::cli {
 
-namespace {
-
 // A usage error: on stderr, and with --json as the JSON object too.
-int usage(const PushArgs& a, const std::string& message) {
+int push_usage(const PushArgs& a, const std::string& message) {
   std::fprintf(stderr, "git-courier: push: %s\n", message.c_str());
   if (a.json) {
     std::printf("%s\n", json_usage("push: " + message).c_str());
@@ -38,6 +37,8 @@ int usage(const PushArgs& a, const std::string& message) {
   }
   return kExitUsage;
 }
+
+namespace {
 
 // Everything checked here is checked before any child exists: bad input
 // costs nothing and changes nothing.
@@ -311,11 +312,12 @@ int report_and_read_back(const PushArgs& a, const HttpSettings& http, const Deli
 }
 
 int run_push(const PushArgs& a) {
+  if (a.via) return run_push_via(a);
   // The command's deadline counts from here: the checks and the revision
   // lookup below spend the same budget as the delivery does.
   const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count());
   auto v = validate(a);
-  if (!v) return usage(a, v.error().message);
+  if (!v) return push_usage(a, v.error().message);
 
   // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
   // starts so that only the watcher ever sees them. A hang-up (the terminal
@@ -342,10 +344,10 @@ int run_push(const PushArgs& a) {
       std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
     }
   });
-  if (!watcher) return usage(a, "cannot watch signals: " + watcher.error().message);
+  if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
 
   auto journal = a.no_journal ? Result<std::string>(std::string()) : journal_path(a.journal);
-  if (!journal) return usage(a, journal.error().message);
+  if (!journal) return push_usage(a, journal.error().message);
   ProgressView view(ProgressView::Options{show_meters(a), !a.quiet, stderr});
   view.set_lane(v->lane);
   const ExecutorOptions eo = executor_options(a, *journal, v->http, view);
@@ -359,7 +361,7 @@ int run_push(const PushArgs& a) {
   const std::int64_t left_ms = command_deadline > now ? (command_deadline - now) / sys::kNsPerMs : 0;
   req.budget = std::chrono::milliseconds(left_ms);
   auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(now, left_ms));
-  if (!auth) return usage(a, auth.error().message);
+  if (!auth) return push_usage(a, auth.error().message);
   req.mint = (*auth)->mint();
   req.mint_binds_payload = (*auth)->binds_payload();
   req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };
