@@ -268,8 +268,7 @@ TEST_SUITE("service-via-usage") {
     const std::vector<std::vector<std::string>> refused = {{"--auth", "credential"},  {"--ca-file", "/etc/hostname"},
                                                            {"--allow-http-loopback"}, {"--lane-dir", "/tmp"},
                                                            {"--journal", "/tmp/j"},   {"--no-journal"},
-                                                           {"--pack-engine", "git"},  {"--read-back"},
-                                                           {"--force-with-lease"}};
+                                                           {"--pack-engine", "git"},  {"--read-back"}};
     for (const auto& flags : refused) {
       std::vector<std::string> argv = {COURIER_BINARY, "push",
                                        "--via",        dir.path() + "/none.sock",

@@ -97,8 +97,10 @@ bool ref_names(const std::string& short_name, const std::string& full) {
 // remote's fetch refspecs (none, or not in the repository: the zero id,
 // i.e. the remote's ref must not exist, as git expects). Errors:
 // invalid_argument.
+}  // namespace
+
 Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, const repo::GitConfig& config,
-                                      const Validated& v) {
+                                      const std::string& repo, const ResolvedRemote& remote) {
   if (lease.ref && !ref_names(*lease.ref, a.ref)) {
     return fail(Errc::invalid_argument, "--force-with-lease=" + *lease.ref + " names another ref than --ref " + a.ref);
   }
@@ -106,23 +108,25 @@ Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, 
     if (lease.expect->empty()) return std::string(transport::kZeroOid);
     if (transport::is_valid_oid(*lease.expect)) return *lease.expect;
     if (auto ok = check_bounded_revision("--force-with-lease", *lease.expect); !ok) return tl::unexpected(ok.error());
-    auto id = repo::resolve_revision(v.repo, *lease.expect);
+    auto id = repo::resolve_revision(repo, *lease.expect);
     if (!id)
       return fail(Errc::invalid_argument, "--force-with-lease: cannot parse expected object name '" + *lease.expect +
                                               "' (" + id.error().message + ")");
     return *id;
   }
-  if (!v.resolved.name) {
+  if (!remote.name) {
     return fail(Errc::invalid_argument,
                 "--force-with-lease without :EXPECT reads the expected id from a remote-tracking ref, which only a "
                 "configured remote has: with a URL, give --force-with-lease=" +
                     a.ref + ":EXPECT");
   }
-  auto tracking = repo::remote_tracking(v.repo, config_list(config, "remote." + *v.resolved.name + ".fetch"), a.ref);
+  auto tracking = repo::remote_tracking(repo, config_list(config, "remote." + *remote.name + ".fetch"), a.ref);
   if (!tracking) return tl::unexpected(tracking.error());
   if (*tracking && (*tracking)->oid) return *(*tracking)->oid;
   return std::string(transport::kZeroOid);
 }
+
+namespace {
 
 // --force, --force-with-lease or --expect-old into the update mode and the
 // expected id. Errors: invalid_argument.
@@ -137,7 +141,7 @@ Result<void> resolve_update(const PushArgs& a, const repo::GitConfig& config, Va
     v.update = UpdateMode::expect_old;
     v.expect_old = *a.expect_old;
   } else if (a.lease) {
-    auto expect = lease_expectation(a, *a.lease, config, v);
+    auto expect = lease_expectation(a, *a.lease, config, v.repo, v.resolved);
     if (!expect) return tl::unexpected(expect.error());
     v.update = UpdateMode::expect_old;
     v.expect_old = *expect;

@@ -75,7 +75,7 @@ const std::vector<OptionDoc> kPushOptions = {
      "$XDG_RUNTIME_DIR/git-courier/serve.sock, /run/git-courier/serve.sock for root) and print its progress and "
      "outcome as a local push does, with the same exit codes; Ctrl-C revokes it through the service. The service "
      "owns keys, trust, lanes and journal: --auth, --ca-file, --allow-http-loopback, --lane-dir, --journal, "
-     "--no-journal, --pack-engine, --read-back and --force-with-lease are refused with it",
+     "--no-journal, --pack-engine and --read-back are refused with it",
      nullptr},
     {"--credential", nullptr, "NAME",
      "with --via: the service's credential to push with (serve --credential NAME=...); none: no credential", nullptr},
@@ -112,8 +112,9 @@ const ManualDoc kManual = {
           "     [--pack-engine auto|libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",
           "     [--progress | --no-progress]", "     [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]",
           "push --via SOCKET [--credential NAME] --repo DIR --remote URL|NAME --ref REF",
-          "     (--oid OID | --rev REV) [--force | --expect-old OID] [--deadline DURATION]",
-          "     [--delivery-id ID] [--json] [-q | --quiet] [-v | --verbose] [--progress | --no-progress]"},
+          "     (--oid OID | --rev REV) [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
+          "     [--deadline DURATION] [--delivery-id ID] [--json] [-q | --quiet] [-v | --verbose]",
+          "     [--progress | --no-progress]"},
          kPushOptions,
          {"Trust and the proxy come from git's configuration of --repo, as git reads them. The proxy: "
           "remote.<name>.proxy, http.<url>.proxy, http.proxy, then https_proxy/HTTPS_PROXY (http_proxy for "

@@ -183,10 +183,14 @@ struct Target {
   std::string repo;  // absolute
   std::string url;   // --remote resolved through the repository's configuration
   std::string lane;  // for the "waiting for lane" line
+  // --force-with-lease: the id it expects, read here from the repository's
+  // remote-tracking refs (the service sees only the request).
+  std::optional<std::string> lease_expect;
 };
 
-// --repo and --remote as a local push reads them (an absolute path; a
-// configured remote's URL); the URL taken apart here too, so that a
+// --repo, --remote and --force-with-lease as a local push reads them (an
+// absolute path; a configured remote's URL; the lease's id); the URL taken
+// apart here too, so that a
 // password in it never leaves this process (H2). Errors: invalid_argument.
 Result<Target> resolve_target(const PushArgs& a) {
   std::error_code ec;
@@ -202,6 +206,11 @@ Result<Target> resolve_target(const PushArgs& a) {
   if (!remote) return tl::unexpected(remote.error());
   t.url = resolved->url;
   t.lane = remote->lane;
+  if (a.lease) {
+    auto expect = lease_expectation(a, *a.lease, *config, t.repo, *resolved);
+    if (!expect) return tl::unexpected(expect.error());
+    t.lease_expect = std::move(*expect);
+  }
   return t;
 }
 
@@ -217,6 +226,7 @@ std::string submission(const PushArgs& a, const Target& t, std::int64_t left_ms)
   if (a.credential) b["credential"] = *a.credential;
   if (a.force) b["update"] = "force";
   if (a.expect_old) b["update"] = {{"expect_old", *a.expect_old}};
+  if (t.lease_expect) b["update"] = {{"expect_old", *t.lease_expect}};
   if (a.delivery_id) b["id"] = *a.delivery_id;
   return b.dump(-1, ' ', false, json::error_handler_t::replace);
 }
