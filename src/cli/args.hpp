@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "courier/result.hpp"
+#include "wire/grammar.hpp"
 
 namespace courier::cli {
 
@@ -21,10 +22,12 @@ inline constexpr int kExitRevoked = 5;      // revoked or cancelled_no_dispatch
 inline constexpr int kExitProtocol = 6;     // protocol_fault
 inline constexpr int kExitUnconfirmed = 7;  // unconfirmed: seat retained
 
-inline constexpr std::chrono::milliseconds kDefaultDeadline{150'000};
-// The longest --deadline: a delivery that needs a day is a mistake, and a
-// bound keeps every instant computed from it far from overflow.
-inline constexpr std::chrono::milliseconds kMaxDeadline{24LL * 60 * 60 * 1000};
+// The deadline's default and limit, and the grammars of durations and
+// delivery ids: the wire leaf's, shared with the service's API.
+using wire::check_delivery_id;
+using wire::kDefaultDeadline;
+using wire::kMaxDeadline;
+using wire::parse_duration;
 
 // --force-with-lease[=REF[:EXPECT]] as git spells it: bare (every pushed
 // ref, expected at its remote-tracking ref), =REF (that ref, expected at its
@@ -81,17 +84,8 @@ struct PushArgs {
 // or nullptr when it can.
 const char* service_config_flag_reason(const std::string& flag);
 
-// "90" (seconds), "1.5s", "500ms", "2m30s", "1h30m": numbers with units h, m,
-// s, ms, largest first, in whole milliseconds. Errors: invalid_argument, the
-// message listing what would parse.
-Result<std::chrono::milliseconds> parse_duration(const std::string& text);
-
 // Arguments after `push`. Errors: invalid_argument naming the flag.
 Result<PushArgs> parse_push_args(const std::vector<std::string>& args);
-
-// A delivery id given by the caller: 1 to 128 of [A-Za-z0-9._:-].
-// Errors: invalid_argument.
-Result<void> check_delivery_id(const std::string& id);
 
 // `log`, `show ID` and `recover`: the journal commands.
 struct JournalArgs {

@@ -1,5 +1,5 @@
-// commands.cpp — `git-courier` subcommands: help, version, push, keygen, the
-// journal commands, and the hidden generators of the man page and completion.
+// commands.cpp — `git-courier` subcommands: help, version, push, serve,
+// keygen, the journal commands, and the hidden generators of the man page and completion.
 #include "cli/commands.hpp"
 
 #include <cstdio>
@@ -14,6 +14,9 @@
 #include "cli/push.hpp"
 #include "cli/usage.hpp"
 #include "cli/version.hpp"
+#include "service/serve.hpp"
+#include "service/service_options.hpp"
+#include "sys/service_socket.hpp"
 #include "sys/lazy_library.hpp"
 
 namespace courier::cli {
@@ -82,6 +85,30 @@ int command_usage_error(const std::vector<std::string>& args, const std::string&
   return kExitUsage;
 }
 
+// `serve`: its options (a usage error or --help loads no library), the
+// journal's default, and the read-back recovery uses (no credential: a
+// service's credentials are named per delivery).
+int run_serve_command(const std::vector<std::string>& rest) {
+  auto parsed = service::parse_service_options(rest);
+  if (!parsed) {
+    usage_error("serve: " + parsed.error().message, "see `git-courier serve --help`\n");
+    return kExitUsage;
+  }
+  if (parsed->help) {
+    std::fputs(help_of("serve").c_str(), stdout);
+    return kExitOk;
+  }
+  Result<std::string> journal = parsed->journal             ? Result<std::string>(*parsed->journal)
+                                : sys::effective_uid() == 0 ? Result<std::string>("/var/lib/git-courier/journal.db")
+                                                            : default_journal_path();
+  if (!journal) {
+    usage_error("serve: " + journal.error().message, "");
+    return kExitUsage;
+  }
+  return service::run_serve(*parsed, *journal,
+                            make_read_back("none", parsed->ca_file, parsed->allow_http_loopback, std::nullopt));
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -124,6 +151,7 @@ int run(int argc, char** argv) {
     if (cmd == "show") return run_show(*parsed);
     return run_recover(*parsed);
   }
+  if (cmd == "serve") return run_serve_command(rest);
   if (cmd == "keygen") {
     auto parsed = parse_keygen_args(rest);
     if (!parsed) {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/auth_setup.hpp"
+#include "auth/auth_setup.hpp"
 #include "cli/output.hpp"
 #include "sys/lazy_library.hpp"
 #include "sys/process.hpp"
@@ -139,7 +139,7 @@ ReadBackFn make_read_back(const std::string& auth, const std::optional<std::stri
       o.proxy = p->url;
       o.proxy_authorization = p->authorization;
     }
-    auto setup = AuthSetup::from_spec(auth, read, deadline);
+    auto setup = auth::AuthSetup::from_spec(auth, read, deadline);
     if (!setup) {
       seen.error = setup.error().message;
       return seen;

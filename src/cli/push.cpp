@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "cli/auth_setup.hpp"
+#include "auth/auth_setup.hpp"
 #include "cli/http_settings.hpp"
 #include "cli/journal_cmd.hpp"
 #include "cli/remote_name.hpp"
@@ -54,34 +54,6 @@ struct Validated {
   std::optional<std::string> expect_old;
 };
 
-// A revision looked up here, in this process, before any child exists: a
-// syntax whose cost grows with the history (a commit-message search walks
-// it all, and nothing could kill it at the deadline) is refused. ':' also
-// covers '<rev>:<path>' and ':<n>:<path>', which name trees and blobs that
-// could never be delivered anyway; no ref name contains ':'. A reflog
-// selector ('main@{2024-05-01 12:00}') may, and reads only the reflog: it
-// is left alone. Errors: invalid_argument.
-Result<void> check_bounded_revision(const std::string& flag, const std::string& rev) {
-  std::string outside_reflog;
-  for (std::size_t i = 0; i < rev.size(); ++i) {
-    if (rev.compare(i, 2, "@{") == 0) {
-      const std::size_t close = rev.find('}', i);
-      if (close != std::string::npos) {
-        i = close;
-        continue;
-      }
-    }
-    outside_reflog.push_back(rev[i]);
-  }
-  if (outside_reflog.find(':') != std::string::npos || outside_reflog.find("^{/") != std::string::npos) {
-    return fail(Errc::invalid_argument,
-                flag + " '" + rev +
-                    "': revision syntaxes that search the history (':/text', '^{/text}') or name "
-                    "a path are refused, because their cost has no bound; give a commit id, a branch or a tag");
-  }
-  return {};
-}
-
 // git's refname_match: REF as given, or under refs/, refs/tags/,
 // refs/heads/, refs/remotes/ (or that remote's HEAD).
 bool ref_names(const std::string& short_name, const std::string& full) {
@@ -107,7 +79,8 @@ Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, 
   if (lease.expect) {
     if (lease.expect->empty()) return std::string(transport::kZeroOid);
     if (transport::is_valid_oid(*lease.expect)) return *lease.expect;
-    if (auto ok = check_bounded_revision("--force-with-lease", *lease.expect); !ok) return tl::unexpected(ok.error());
+    if (auto ok = repo::check_bounded_revision("--force-with-lease", *lease.expect); !ok)
+      return tl::unexpected(ok.error());
     auto id = repo::resolve_revision(repo, *lease.expect);
     if (!id)
       return fail(Errc::invalid_argument, "--force-with-lease: cannot parse expected object name '" + *lease.expect +
@@ -200,7 +173,7 @@ Result<Validated> validate(const PushArgs& a) {
     if (auto ok = repo::check_gated_object(v.repo, *a.oid); !ok) return tl::unexpected(ok.error());
     v.oid = *a.oid;
   } else {
-    if (auto ok = check_bounded_revision("--rev", *a.rev); !ok) return tl::unexpected(ok.error());
+    if (auto ok = repo::check_bounded_revision("--rev", *a.rev); !ok) return tl::unexpected(ok.error());
     auto id = repo::resolve_revision(v.repo, *a.rev);
     if (!id) return tl::unexpected(id.error());
     if (auto ok = repo::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
@@ -364,7 +337,7 @@ int run_push(const PushArgs& a) {
   const sys::MonoNs now = sys::mono_now_ns();
   const std::int64_t left_ms = command_deadline > now ? (command_deadline - now) / sys::kNsPerMs : 0;
   req.budget = std::chrono::milliseconds(left_ms);
-  auto auth = AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(now, left_ms));
+  auto auth = auth::AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(now, left_ms));
   if (!auth) return push_usage(a, auth.error().message);
   req.mint = (*auth)->mint();
   req.mint_binds_payload = (*auth)->binds_payload();

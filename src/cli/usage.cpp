@@ -125,6 +125,56 @@ const ManualDoc kManual = {
           "--repo-root). A service that cannot be reached, or that is draining or full (429), exits 3; a request "
           "it refuses (a 4xx: a bad field, an unknown credential, a repository outside its root, this user not "
           "allowed) exits 2, as a usage error does."}},
+        {"serve",
+         "run the delivery service: a socket API for any language",
+         {"serve --repo-root DIR [--socket PATH] [--listen 127.0.0.1:PORT --api-token-file FILE]",
+          "      [--workers N] [--warm N] [--journal FILE] [--lane-dir DIR]",
+          "      [--credential NAME=key:FILE|bearer:FILE|credential]... [--allow-uid UID]...",
+          "      [--allow-gid GID]... [--max-queued N] [--drain-timeout DURATION]",
+          "      [--ca-file FILE] [--allow-http-loopback] [--config FILE]"},
+         {{"--repo-root", nullptr, "DIR", "only repositories under DIR (symbolic links resolved) may be delivered from",
+           nullptr},
+          {"--socket", nullptr, "PATH",
+           "the Unix socket of the API (default $XDG_RUNTIME_DIR/git-courier/serve.sock; for root "
+           "/run/git-courier/serve.sock); its directory is made 0750 when missing, an existing one must be yours and "
+           "not writable by others; a lock file beside it (PATH.lock) keeps a second service off it",
+           nullptr},
+          {"--listen", nullptr, "127.0.0.1:PORT", "also serve on loopback TCP; requires --api-token-file", nullptr},
+          {"--api-token-file", nullptr, "FILE",
+           "the bearer token TCP callers must send (Authorization: Bearer TOKEN; at least 16 bytes)", nullptr},
+          {"--workers", nullptr, "N", "deliveries supervised at once (default 4); more wait in the queue", nullptr},
+          {"--warm", nullptr, "N", "keep a child spawned ahead of need (any N of 1 or more keeps one; default 0)",
+           nullptr},
+          {"--journal", nullptr, "FILE",
+           "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state}; for "
+           "root /var/lib/git-courier/journal.db)",
+           nullptr},
+          {"--lane-dir", nullptr, "DIR",
+           "directory of cross-process lane locks (default: the journal's directory/lanes)", nullptr},
+          {"--credential", nullptr, "NAME=SPEC",
+           "a credential requests may name: key:FILE (Ed25519 per-request token), bearer:FILE or credential (git "
+           "credential helper); repeatable",
+           nullptr},
+          {"--allow-uid", nullptr, "UID", "a uid that may call on the socket (repeatable; default: the service's own)",
+           nullptr},
+          {"--allow-gid", nullptr, "GID",
+           "a group whose members (primary or supplementary) may call on the socket (repeatable)", nullptr},
+          {"--max-queued", nullptr, "N",
+           "deliveries waiting to run before submissions are refused with 429 and Retry-After (default 256)", nullptr},
+          {"--drain-timeout", nullptr, "DURATION",
+           "on SIGTERM or SIGINT, how long running deliveries may finish before they are revoked (default 30s)",
+           nullptr},
+          kCaFileOption,
+          kLoopbackOption,
+          {"--config", nullptr, "FILE",
+           "a JSON object whose keys are these options without dashes (lists for the repeatable ones); options on "
+           "the command line win",
+           nullptr}},
+         {"The API is HTTP/1.1 and JSON under /v1 (POST /v1/deliveries, GET /v1/deliveries/ID, GET "
+          "/v1/deliveries/ID/events, DELETE /v1/deliveries/ID, GET /v1/deliveries, GET /healthz, GET /metrics); "
+          "the service logs one JSON object per line on stderr. SIGTERM or SIGINT drains: new submissions get 503, "
+          "running deliveries finish or are revoked after --drain-timeout, and the service exits 0 once every "
+          "delivery's stop is confirmed. See docs/service.md."}},
         {"keygen",
          "make an Ed25519 signing key for --auth key:FILE",
          {"keygen --out FILE"},
@@ -168,7 +218,10 @@ const ManualDoc kManual = {
      {"XDG_STATE_HOME", "where the default journal lives (else $HOME/.local/state)"},
      {"XDG_RUNTIME_DIR", "where the default lane directory lives"}},
     {{"$XDG_STATE_HOME/git-courier/journal.sqlite", "the delivery journal (--journal)"},
-     {"$XDG_RUNTIME_DIR/git-courier", "the lane locks (--lane-dir); /run/git-courier/lanes for root"}},
+     {"$XDG_RUNTIME_DIR/git-courier", "the lane locks (--lane-dir); /run/git-courier/lanes for root"},
+     {"$XDG_RUNTIME_DIR/git-courier/serve.sock",
+      "the service's socket (serve --socket); /run/git-courier/serve.sock "
+      "for root"}},
 };
 
 // Appends text wrapped to `width` columns, each line after the first

@@ -79,4 +79,29 @@ Result<std::string> resolve_revision(const std::string& repo_path, const std::st
   return std::string(hex);
 }
 
+// ':' also covers '<rev>:<path>' and ':<n>:<path>', which name trees and
+// blobs that could never be delivered anyway; no ref name contains ':'. A
+// reflog selector ('main@{2024-05-01 12:00}') may, and reads only the
+// reflog: it is left alone.
+Result<void> check_bounded_revision(const std::string& flag, const std::string& rev) {
+  std::string outside_reflog;
+  for (std::size_t i = 0; i < rev.size(); ++i) {
+    if (rev.compare(i, 2, "@{") == 0) {
+      const std::size_t close = rev.find('}', i);
+      if (close != std::string::npos) {
+        i = close;
+        continue;
+      }
+    }
+    outside_reflog.push_back(rev[i]);
+  }
+  if (outside_reflog.find(':') != std::string::npos || outside_reflog.find("^{/") != std::string::npos) {
+    return fail(Errc::invalid_argument,
+                flag + " '" + rev +
+                    "': revision syntaxes that search the history (':/text', '^{/text}') or name "
+                    "a path are refused, because their cost has no bound; give a commit id, a branch or a tag");
+  }
+  return {};
+}
+
 }  // namespace courier::repo

@@ -46,4 +46,11 @@ Result<void> check_gated_object(const std::string& repo, const std::string& oid)
 // only. Errors: invalid_argument (no such repository, unknown revision).
 Result<std::string> resolve_revision(const std::string& repo, const std::string& rev);
 
+// A revision to be looked up in this process, before any child exists: a
+// syntax whose cost grows with the history (a commit-message search walks
+// it all, and nothing could kill it at the deadline) is refused; so is one
+// that names a path. `flag` names where it came from in the message
+// ("--rev", "rev"). Errors: invalid_argument.
+Result<void> check_bounded_revision(const std::string& flag, const std::string& rev);
+
 }  // namespace courier::repo

@@ -1,5 +1,5 @@
-// auth_setup.hpp — the CLI's --auth choice turned into what a delivery
-// needs: a mint callback run in this process (the key never reaches the
+// auth_setup.hpp — a credential spelling (the CLI's --auth, a service's
+// --credential) turned into what one delivery needs: a mint callback run in this process (the key never reaches the
 // child), and what to do once the outcome is known (credential approve or
 // reject).
 #pragma once
@@ -10,14 +10,15 @@
 
 #include "courier/courier.hpp"
 
-namespace courier::cli {
+namespace courier::auth {
 
 class AuthSetup {
  public:
   // `deadline` must be no later than the turn's (take it before submit()).
+  // `what` names the spelling's origin in messages ("--auth").
   // Errors: invalid_argument (unknown mode, unreadable or wrong key file).
   static Result<std::unique_ptr<AuthSetup>> from_spec(const std::string& spec, const DeliveryRequest& request,
-                                                      MonoNs deadline);
+                                                      MonoNs deadline, const std::string& what = "--auth");
 
   // The mint callback for DeliveryRequest::mint (null for --auth none).
   MintFn mint() const { return mint_; }
@@ -33,4 +34,4 @@ class AuthSetup {
   std::function<void(bool accepted)> settle_;
 };
 
-}  // namespace courier::cli
+}  // namespace courier::auth

@@ -1,0 +1,493 @@
+// api.cpp — the routes of /v1, the request checks, and the JSON documents.
+#include "service/api.hpp"
+
+#include <filesystem>
+
+#include "journal/journal.hpp"
+#include "repo/repository.hpp"
+#include "report/outcome_json.hpp"
+#include "transport/oid.hpp"
+#include "transport/refname.hpp"
+#include "wire/grammar.hpp"
+#include "wire/remote.hpp"
+
+namespace courier::service {
+
+namespace {
+
+using nlohmann::json;
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; }
+
+ApiResponse document(int status, const json& j) {
+  ApiResponse r;
+  r.status = status;
+  r.body = dump(j);
+  return r;
+}
+
+// A refused field: its status, code, field name and message.
+struct Refusal {
+  int status = 400;
+  std::string code;
+  std::string field;
+  std::string message;
+};
+
+tl::unexpected<Refusal> refuse(int status, std::string code, std::string field, std::string message) {
+  return tl::unexpected(Refusal{status, std::move(code), std::move(field), std::move(message)});
+}
+
+const char* const kPostFields[] = {"repo",     "remote",     "ref",    "oid", "rev",
+                                   "deadline", "credential", "update", "id",  "remote_progress"};
+
+tl::expected<std::string, Refusal> string_field(const json& body, const char* name, bool required) {
+  if (!body.contains(name)) {
+    if (required) return refuse(400, "missing_field", name, std::string("\"") + name + "\" is required");
+    return std::string();
+  }
+  if (!body[name].is_string()) return refuse(400, "bad_field", name, std::string("\"") + name + "\" must be a string");
+  return body[name].get<std::string>();
+}
+
+// "deadline": a duration as the CLI spells it ("90s", "2m30s") or a number
+// of seconds; at most 24 h.
+tl::expected<std::chrono::milliseconds, Refusal> deadline_field(const json& body) {
+  if (!body.contains("deadline")) return wire::kDefaultDeadline;
+  const json& v = body["deadline"];
+  std::string text;
+  if (v.is_string()) {
+    text = v.get<std::string>();
+  } else if (v.is_number_unsigned() || v.is_number_integer()) {
+    text = std::to_string(v.get<long long>());
+  } else if (v.is_number_float()) {
+    text = v.dump();
+  } else {
+    return refuse(400, "bad_field", "deadline", "\"deadline\" must be a duration (\"90s\") or a number of seconds");
+  }
+  auto d = wire::parse_duration(text);
+  if (!d) return refuse(400, "bad_field", "deadline", d.error().message);
+  if (*d > wire::kMaxDeadline) return refuse(400, "bad_field", "deadline", "\"deadline\" is longer than 24 h");
+  return *d;
+}
+
+// The repository: absolute, existing, and (symlinks resolved) under the root.
+tl::expected<std::string, Refusal> repo_field(const json& body, const std::string& root) {
+  auto repo = string_field(body, "repo", true);
+  if (!repo) return tl::unexpected(repo.error());
+  if (repo->empty() || (*repo)[0] != '/') return refuse(400, "bad_field", "repo", "\"repo\" must be an absolute path");
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(*repo, ec);
+  if (ec) return refuse(400, "bad_field", "repo", "\"repo\": no repository at " + *repo);
+  const std::string path = real.string();
+  if (path != root && path.rfind(root == "/" ? root : root + "/", 0) != 0) {
+    return refuse(403, "repo_outside_root", "repo", "\"repo\" " + *repo + " is outside the service's --repo-root");
+  }
+  return path;
+}
+
+tl::expected<void, Refusal> update_field(const json& body, SubmitInput& in) {
+  if (!body.contains("update")) return {};
+  const json& u = body["update"];
+  if (u.is_string() && u == "fast_forward") return {};
+  if (u.is_string() && u == "force") {
+    in.update = UpdateMode::force;
+    return {};
+  }
+  if (u.is_object() && u.size() == 1 && u.contains("expect_old") && u["expect_old"].is_string() &&
+      transport::is_valid_oid(u["expect_old"].get<std::string>())) {
+    in.update = UpdateMode::expect_old;
+    in.expect_old = u["expect_old"].get<std::string>();
+    return {};
+  }
+  return refuse(400, "bad_field", "update",
+                "\"update\" is \"fast_forward\", \"force\" or {\"expect_old\": a full 40-hex id (all zeros: absent)}");
+}
+
+// The object: exactly one of "oid" (a full id) and "rev" (a revision of the
+// repository, looked up here with the CLI's rules), checked to be a commit
+// or an annotated tag of one.
+tl::expected<void, Refusal> object_field(const json& body, SubmitInput& in) {
+  auto oid = string_field(body, "oid", false);
+  if (!oid) return tl::unexpected(oid.error());
+  auto rev = string_field(body, "rev", false);
+  if (!rev) return tl::unexpected(rev.error());
+  if (body.contains("oid") == body.contains("rev")) {
+    return refuse(400, body.contains("oid") ? "bad_field" : "missing_field", "oid",
+                  "give exactly one of \"oid\" and \"rev\"");
+  }
+  if (body.contains("oid")) {
+    if (!transport::is_valid_oid(*oid)) return refuse(400, "bad_field", "oid", "\"oid\" must be a full 40-hex id");
+    if (auto ok = repo::check_gated_object(in.repo, *oid); !ok) {
+      return refuse(400, "bad_field", "oid", ok.error().message);
+    }
+    in.oid = *oid;
+    return {};
+  }
+  if (auto ok = repo::check_bounded_revision("\"rev\"", *rev); !ok) {
+    return refuse(400, "bad_field", "rev", ok.error().message);
+  }
+  auto id = repo::resolve_revision(in.repo, *rev);
+  if (!id) return refuse(400, "bad_field", "rev", id.error().message);
+  if (auto ok = repo::check_gated_object(in.repo, *id); !ok) return refuse(400, "bad_field", "rev", ok.error().message);
+  in.oid = *id;
+  return {};
+}
+
+tl::expected<void, Refusal> remote_field(const json& body, bool allow_http_loopback, SubmitInput& in) {
+  auto remote = string_field(body, "remote", true);
+  if (!remote) return tl::unexpected(remote.error());
+  // The one URL owner (H2): a password, an ambiguous spelling or a
+  // malformed URL is refused here; only the canonical form is kept.
+  auto parsed = wire::parse_remote(*remote);
+  if (!parsed) return refuse(400, "bad_remote", "remote", parsed.error().message);
+  if (parsed->user) {
+    return refuse(400, "bad_remote", "remote",
+                  "\"remote\" carries user information; name a credential of the service instead");
+  }
+  if (auto ok = wire::check_scheme(parsed->url, allow_http_loopback); !ok) {
+    return refuse(400, "bad_remote", "remote", ok.error().message);
+  }
+  in.remote = parsed->canonical;
+  in.remote_canonical = parsed->canonical;
+  return {};
+}
+
+// Every field of the POST body, in the order a person would fix them.
+tl::expected<SubmitInput, Refusal> submission(const json& body, const ApiConfig& config) {
+  if (!body.is_object()) return refuse(400, "bad_json", "", "the body must be a JSON object");
+  for (auto it = body.begin(); it != body.end(); ++it) {
+    if (std::find(std::begin(kPostFields), std::end(kPostFields), it.key()) == std::end(kPostFields)) {
+      return refuse(400, "unknown_field", it.key(), "unknown field \"" + it.key() + "\"");
+    }
+  }
+  SubmitInput in;
+  auto id = string_field(body, "id", false);
+  if (!id) return tl::unexpected(id.error());
+  if (!id->empty() || body.contains("id")) {
+    if (auto ok = wire::check_delivery_id(*id); !ok) return refuse(400, "bad_field", "id", ok.error().message);
+    in.id = *id;
+  }
+  auto repo = repo_field(body, config.repo_root);
+  if (!repo) return tl::unexpected(repo.error());
+  in.repo = *repo;
+  if (auto ok = remote_field(body, config.allow_http_loopback, in); !ok) return tl::unexpected(ok.error());
+  auto ref = string_field(body, "ref", true);
+  if (!ref) return tl::unexpected(ref.error());
+  if (!transport::is_valid_push_refname(*ref)) {
+    return refuse(400, "bad_field", "ref", "\"ref\" must be a full ref name to update (e.g. refs/heads/main)");
+  }
+  in.ref = *ref;
+  auto deadline = deadline_field(body);
+  if (!deadline) return tl::unexpected(deadline.error());
+  in.deadline = *deadline;
+  auto credential = string_field(body, "credential", false);
+  if (!credential) return tl::unexpected(credential.error());
+  if (body.contains("credential")) {
+    auto it = config.credentials.find(*credential);
+    if (it == config.credentials.end()) {
+      return refuse(400, "unknown_credential", "credential", "no credential named \"" + *credential + "\"");
+    }
+    in.credential = it->first;
+    in.credential_spec = it->second;
+  }
+  if (auto ok = update_field(body, in); !ok) return tl::unexpected(ok.error());
+  if (body.contains("remote_progress")) {
+    if (!body["remote_progress"].is_boolean()) {
+      return refuse(400, "bad_field", "remote_progress", "\"remote_progress\" must be true or false");
+    }
+    in.remote_progress = body["remote_progress"].get<bool>();
+  }
+  if (auto ok = object_field(body, in); !ok) return tl::unexpected(ok.error());
+  return in;
+}
+
+json outcome_doc(const Outcome& o, const std::string& remote, const std::string& ref, const std::string& oid) {
+  return report::outcome_to_json(o, report::OutcomeFacts{remote, ref, oid, std::nullopt});
+}
+
+std::optional<Outcome> recorded_outcome(const journal::Record& r) {
+  auto last = r.last(journal::Step::finished);
+  if (!last) return std::nullopt;
+  auto o = journal::outcome_from_detail(last->detail);
+  if (!o) return std::nullopt;
+  return *o;
+}
+
+json transitions(const std::optional<journal::Record>& r) {
+  json out = json::array();
+  if (!r) return out;
+  for (const auto& e : r->entries) {
+    json detail = json::parse(e.detail, nullptr, false);
+    if (detail.is_discarded()) detail = json::object();
+    out.push_back({{"step", journal::step_name(e.step)},
+                   {"attempt", e.attempt},
+                   {"at_unix_ms", e.at_unix_ms},
+                   {"detail", detail}});
+  }
+  return out;
+}
+
+std::optional<std::uint64_t> number(const std::string& text) {
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  return std::stoull(text);
+}
+
+}  // namespace
+
+std::map<std::string, std::string> parse_query(const std::string& query) {
+  std::map<std::string, std::string> out;
+  auto decode = [](const std::string& s) {
+    std::string r;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '+') {
+        r += ' ';
+      } else if (s[i] == '%' && i + 2 < s.size() + 0 && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+                 std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+        r += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+        i += 2;
+      } else {
+        r += s[i];
+      }
+    }
+    return r;
+  };
+  std::size_t at = 0;
+  while (at <= query.size() && !query.empty()) {
+    const std::size_t end = std::min(query.find('&', at), query.size());
+    const std::string pair = query.substr(at, end - at);
+    const std::size_t eq = pair.find('=');
+    if (!pair.empty()) out[decode(pair.substr(0, eq))] = eq == std::string::npos ? "" : decode(pair.substr(eq + 1));
+    at = end + 1;
+  }
+  return out;
+}
+
+Api::Api(ApiConfig config, Deliveries& deliveries, Metrics& metrics)
+    : config_(std::move(config)), deliveries_(deliveries), metrics_(metrics) {}
+
+ApiResponse Api::error(int status, const std::string& code, const std::string& field, const std::string& message) {
+  metrics_.api_request(status);
+  return document(
+      status,
+      {{"error", {{"code", code}, {"field", field.empty() ? json(nullptr) : json(field)}, {"message", message}}}});
+}
+
+ApiResponse Api::handle(const ApiRequest& r) {
+  ApiResponse out = route(r);
+  metrics_.api_request(out.status);
+  return out;
+}
+
+ApiResponse Api::route(const ApiRequest& r) {
+  auto err = [](int status, const std::string& code, const std::string& field, const std::string& message) {
+    return document(
+        status,
+        {{"error", {{"code", code}, {"field", field.empty() ? json(nullptr) : json(field)}, {"message", message}}}});
+  };
+  const std::string prefix = "/v1/deliveries/";
+  if (r.path == "/healthz" && r.method == "GET") return health();
+  if (r.path == "/metrics" && r.method == "GET") {
+    ApiResponse m;
+    m.content_type = "text/plain; version=0.0.4";
+    m.body = metrics_.text(deliveries_.gauges());
+    return m;
+  }
+  if (r.path == "/v1/deliveries") {
+    if (r.method == "POST") return post_delivery(r);
+    if (r.method == "GET") return list(r.query);
+    return err(405, "method_not_allowed", "", r.method + " " + r.path + " is not allowed");
+  }
+  if (r.path.rfind(prefix, 0) == 0) {
+    std::string rest = r.path.substr(prefix.size());
+    const bool events = rest.size() > 7 && rest.compare(rest.size() - 7, 7, "/events") == 0;
+    if (events) rest.resize(rest.size() - 7);
+    if (!wire::check_delivery_id(rest)) return err(404, "not_found", "", "no delivery " + rest);
+    if (events && r.method == "GET") return get_events(rest, r.query);
+    if (!events && r.method == "GET") return get_delivery(rest);
+    if (!events && r.method == "DELETE") return delete_delivery(rest);
+    return err(405, "method_not_allowed", "", r.method + " " + r.path + " is not allowed");
+  }
+  return err(404, "not_found", "", "no route " + r.path);
+}
+
+ApiResponse Api::post_delivery(const ApiRequest& r) {
+  auto err = [](int status, const std::string& code, const std::string& field, const std::string& message) {
+    return document(
+        status,
+        {{"error", {{"code", code}, {"field", field.empty() ? json(nullptr) : json(field)}, {"message", message}}}});
+  };
+  if (r.body_too_large) {
+    return err(413, "body_too_large", "", "the body is larger than " + std::to_string(kMaxBody) + " bytes");
+  }
+  if (deliveries_.draining()) return err(503, "draining", "", "the service is stopping and accepts no delivery");
+  json body = json::parse(r.body, nullptr, false);
+  if (body.is_discarded()) return err(400, "bad_json", "", "the body is not JSON");
+  auto in = submission(body, config_);
+  if (!in) return err(in.error().status, in.error().code, in.error().field, in.error().message);
+  SubmitResult s = deliveries_.submit(*in);
+  switch (s.kind) {
+    case SubmitResult::Kind::accepted:
+    case SubmitResult::Kind::existing:
+      return document(202,
+                      {{"id", s.delivery->id}, {"state", s.delivery->state()}, {"attempt", s.delivery->attempt()}});
+    case SubmitResult::Kind::replayed:
+      return document(200, {{"id", s.outcome.delivery_id},
+                            {"state", "finished"},
+                            {"replayed", true},
+                            {"outcome", outcome_doc(s.outcome, in->remote_canonical, in->ref, in->oid)}});
+    case SubmitResult::Kind::conflict:
+      return err(409, "id_conflict", "id", s.message);
+    case SubmitResult::Kind::queue_full: {
+      ApiResponse q =
+          err(429, "queue_full", "",
+              "too many deliveries are waiting (--max-queued); retry after " + std::to_string(s.retry_after_s) + " s");
+      q.headers.emplace_back("Retry-After", std::to_string(s.retry_after_s));
+      return q;
+    }
+    case SubmitResult::Kind::draining:
+      return err(503, "draining", "", "the service is stopping and accepts no delivery");
+    case SubmitResult::Kind::refused:
+      break;
+  }
+  return err(500, "credential_failed", "credential", s.message);
+}
+
+ApiResponse Api::get_delivery(const std::string& id) {
+  auto rec = deliveries_.journalled(id);
+  if (auto d = deliveries_.find(id)) {
+    auto o = d->outcome();
+    return document(200, {{"id", d->id},
+                          {"state", d->state()},
+                          {"attempt", d->attempt()},
+                          {"repo", d->repo},
+                          {"remote", d->remote},
+                          {"ref", d->ref},
+                          {"oid", d->oid},
+                          {"transitions", transitions(rec)},
+                          {"outcome", o ? outcome_doc(*o, d->remote, d->ref, d->oid) : json(nullptr)}});
+  }
+  if (!rec) {
+    return document(404, {{"error", {{"code", "not_found"}, {"field", nullptr}, {"message", "no delivery " + id}}}});
+  }
+  const auto& s = rec->submission;
+  auto o = rec->finished ? recorded_outcome(*rec) : std::nullopt;
+  return document(200, {{"id", id},
+                        {"state", rec->finished ? "finished" : "running"},
+                        {"attempt", s.attempt},
+                        {"repo", s.repo},
+                        {"remote", s.remote},
+                        {"ref", s.ref},
+                        {"oid", s.oid},
+                        {"transitions", transitions(rec)},
+                        {"outcome", o ? outcome_doc(*o, s.remote, s.ref, s.oid) : json(nullptr)}});
+}
+
+ApiResponse Api::get_events(const std::string& id, const std::string& query) {
+  const auto params = parse_query(query);
+  std::uint64_t after = 0;
+  if (auto it = params.find("after"); it != params.end()) {
+    auto n = number(it->second);
+    if (!n) {
+      return document(400,
+                      {{"error", {{"code", "bad_field"}, {"field", "after"}, {"message", "\"after\" is a number"}}}});
+    }
+    after = *n;
+  }
+  ApiResponse r;
+  r.content_type = "application/x-ndjson";
+  if (auto d = deliveries_.find(id)) {
+    r.stream = deliveries_.events(d, after);
+    return r;
+  }
+  // Known to the journal only (finished before this service's memory):
+  // what is kept of it is its outcome.
+  auto rec = deliveries_.journalled(id);
+  if (!rec) {
+    return document(404, {{"error", {{"code", "not_found"}, {"field", nullptr}, {"message", "no delivery " + id}}}});
+  }
+  if (auto o = rec->finished ? recorded_outcome(*rec) : std::nullopt; o && after < 1) {
+    const auto& s = rec->submission;
+    r.body = dump({{"seq", 1}, {"event", "finished"}, {"outcome", outcome_doc(*o, s.remote, s.ref, s.oid)}});
+  }
+  return r;
+}
+
+ApiResponse Api::delete_delivery(const std::string& id) {
+  RevokeResult rr = deliveries_.revoke(id, "revoked through the service's API");
+  const char* result = "stopping";
+  switch (rr.kind) {
+    case RevokeResult::Kind::not_found:
+      return document(404, {{"error", {{"code", "not_found"}, {"field", nullptr}, {"message", "no delivery " + id}}}});
+    case RevokeResult::Kind::cancelled_no_dispatch:
+      result = "cancelled_no_dispatch";
+      break;
+    case RevokeResult::Kind::already_finished:
+      result = "already_finished";
+      break;
+    case RevokeResult::Kind::stopping:
+      break;
+  }
+  json outcome = nullptr;
+  if (rr.outcome) {
+    outcome = rr.delivery ? outcome_doc(*rr.outcome, rr.delivery->remote, rr.delivery->ref, rr.delivery->oid)
+                          : outcome_doc(*rr.outcome, "", "", "");
+  }
+  return document(200, {{"id", id}, {"result", result}, {"outcome", outcome}});
+}
+
+ApiResponse Api::list(const std::string& query) {
+  const auto params = parse_query(query);
+  std::string state;
+  std::string remote;
+  std::size_t limit = 100;
+  if (auto it = params.find("state"); it != params.end()) {
+    state = it->second;
+    if (state != "queued" && state != "pending" && state != "running" && state != "finished") {
+      return document(400, {{"error",
+                             {{"code", "bad_field"},
+                              {"field", "state"},
+                              {"message", "\"state\" is queued, pending, running or finished"}}}});
+    }
+  }
+  if (auto it = params.find("remote"); it != params.end()) {
+    auto parsed = wire::parse_remote(it->second);
+    if (!parsed) {
+      return document(400,
+                      {{"error", {{"code", "bad_remote"}, {"field", "remote"}, {"message", parsed.error().message}}}});
+    }
+    remote = parsed->canonical;
+  }
+  if (auto it = params.find("limit"); it != params.end()) {
+    auto n = number(it->second);
+    if (!n || *n == 0 || *n > 10000) {
+      return document(400,
+                      {{"error", {{"code", "bad_field"}, {"field", "limit"}, {"message", "\"limit\" is 1 to 10000"}}}});
+    }
+    limit = static_cast<std::size_t>(*n);
+  }
+  json out = json::array();
+  for (const auto& d : deliveries_.list(state, remote, limit)) {
+    auto o = d->outcome();
+    out.push_back({{"id", d->id},
+                   {"state", d->state()},
+                   {"remote", d->remote},
+                   {"ref", d->ref},
+                   {"oid", d->oid},
+                   {"outcome", o ? json(outcome_name(o->kind)) : json(nullptr)},
+                   {"remote_effect", o ? json(remote_effect_name(o->remote_effect)) : json(nullptr)}});
+  }
+  return document(200, {{"deliveries", out}});
+}
+
+ApiResponse Api::health() {
+  const Gauges g = deliveries_.gauges();
+  return document(200, {{"status", deliveries_.draining() ? "draining" : "ok"},
+                        {"live", g.live},
+                        {"queued", g.queued},
+                        {"warm_ready", g.warm_ready}});
+}
+
+}  // namespace courier::service

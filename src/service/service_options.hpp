@@ -1,0 +1,49 @@
+// service_options.hpp — `git-courier serve`'s configuration: its flags, and
+// --config FILE (a JSON object whose keys are the flag names without
+// dashes, lists for the repeatable ones); a flag on the command line wins
+// over the file. Pure but for reading the config file.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "courier/result.hpp"
+
+namespace courier::service {
+
+struct ServiceOptions {
+  std::string socket;                 // default: default_socket_path()
+  std::optional<std::string> listen;  // "127.0.0.1:PORT"
+  std::optional<std::string> api_token_file;
+  std::size_t workers = 4;
+  std::size_t warm = 0;
+  std::optional<std::string> journal;              // default: the caller's (cli)
+  std::optional<std::string> lane_dir;             // default: the journal's directory + "/lanes"
+  std::string repo_root;                           // required
+  std::map<std::string, std::string> credentials;  // NAME -> key:FILE | bearer:FILE | credential
+  std::vector<std::uint32_t> allow_uids;           // empty: this process's uid
+  std::vector<std::uint32_t> allow_gids;
+  std::size_t max_queued = 256;
+  std::chrono::milliseconds drain_timeout{30'000};
+  std::optional<std::string> ca_file;
+  bool allow_http_loopback = false;
+  std::optional<std::string> config;
+  bool help = false;
+};
+
+// Arguments after `serve`. Errors: invalid_argument naming the flag (or
+// the config file's key).
+Result<ServiceOptions> parse_service_options(const std::vector<std::string>& args);
+
+// $XDG_RUNTIME_DIR/git-courier/serve.sock; for root /run/git-courier/serve.sock.
+// Errors: invalid_argument (not root and no XDG_RUNTIME_DIR).
+Result<std::string> default_socket_path();
+
+// "127.0.0.1:PORT" taken apart. Errors: invalid_argument.
+Result<std::pair<std::string, std::uint16_t>> parse_listen(const std::string& text);
+
+}  // namespace courier::service

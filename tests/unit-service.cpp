@@ -1,0 +1,436 @@
+// unit-service.cpp — `git-courier serve`, the shipped binary, driven as its
+// callers drive it: curl over the Unix socket, against the fixture server
+// (real TLS, real git http-backend), the remote's refs read back with git
+// and the journal read back after. Every wait is on a fact: the service's
+// "listening" log line, the server's announcement of a held POST, the end
+// of an event stream, the service's exit.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "fixture_server.hpp"
+#include "journal/journal.hpp"
+#include "support.hpp"
+
+using namespace courier;
+using nlohmann::json;
+
+namespace {
+
+struct Http {
+  int status = 0;
+  std::string headers;
+  json body;
+  std::string raw;
+};
+
+// One request with curl over the socket; `as` prefixes the command (setpriv).
+Http curl(const std::string& socket, const std::string& method, const std::string& path, const std::string& body = {},
+          const std::vector<std::string>& as = {}) {
+  std::vector<std::string> argv = as;
+  for (const char* a : {"/usr/bin/curl", "-sS", "-i", "--max-time", "60", "--unix-socket"}) argv.emplace_back(a);
+  argv.push_back(socket);
+  argv.insert(argv.end(), {"-X", method});
+  if (!body.empty()) argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@-"});
+  argv.push_back("http://courier" + path);
+  auto r = test::run(argv, body, test::Stdin::bytes, test::cli_env());
+  Http h;
+  const auto split = r.out.find("\r\n\r\n");
+  h.headers = r.out.substr(0, split);
+  h.raw = split == std::string::npos ? std::string() : r.out.substr(split + 4);
+  if (h.headers.size() > 12) h.status = std::atoi(h.headers.substr(9, 3).c_str());
+  h.body = json::parse(h.raw, nullptr, false);
+  INFO("curl: " << r.err);
+  return h;
+}
+
+// The lines of an NDJSON body, parsed.
+std::vector<json> lines_of(const std::string& text) {
+  std::vector<json> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto nl = text.find('\n', at);
+    const std::string line = text.substr(at, nl - at);
+    if (!line.empty()) out.push_back(json::parse(line, nullptr, false));
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return out;
+}
+
+// A running `git-courier serve` on a socket in a temporary directory, its
+// log (stderr) read line by line.
+struct Service {
+  test::TempDir dir;
+  std::string root;
+  std::string socket;
+  std::string journal;
+  std::unique_ptr<test::LineProcess> proc;
+  bool exited = false;
+
+  explicit Service(const std::vector<std::string>& extra, const std::string& socket_dir = {}) {
+    root = dir.path() + "/repos";
+    std::filesystem::create_directories(root);
+    socket = (socket_dir.empty() ? dir.path() + "/run" : socket_dir) + "/serve.sock";
+    journal = dir.path() + "/state/journal.sqlite";
+    // sh -c: $0 is the binary, "$@" its arguments; the log (stderr) is read
+    // as lines.
+    const std::string cmd =
+        "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + dir.path() + " \"$0\" serve \"$@\" 2>&1";
+    std::vector<std::string> argv = {"/bin/sh", "-c",       cmd,    COURIER_BINARY, "--repo-root",
+                                     root,      "--socket", socket, "--journal",    journal};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    proc = std::make_unique<test::LineProcess>(argv);
+    const std::string up = proc->wait_line("{\"event\":\"listening\"", 30'000);
+    if (up.empty()) {
+      std::string log;
+      for (const auto& l : proc->lines()) log += l + "\n";
+      FAIL("the service did not start listening:\n" << log);
+    }
+  }
+  ~Service() {
+    if (!exited) {
+      ::kill(proc->pid(), SIGTERM);
+      proc->wait_exit();
+    }
+  }
+  // SIGTERM, then the exit code.
+  int stop() {
+    ::kill(proc->pid(), SIGTERM);
+    exited = true;
+    return proc->wait_exit();
+  }
+  std::string log() const {
+    std::string out;
+    for (const auto& l : proc->lines()) out += l + "\n";
+    return out;
+  }
+  Http post(const json& body) const { return curl(socket, "POST", "/v1/deliveries", body.dump()); }
+  Http get(const std::string& path) const { return curl(socket, "GET", path); }
+  // The whole event stream (it ends after `finished`).
+  std::vector<json> events(const std::string& id) const {
+    return lines_of(curl(socket, "GET", "/v1/deliveries/" + id + "/events").raw);
+  }
+  std::vector<journal::Record> journalled() const {
+    if (!std::filesystem::exists(journal)) return {};
+    auto j = journal::open_sqlite(journal);
+    REQUIRE(j.has_value());
+    auto r = (*j)->recent(1000);
+    REQUIRE(r.has_value());
+    return *r;
+  }
+};
+
+// A source repository under the service's root, and a bare remote.
+struct Scene {
+  test::FixtureServer fx;
+  std::unique_ptr<Service> svc;
+  std::string source;
+  std::string tip;
+  std::string remote;
+
+  explicit Scene(std::vector<std::string> extra = {}, int commits = 3) {
+    extra.insert(extra.end(), {"--ca-file", fx.ca_file()});
+    svc = std::make_unique<Service>(extra);
+    source = svc->root + "/source";
+    tip = test::make_source_repo(source, commits);
+    fx.create_bare_repo("r");
+    remote = fx.url("r");
+  }
+  json body(const std::string& rev = "HEAD", json more = json::object()) const {
+    json b = {{"repo", source}, {"remote", remote}, {"ref", "refs/heads/main"}, {"rev", rev}};
+    for (auto& [k, v] : more.items()) b[k] = v;
+    return b;
+  }
+  std::string ref() const {
+    auto r = test::git({"--git-dir", fx.repo_path("r"), "rev-parse", "--verify", "-q", "refs/heads/main"});
+    return r.ok() ? r.out.substr(0, 40) : std::string();
+  }
+  std::string rev(const std::string& spec) const { return test::git_ok({"rev-parse", spec}, source); }
+};
+
+json outcome_of(const std::vector<json>& events) {
+  REQUIRE_FALSE(events.empty());
+  return events.back()["outcome"];
+}
+
+}  // namespace
+
+TEST_SUITE("service") {
+  TEST_CASE(
+      "SVC: serve delivers over its Unix socket: POST, GET, the events stream complete and ordered, then "
+      "up_to_date and a rejected non-fast-forward") {
+    Scene s;
+    Http p = s.svc->post(s.body("HEAD~1"));
+    REQUIRE_MESSAGE(p.status == 202, std::string(p.raw + s.svc->log()));
+    const std::string id = p.body["id"];
+    CHECK(p.body["attempt"] == 1);
+    auto events = s.svc->events(id);
+    REQUIRE(events.size() >= 4);
+    std::int64_t last = 0;
+    for (const auto& e : events) {
+      CHECK_MESSAGE(e["seq"].get<std::int64_t>() == last + 1, std::string("events out of order: " + e.dump()));
+      last = e["seq"];
+    }
+    CHECK(events.front()["event"] == "queued");
+    CHECK(events.back()["event"] == "finished");
+    bool dispatched = false;
+    for (const auto& e : events) dispatched = dispatched || e["event"] == "dispatched";
+    CHECK(dispatched);
+    CHECK(outcome_of(events)["outcome"] == "delivered");
+    CHECK(s.ref() == s.rev("HEAD~1"));
+    Http g = s.svc->get("/v1/deliveries/" + id);
+    CHECK(g.status == 200);
+    CHECK(g.body["state"] == "finished");
+    CHECK(g.body["outcome"]["outcome"] == "delivered");
+    CHECK(g.body["outcome"]["remote_effect"] == "applied");
+    CHECK(g.body["transitions"].size() >= 5);
+    CHECK(g.body["oid"] == s.rev("HEAD~1"));
+    // A replay of the whole stream after it ended, and from a given seq.
+    CHECK(s.svc->events(id).size() == events.size());
+    CHECK(lines_of(s.svc->get("/v1/deliveries/" + id + "/events?after=2").raw).size() == events.size() - 2);
+
+    Http again = s.svc->post(s.body("HEAD~1"));
+    REQUIRE(again.status == 202);
+    CHECK(outcome_of(s.svc->events(again.body["id"]))["outcome"] == "up_to_date");
+    Http ahead = s.svc->post(s.body("HEAD"));
+    REQUIRE(ahead.status == 202);
+    CHECK(outcome_of(s.svc->events(ahead.body["id"]))["outcome"] == "delivered");
+    Http back = s.svc->post(s.body("HEAD~2"));
+    REQUIRE(back.status == 202);
+    json rejected = outcome_of(s.svc->events(back.body["id"]));
+    CHECK(rejected["outcome"] == "rejected");
+    CHECK(rejected["reason"].get<std::string>().find("non-fast-forward") != std::string::npos);
+    CHECK(s.ref() == s.tip);
+    Http listed = s.svc->get("/v1/deliveries?state=finished&limit=10");
+    CHECK(listed.body["deliveries"].size() == 4);
+    CHECK(s.svc->get("/healthz").body["status"] == "ok");
+    CHECK(s.svc->get("/metrics")
+              .raw.find("git_courier_deliveries_total{outcome=\"delivered\",remote_effect=\"applied\"} 2") !=
+          std::string::npos);
+    CHECK(s.svc->stop() == 0);
+  }
+
+  TEST_CASE(
+      "S4 SVC: a delivery held at its POST is revoked through DELETE and confirmed; one past its deadline ends "
+      "deadline_killed") {
+    Scene s;
+    s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    Http p = s.svc->post(s.body("HEAD~1"));
+    REQUIRE(p.status == 202);
+    const std::string id = p.body["id"];
+    REQUIRE(s.fx.wait_for_held(30'000).has_value());
+    Http d = curl(s.svc->socket, "DELETE", "/v1/deliveries/" + id);
+    CHECK(d.status == 200);
+    CHECK(d.body["result"] == "stopping");
+    json o = outcome_of(s.svc->events(id));
+    CHECK(o["outcome"] == "revoked");
+    CHECK(o["remote_effect"] == "possible");
+    CHECK(o["child"]["reaped"] == true);
+    Http twice = curl(s.svc->socket, "DELETE", "/v1/deliveries/" + id);
+    CHECK(twice.body["result"] == "already_finished");
+    s.fx.release();  // the server then applies the body it held: HEAD~1
+
+    s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    Http late = s.svc->post(s.body("HEAD", {{"deadline", "3s"}}));
+    REQUIRE(late.status == 202);
+    REQUIRE_MESSAGE(s.fx.wait_for_held(30'000).has_value(),
+                    s.svc->get("/v1/deliveries/" + late.body["id"].get<std::string>()).raw);
+    json k = outcome_of(s.svc->events(late.body["id"]));
+    CHECK(k["outcome"] == "deadline_killed");
+    s.fx.release();
+    CHECK(s.svc->stop() == 0);
+  }
+
+  TEST_CASE(
+      "J4 SVC: the same id submitted twice while in flight is one delivery and one POST at the server; another "
+      "body under that id is 409 and journals nothing") {
+    Scene s;
+    s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    Http first = s.svc->post(s.body("HEAD", {{"id", "order-17"}}));
+    REQUIRE(first.status == 202);
+    REQUIRE(s.fx.wait_for_held(30'000).has_value());
+    Http second = s.svc->post(s.body("HEAD", {{"id", "order-17"}}));
+    CHECK(second.status == 202);
+    CHECK(second.body["id"] == "order-17");
+    CHECK(second.body["state"] == "running");
+    Http other = s.svc->post(s.body("HEAD~1", {{"id", "order-17"}}));
+    CHECK(other.status == 409);
+    CHECK(other.body["error"]["code"] == "id_conflict");
+    s.fx.release();
+    json o = outcome_of(s.svc->events("order-17"));
+    CHECK_MESSAGE(o["outcome"] == "delivered", std::string("the id in flight was submitted again: " + o.dump()));
+    CHECK(s.fx.count().count("POST /r.git/git-receive-pack") == 1);
+    auto records = s.svc->journalled();
+    REQUIRE(records.size() == 1);
+    CHECK(records[0].submission.attempt == 1);
+    // Once finished, the same id is answered from the journal: nothing sent.
+    Http replay = s.svc->post(s.body("HEAD", {{"id", "order-17"}}));
+    CHECK(replay.status == 200);
+    CHECK(replay.body["replayed"] == true);
+    CHECK(replay.body["outcome"]["outcome"] == "delivered");
+    CHECK(s.fx.count().count("POST /r.git/git-receive-pack") == 1);
+    CHECK(s.svc->stop() == 0);
+  }
+
+  TEST_CASE("SVC: 429 queue_full with Retry-After once --max-queued deliveries wait; nothing journalled for it") {
+    Scene s({"--workers", "1", "--max-queued", "1"});
+    s.fx.create_bare_repo("q");
+    s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    Http running = s.svc->post(s.body());
+    REQUIRE(running.status == 202);
+    REQUIRE(s.fx.wait_for_held(30'000).has_value());
+    json b = s.body();
+    b["remote"] = s.fx.url("q");
+    Http waiting = s.svc->post(b);
+    CHECK(waiting.status == 202);
+    b["ref"] = "refs/heads/other";
+    Http refused = s.svc->post(b);
+    CHECK(refused.status == 429);
+    CHECK(refused.body["error"]["code"] == "queue_full");
+    CHECK(refused.headers.find("Retry-After: ") != std::string::npos);
+    CHECK(s.svc->journalled().size() == 2);
+    s.fx.release();
+    CHECK(outcome_of(s.svc->events(waiting.body["id"]))["outcome"] == "delivered");
+    CHECK(s.svc->stop() == 0);
+  }
+
+  TEST_CASE("SVC: every bad input gets its 4xx naming the field, and nothing is journalled") {
+    Scene s({"--credential", "deploy=credential"}, 2);
+    test::TempDir outside;
+    test::make_source_repo(outside.path() + "/elsewhere", 1);
+    std::filesystem::create_symlink(outside.path() + "/elsewhere", s.svc->root + "/link");
+    struct Bad {
+      json body;
+      int status;
+      std::string code;
+      std::string field;
+    };
+    json with_oid = s.body();
+    with_oid.erase("rev");
+    with_oid["oid"] = s.tip;
+    const std::vector<Bad> cases = {
+        {s.body("HEAD", {{"colour", "blue"}}), 400, "unknown_field", "colour"},
+        {s.body("HEAD", {{"repo", "/etc"}}), 403, "repo_outside_root", "repo"},
+        {s.body("HEAD", {{"repo", s.svc->root + "/link"}}), 403, "repo_outside_root", "repo"},
+        {s.body("HEAD", {{"repo", "relative/path"}}), 400, "bad_field", "repo"},
+        {s.body("HEAD", {{"credential", "nobody"}}), 400, "unknown_credential", "credential"},
+        {s.body("HEAD", {{"remote", "http://example.com/r.git"}}), 400, "bad_remote", "remote"},
+        {s.body("HEAD", {{"remote", "https://user:pw@example.com/r.git"}}), 400, "bad_remote", "remote"},
+        {s.body("HEAD", {{"remote", "https://example.com/a/../r.git"}}), 400, "bad_remote", "remote"},
+        {s.body("HEAD", {{"ref", "main"}}), 400, "bad_field", "ref"},
+        {s.body("HEAD", {{"deadline", "25h"}}), 400, "bad_field", "deadline"},
+        {s.body("HEAD", {{"deadline", "soon"}}), 400, "bad_field", "deadline"},
+        {s.body("HEAD", {{"update", "sideways"}}), 400, "bad_field", "update"},
+        {s.body("HEAD", {{"id", "no spaces"}}), 400, "bad_field", "id"},
+        {s.body(":/message"), 400, "bad_field", "rev"},
+        {s.body("no-such-branch"), 400, "bad_field", "rev"},
+        {s.body("HEAD", {{"oid", s.tip}}), 400, "bad_field", "oid"},
+        {json{{"repo", s.source}, {"remote", s.remote}, {"rev", "HEAD"}}, 400, "missing_field", "ref"},
+        {[&] {
+           json j = with_oid;
+           j["oid"] = std::string(40, 'f');
+           return j;
+         }(),
+         400, "bad_field", "oid"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.body.dump());
+      Http h = s.svc->post(c.body);
+      CHECK(h.status == c.status);
+      CHECK(h.body["error"]["code"] == c.code);
+      CHECK(h.body["error"]["field"] == c.field);
+    }
+    Http not_json = curl(s.svc->socket, "POST", "/v1/deliveries", "{\"repo\": ");
+    CHECK(not_json.status == 400);
+    CHECK(not_json.body["error"]["code"] == "bad_json");
+    Http big = curl(s.svc->socket, "POST", "/v1/deliveries", "{\"x\": \"" + std::string(70 * 1024, 'a') + "\"}");
+    CHECK(big.status == 413);
+    CHECK(big.body["error"]["code"] == "body_too_large");
+    CHECK(s.svc->get("/v1/deliveries/nothing-here").status == 404);
+    CHECK(s.svc->journalled().empty());
+    CHECK(s.svc->stop() == 0);
+  }
+
+  TEST_CASE("SVC: a caller with another uid is refused 403 peer_refused and logged; --allow-gid lets its group in") {
+    // A directory others may traverse, so that another user can reach the
+    // socket at all: the peer check is what must refuse it.
+    char tmpl[] = "/tmp/courier-svc-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl) != nullptr);
+    const std::string shared = tmpl;
+    REQUIRE(::chmod(shared.c_str(), 0711) == 0);
+    {
+      Service svc({"--allow-gid", "4242"}, shared + "/run");
+      REQUIRE(::chmod((shared + "/run").c_str(), 0751) == 0);
+      REQUIRE(::chmod(svc.socket.c_str(), 0666) == 0);
+      const std::vector<std::string> nobody = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"};
+      Http refused = curl(svc.socket, "GET", "/healthz", {}, nobody);
+      CHECK_MESSAGE(refused.status == 403, std::string("another uid was let in: " + refused.raw));
+      CHECK(refused.body["error"]["code"] == "peer_refused");
+      CHECK(svc.log().find("\"event\":\"peer_refused\"") != std::string::npos);
+      CHECK(svc.log().find("\"uid\":65534") != std::string::npos);
+      const std::vector<std::string> member = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--groups=4242"};
+      CHECK(curl(svc.socket, "GET", "/healthz", {}, member).status == 200);
+      CHECK(curl(svc.socket, "GET", "/healthz").status == 200);  // the service's own uid
+      CHECK(svc.stop() == 0);
+    }
+    std::filesystem::remove_all(shared);
+  }
+
+  TEST_CASE(
+      "SVC: SIGTERM drains: new submissions get 503, a delivery held past --drain-timeout is revoked and its "
+      "stop confirmed, exit 0, every delivery finished in the journal, no child or lane lock left") {
+    Scene s({"--drain-timeout", "1s"});
+    s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    Http p = s.svc->post(s.body());
+    REQUIRE(p.status == 202);
+    const std::string id = p.body["id"];
+    REQUIRE(s.fx.wait_for_held(30'000).has_value());
+    ::kill(s.svc->proc->pid(), SIGTERM);
+    REQUIRE_FALSE(s.svc->proc->wait_line("{\"drain_timeout_ms\"", 10'000).empty());
+    Http refused = s.svc->post(s.body("HEAD~1"));
+    CHECK(refused.status == 503);
+    CHECK(refused.body["error"]["code"] == "draining");
+    s.svc->exited = true;
+    CHECK(s.svc->proc->wait_exit() == 0);
+    s.fx.release();
+    auto records = s.svc->journalled();
+    REQUIRE(records.size() == 1);
+    CHECK_MESSAGE(records[0].finished, std::string("the service exited before the revoked delivery's stop was "
+                                                   "confirmed and journalled"));
+    auto last = records[0].last(journal::Step::finished);
+    REQUIRE(last.has_value());
+    CHECK(journal::detail_text(last->detail, "kind") == "revoked");
+    // No lane lock held: every lock file in the lane directory can be taken.
+    const std::string lanes = std::filesystem::path(s.svc->journal).parent_path() / "lanes";
+    for (const auto& f : std::filesystem::directory_iterator(lanes)) {
+      const int fd = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
+      REQUIRE(fd >= 0);
+      CHECK_MESSAGE(::flock(fd, LOCK_EX | LOCK_NB) == 0,
+                    std::string("a lane lock is still held: " + f.path().string()));
+      ::close(fd);
+    }
+    CHECK(s.svc->log().find("\"event\":\"stopped\"") != std::string::npos);
+  }
+
+  TEST_CASE("SVC: serve --help loads none of the libraries, libmicrohttpd included") {
+    std::vector<std::string> env = test::cli_env();
+    env.emplace_back("LD_DEBUG=files");
+    auto r = test::run({COURIER_BINARY, "serve", "--help"}, {}, test::Stdin::bytes, env);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("--repo-root") != std::string::npos);
+    REQUIRE(r.err.find("libc.so") != std::string::npos);
+    for (const char* lib : {"libmicrohttpd.so", "libcurl.so", "libgit2.so", "libsqlite3.so", "libcrypto.so"}) {
+      CHECK_MESSAGE(r.err.find(std::string("file=") + lib) == std::string::npos,
+                    std::string(std::string(lib) + " was loaded"));
+    }
+  }
+}
