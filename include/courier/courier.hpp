@@ -16,6 +16,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -95,6 +96,23 @@ struct DeliveryRequest {
   // Budget from submission: the absolute deadline is fixed at submit() (D1),
   // and waiting for the lane counts against it.
   std::chrono::milliseconds budget{150'000};
+  // An absolute deadline instead of `budget`: a wall-clock instant in
+  // milliseconds since the epoch. The turn's monotonic deadline (D1) is
+  // derived from it once, at submit(), and the journal records exactly this
+  // instant, so a delivery resubmitted after a crash keeps its first
+  // deadline (never extended). One already past when submit() is called
+  // ends the delivery `deadline_killed` before dispatch (no child, the
+  // reason says the deadline had passed before it was submitted).
+  std::optional<std::int64_t> deadline_unix_ms;
+  // With a journal: text of a JSON object (or empty) recorded with the
+  // `submitted` entry as its field "note" and read back as
+  // journal::Submission::note (compact form). It is the host's, for what
+  // it needs to resubmit the delivery after a crash (the service keeps its
+  // credential's name and update mode there). Never a secret: the journal
+  // is readable by whoever may read its file. Text that is not a JSON
+  // object, or longer than kMaxJournalNote, ends the delivery `failed`
+  // before dispatch, nothing journalled. Without a journal it is ignored.
+  std::string journal_note;
   std::optional<std::string> ca_file;
   // An HTTP proxy to reach the remote through, as a CONNECT tunnel (T1):
   // "http://[USER:PASSWORD@]HOST[:PORT]" (no scheme: http://; no port:
@@ -140,6 +158,9 @@ struct DeliveryRequest {
   std::function<void(const DeliveryEvent&)> on_event;
 };
 
+// The longest DeliveryRequest::journal_note accepted (bytes).
+inline constexpr std::size_t kMaxJournalNote = 16 * 1024;
+
 // One advertisement GET of `remote` after a delivery's turn ended (J2, J3):
 // the host's own credential and trust settings, a budget of its own. The
 // returned ObservedAfter names the ref's id (or says why it could not).
@@ -174,6 +195,12 @@ struct ExecutorOptions {
   // new warm child is then spawned. It is killed and confirmed like any
   // other child when the executor shuts down.
   bool warm_child = false;
+  // Keep this many warm children ready (0: as warm_child says, none or
+  // one). Each is spawned ahead of need as above; one used by a delivery is
+  // replaced, and each is killed and confirmed at shutdown. A host that
+  // runs several deliveries at once on different lanes (a service with
+  // several workers) wants about as many warm children as workers.
+  std::size_t warm_children = 0;
   // Make this process a child subreaper (PR_SET_CHILD_SUBREAPER, process-wide,
   // never turned off again) so that a delivery's orphaned descendants come
   // back to it wherever they moved their session, process group or cgroup,
@@ -257,10 +284,17 @@ class Executor {
   // with the reason. No child exists in either case.
   DeliveryHandle submit(DeliveryRequest request);
 
-  // The warm child waiting for a job, if any (0: none ready).
+  // A warm child waiting for a job, if any (0: none ready).
   std::int64_t warm_child_pid() const;
   // Waits until a warm child has said hello (or the timeout); its pid or 0.
   std::int64_t wait_warm_child(std::chrono::milliseconds timeout) const;
+  // How many warm children have said hello and wait for a job now.
+  std::size_t warm_ready() const;
+  // Waits until at least `n` warm children are ready (or the timeout);
+  // returns how many are.
+  std::size_t wait_warm_ready(std::size_t n, std::chrono::milliseconds timeout) const;
+  // The pids of the warm children ready now.
+  std::vector<std::int64_t> warm_child_pids() const;
 
   // Recovery (J3): every journalled delivery without `finished` whose
   // submitting process is gone (pid + start time + boot id) and whose lane

@@ -72,6 +72,10 @@ struct Submission {
   // after a reboot), with the boot it was fixed in.
   std::int64_t deadline_unix_ms = 0;
   ProcessIdentity submitter;
+  // The host's note for this attempt (DeliveryRequest::journal_note): the
+  // text of a JSON object in compact form, or "" (none; and every
+  // submission journalled before notes existed).
+  std::string note;
 };
 
 // One transition. `detail` is a JSON object (text) whose fields depend on
@@ -161,7 +165,14 @@ std::string detail_text(std::string_view detail, std::string_view field);
 
 // The `submitted` entry's detail: the submission as a JSON object (id,
 // attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,
-// submitter {pid, start_ticks, boot_id}).
+// submitter {pid, start_ticks, boot_id}, and note {the host's object} when
+// there is one).
 std::string submission_detail(const Submission& s);
+// The note of a `submitted` entry's detail, in compact form ("" when it has
+// none, or it is not an object).
+std::string note_of_detail(std::string_view detail);
+// A host's note checked and made compact: "" for "", else the text must be
+// one JSON object of at most `max_bytes`. Errors: invalid_argument (why).
+Result<std::string> compact_note(std::string_view note, std::size_t max_bytes);
 
 }  // namespace courier::journal

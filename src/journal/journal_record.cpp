@@ -223,7 +223,40 @@ std::string submission_detail(const Submission& s) {
             {"submitter",
              {{"pid", s.submitter.pid}, {"start_ticks", s.submitter.start_ticks}, {"boot_id", s.submitter.boot_id}}}};
   j["expect_old"] = s.expect_old ? json(*s.expect_old) : json(nullptr);
+  // A note that is not an object never reaches here (compact_note refused
+  // it at submit); one that cannot be read now is left out, not guessed.
+  if (!s.note.empty()) {
+    const json note = json::parse(s.note, nullptr, /*allow_exceptions=*/false);
+    if (note.is_object()) j["note"] = note;
+  }
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string note_of_detail(std::string_view detail) {
+  try {
+    const json j = json::parse(detail, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return "";
+    const auto it = j.find("note");
+    if (it == j.end() || !it->is_object()) return "";
+    return it->dump(-1, ' ', false, json::error_handler_t::replace);
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+Result<std::string> compact_note(std::string_view note, std::size_t max_bytes) {
+  if (note.empty()) return std::string();
+  if (note.size() > max_bytes) {
+    return fail(Errc::invalid_argument, "the journal note is " + std::to_string(note.size()) +
+                                            " bytes; at most " + std::to_string(max_bytes) + " are kept");
+  }
+  try {
+    const json j = json::parse(note, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return fail(Errc::invalid_argument, "the journal note is not a JSON object");
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+  } catch (const std::exception& e) {
+    return fail(Errc::invalid_argument, std::string("the journal note cannot be read: ") + e.what());
+  }
 }
 
 }  // namespace courier::journal

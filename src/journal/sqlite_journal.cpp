@@ -380,6 +380,10 @@ Result<std::optional<Record>> SqliteJournal::load(const std::string& id) const {
   auto entries = load_entries(id);
   if (!entries) return tl::unexpected(entries.error());
   r.entries = std::move(*entries);
+  // The note lives in the current attempt's submitted entry only (a
+  // journal written before notes existed simply has none): no column,
+  // no schema change.
+  if (auto submitted = r.last(Step::submitted)) s.note = note_of_detail(submitted->detail);
   return std::optional<Record>(std::move(r));
 }
 

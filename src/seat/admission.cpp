@@ -47,12 +47,29 @@ Admission unfinished(const journal::Record& r) {
                 ", which is gone: run `git-courier recover` first");
 }
 
-// A finished id: replay it, or run it again as a compare-and-swap when it
-// ended interrupted or revoked with the remote's effect `possible`.
+// True when the latest attempt ended interrupted before its dispatch claim:
+// its process died while it was queued, so no child could have existed and
+// nothing was sent (remote_effect none, no claimed entry). Running it again
+// is the same delivery, not a second one.
+bool interrupted_before_claim(const journal::Record& r, const Outcome& recorded) {
+  return recorded.kind == OutcomeKind::interrupted && recorded.remote_effect == RemoteEffect::none &&
+         !r.last(journal::Step::claimed);
+}
+
+// A finished id: replay it, run it again when it was interrupted before its
+// dispatch claim, or run it again as a compare-and-swap when it ended
+// interrupted or revoked with the remote's effect `possible`.
 Admission finished(const journal::Record& r, const journal::Submission& asked) {
   auto last = r.last(journal::Step::finished);
   auto recorded = last ? journal::outcome_from_detail(last->detail) : Result<Outcome>(fail(Errc::journal_failed, ""));
   if (!recorded) return refuse("delivery id " + asked.id + " has no readable outcome in the journal");
+  if (interrupted_before_claim(r, *recorded)) {
+    Admission a;
+    a.verdict = Admission::Verdict::run;
+    a.attempt = r.submission.attempt + 1;
+    a.resumed = true;
+    return a;
+  }
   const bool again = (recorded->kind == OutcomeKind::interrupted || recorded->kind == OutcomeKind::revoked) &&
                      recorded->remote_effect == RemoteEffect::possible;
   if (!again) {
@@ -99,7 +116,9 @@ Admission admit(journal::Journal& j, journal::Submission draft) {
     if (!(*known)->finished) return unfinished(**known);
     a = finished(**known, draft);
     if (a.verdict != Admission::Verdict::run) return a;
-    draft.expect_old = a.expect_old;
+    // A compare-and-swap's lease is journalled with its attempt; a resumed
+    // attempt keeps the request's own (if any).
+    if (a.expect_old) draft.expect_old = a.expect_old;
   }
   draft.attempt = a.attempt;
   if (auto ok = j.submit(draft, journal::wall_now_ms()); !ok) {

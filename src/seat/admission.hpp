@@ -25,6 +25,10 @@ struct Admission {
   // run, attempt > 1: the compare-and-swap on the old id the journal
   // recorded for the attempt that may have been applied (J4).
   std::optional<std::string> expect_old;
+  // run, attempt > 1: the previous attempt was interrupted before its
+  // dispatch claim (no child could have existed, nothing was sent), so this
+  // one simply runs again: no compare-and-swap (J4).
+  bool resumed = false;
 };
 
 // Decides for `draft` (its id, what it pushes where) against what the

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
 #include <deque>
 #include <future>
@@ -104,6 +105,11 @@ struct DeliveryHandle::Shared {
   bool engine_automatic = false;     // the host asked for PackEngine::automatic (the job's pack_auto)
   sys::MonoNs submitted = 0;
   sys::MonoNs deadline = 0;
+  // The deadline as the journal records it (wall clock, ms since the epoch):
+  // the request's own when it gave one, so a resubmission keeps it exactly.
+  std::int64_t deadline_unix_ms = 0;
+  // Admitted as the next attempt of one interrupted before its claim (J4).
+  bool resumed = false;
   std::atomic<int> claim{kQueued};
 
   mutable std::mutex mu;
@@ -174,11 +180,18 @@ struct WarmSlot {
     sup->revoke(why);
     if (thread.joinable()) thread.join();
   }
+  // Its supervisor has returned: the child is gone (it died before any job).
+  bool gone() const { return outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready; }
+  // Said hello and still there: a job can be handed to it.
+  bool usable() const { return sup->ready() && !gone(); }
 };
 
 struct Executor::Impl {
   ExecutorOptions opt;
-  std::shared_ptr<WarmSlot> warm;  // under mu
+  // The warm children (under mu): at most warm_target(), plus how many are
+  // being spawned to join them.
+  std::vector<std::shared_ptr<WarmSlot>> warm;
+  std::size_t warm_starting = 0;
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::shared_ptr<DeliveryHandle::Shared>> queue;
@@ -346,9 +359,29 @@ struct Executor::Impl {
     cv.notify_all();
   }
 
-  // Spawns the next warm child (in the background) if warm children are on.
+  // How many warm children to keep: warm_children, or one for warm_child.
+  std::size_t warm_target() const {
+    return std::max(opt.warm_children, opt.warm_child ? std::size_t{1} : std::size_t{0});
+  }
+
+  // Under mu: whether one more warm child has a place in the pool.
+  bool warm_has_room() const { return !stopping && warm.size() + warm_starting < warm_target(); }
+
+  // Under mu: how many warm children could take a job now.
+  std::size_t warm_usable() const {
+    return static_cast<std::size_t>(
+        std::count_if(warm.begin(), warm.end(), [](const std::shared_ptr<WarmSlot>& w) { return w->usable(); }));
+  }
+
+  // Spawns one more warm child (in the background) when the pool has room
+  // for it: the room is reserved first, so concurrent calls never spawn a
+  // child only to retire it.
   void start_warm() {
-    if (!opt.warm_child) return;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!warm_has_room()) return;
+      ++warm_starting;
+    }
     SupervisorOptions wo;
     wo.warm = true;
     wo.child_program = opt.child_program;
@@ -366,17 +399,15 @@ struct Executor::Impl {
     auto slot = std::make_shared<WarmSlot>();
     slot->sup = std::make_shared<Supervisor>(std::move(wo));
     slot->thread = std::thread([s = slot.get()] { s->done.set_value(s->sup->run()); });
-    std::shared_ptr<WarmSlot> old;
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (stopping) {
-        old = std::move(slot);
-      } else {
-        old = std::move(warm);
-        warm = std::move(slot);
+      --warm_starting;
+      if (!stopping) {
+        warm.push_back(std::move(slot));
+        return;
       }
     }
-    if (old) old->retire("the executor is shutting down");
+    slot->retire("the executor is shutting down");
   }
 
   // Makes `sup` the one a revocation of `d` reaches, and passes on a
@@ -391,21 +422,45 @@ struct Executor::Impl {
     if (!revoked_reason.empty()) sup->revoke(revoked_reason);
   }
 
-  // Puts an unused warm child back in its slot; one that has no place there
-  // (the executor is stopping, or a new one took its place) is retired.
+  // Puts an unused warm child back in the pool; one that has no place
+  // there (the executor is stopping, or new ones took its place) is retired.
   void keep_warm(std::shared_ptr<WarmSlot> slot) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (!warm && !stopping) warm = std::move(slot);
+      if (warm_has_room()) {
+        warm.push_back(std::move(slot));
+        cv.notify_all();
+        return;
+      }
     }
-    if (slot) slot->retire("not needed");
+    slot->retire("not needed");
   }
 
-  // A ready warm child, taken out of its slot (or null).
+  // A ready warm child, taken out of the pool (or null). Warm children that
+  // died waiting are removed on the way (their stop is confirmed by their
+  // own supervisor) and replaced.
   std::shared_ptr<WarmSlot> take_warm() {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!warm || !warm->sup->ready()) return nullptr;
-    return std::move(warm);
+    std::shared_ptr<WarmSlot> got;
+    std::vector<std::shared_ptr<WarmSlot>> dead;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (auto it = warm.begin(); it != warm.end();) {
+        if ((*it)->gone()) {
+          dead.push_back(std::move(*it));
+        } else if (!got && (*it)->sup->ready()) {
+          got = std::move(*it);
+        } else {
+          ++it;
+          continue;
+        }
+        it = warm.erase(it);
+      }
+    }
+    for (auto& slot : dead) {
+      slot->retire("gone before any job");
+      start_warm();
+    }
+    return got;
   }
 
   // The supervisor's options for one turn: the delivery's job and deadline
@@ -515,7 +570,12 @@ struct Executor::Impl {
   // back and the delivery is finished; a warm child taken for it stays warm.
   bool claim(const std::shared_ptr<DeliveryHandle::Shared>& d, std::shared_ptr<WarmSlot>& warm_slot) {
     int expected = kQueued;
-    if (!d->claim.compare_exchange_strong(expected, kClaimed)) {
+    // D1: a deadline that passed while it waited for its seat is expired
+    // here, not claimed: no claimed entry, no child (warm or cold) for it.
+    if (sys::mono_now_ns() >= d->deadline && d->claim.compare_exchange_strong(expected, kExpired)) {
+      expected = kExpired;
+    }
+    if (expected != kQueued || !d->claim.compare_exchange_strong(expected, kClaimed)) {
       if (warm_slot) keep_warm(std::move(warm_slot));
       Outcome o;
       {
@@ -544,7 +604,7 @@ struct Executor::Impl {
   // outcome is the turn's. Null when the warm child did not run this
   // delivery (revoked before the hand-over, refused the job, or gone before
   // it took it): `sup` is then a fresh cold supervisor that a revocation of
-  // `d` reaches. Spawns the next warm child.
+  // `d` reaches. Spawns the warm child that takes its place in the pool.
   std::optional<Outcome> run_warm(const std::shared_ptr<DeliveryHandle::Shared>& d, const SupervisorOptions& so,
                                   std::shared_ptr<Supervisor>& sup, std::shared_ptr<WarmSlot> warm_slot) {
     // A revocation that came in after the claim but before the job was
@@ -564,6 +624,9 @@ struct Executor::Impl {
     std::optional<Outcome> o;
     if (sup->assign(so)) {
       adopt(d, sup);
+      // Its place in the pool is filled now, while it works: the next
+      // delivery finds a warm child ready without waiting for this one.
+      start_warm();
       o = warm_slot->outcome.get();
       warm_slot->thread.join();
       // Assigned but gone before it took the job: it never had this
@@ -571,8 +634,8 @@ struct Executor::Impl {
       if (!o->warm) o.reset();
     } else {
       warm_slot->retire("could not take a job");
+      start_warm();
     }
-    start_warm();
     if (!o) {
       sup = std::make_shared<Supervisor>(so);
       adopt(d, sup);
@@ -744,8 +807,16 @@ struct Executor::Impl {
     sub.ref = d->req.ref;
     sub.oid = d->req.oid;
     sub.expect_old = d->req.expect_old;
-    sub.deadline_unix_ms = journal::wall_now_ms() + (d->deadline - d->submitted) / sys::kNsPerMs;
+    sub.deadline_unix_ms = d->deadline_unix_ms;
     sub.submitter = self;
+    // The host's note: a JSON object, or nothing is journalled.
+    auto note = journal::compact_note(d->req.journal_note, kMaxJournalNote);
+    if (!note) {
+      d->claim = kRefused;
+      d->finish(d->never_dispatched(OutcomeKind::failed, note.error().message));
+      return false;
+    }
+    sub.note = std::move(*note);
     seat::Admission a = seat::admit(*journal, sub);
     d->claim = a.verdict == seat::Admission::Verdict::run ? kQueued : kRefused;
     if (a.verdict == seat::Admission::Verdict::replay) {
@@ -765,7 +836,32 @@ struct Executor::Impl {
       d->req.expect_old = a.expect_old;
       d->req.update = UpdateMode::expect_old;
     }
+    d->resumed = a.resumed;
     d->record.bind(journal, a.attempt);
+    return true;
+  }
+
+  // D1: a delivery admitted with its deadline already behind it ends here,
+  // before any queue, claim or child, saying why. True when it did.
+  static bool expired_at_submit(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    const sys::MonoNs now = sys::mono_now_ns();
+    if (now < d->deadline) return false;
+    int expected = kQueued;
+    if (!d->claim.compare_exchange_strong(expected, kExpired)) return false;
+    const std::int64_t late_ms = d->req.deadline_unix_ms ? std::max<std::int64_t>(0, journal::wall_now_ms() -
+                                                                                             *d->req.deadline_unix_ms)
+                                                         : (now - d->deadline) / sys::kNsPerMs;
+    std::string why;
+    if (d->resumed) {
+      why = "the deadline passed while nothing ran this delivery: its previous attempt was interrupted before "
+            "dispatch (the process that queued it stopped), and it was submitted again " +
+            std::to_string(late_ms) + " ms after its deadline";
+    } else if (d->req.deadline_unix_ms) {
+      why = "the deadline had passed " + std::to_string(late_ms) + " ms before the delivery was submitted";
+    } else {
+      why = "the budget (" + std::to_string(d->req.budget.count()) + " ms) ran out before the delivery was queued";
+    }
+    d->finish(d->never_dispatched(OutcomeKind::deadline_killed, why + "; no child was spawned"));
     return true;
   }
 };
@@ -886,7 +982,7 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   impl_->expiry_timer = std::move(*timer);
   impl_->open_journal();
   for (std::size_t i = 0; i < impl_->opt.workers; ++i) impl_->workers.emplace_back([this] { impl_->worker(); });
-  impl_->start_warm();
+  for (std::size_t i = 0; i < impl_->warm_target(); ++i) impl_->start_warm();
   impl_->scheduler = std::thread([this] { impl_->schedule(); });
 }
 
@@ -905,12 +1001,13 @@ Executor::~Executor() {
   }
   impl_->wake_scheduler();
   for (auto& w : impl_->workers) w.join();
-  std::shared_ptr<WarmSlot> warm;
+  std::vector<std::shared_ptr<WarmSlot>> warm;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     warm = std::move(impl_->warm);
+    impl_->warm.clear();
   }
-  if (warm) warm->retire("the executor is shutting down");
+  for (auto& slot : warm) slot->retire("the executor is shutting down");
   impl_->wake_scheduler();
   impl_->scheduler.join();
   std::lock_guard<std::mutex> lock(g_retained_mu);
@@ -923,7 +1020,19 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
   auto d = std::make_shared<DeliveryHandle::Shared>();
   d->id = impl_->next_id++;
   d->submitted = sys::mono_now_ns();
-  d->deadline = sys::mono_after_ms(d->submitted, static_cast<std::int64_t>(request.budget.count()));
+  // D1: one absolute instant, fixed now. An absolute deadline is carried
+  // over to the monotonic clock once; a budget counts from now.
+  const std::int64_t wall_now = journal::wall_now_ms();
+  std::int64_t budget_ms = static_cast<std::int64_t>(request.budget.count());
+  if (request.deadline_unix_ms && __builtin_sub_overflow(*request.deadline_unix_ms, wall_now, &budget_ms)) {
+    budget_ms = *request.deadline_unix_ms < 0 ? 0 : INT64_MAX;  // absurd either way: past, or never
+  }
+  d->deadline = sys::mono_after_ms(d->submitted, budget_ms);
+  if (request.deadline_unix_ms) {
+    d->deadline_unix_ms = *request.deadline_unix_ms;
+  } else if (__builtin_add_overflow(wall_now, budget_ms, &d->deadline_unix_ms)) {
+    d->deadline_unix_ms = INT64_MAX;
+  }
   d->req = std::move(request);
   d->exec = impl_;
   DeliveryHandle handle(d);
@@ -955,6 +1064,7 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
     return handle;
   }
   if (!impl_->admit(d)) return handle;
+  if (Impl::expired_at_submit(d)) return handle;
   d->engine_automatic = d->req.pack_engine == PackEngine::automatic;
   if (auto engine = seat::resolve_pack_engine(d->req); !engine) {
     d->claim = kRefused;
@@ -985,13 +1095,33 @@ const Result<std::vector<Outcome>>& Executor::recovered_at_start() const { retur
 
 std::int64_t Executor::wait_warm_child(std::chrono::milliseconds timeout) const {
   std::unique_lock<std::mutex> lock(impl_->mu);
-  impl_->cv.wait_for(lock, timeout, [&] { return impl_->warm && impl_->warm->sup->ready(); });
-  return impl_->warm && impl_->warm->sup->ready() ? impl_->warm->sup->child_pid() : 0;
+  impl_->cv.wait_for(lock, timeout, [&] { return impl_->warm_usable() > 0; });
+  for (const auto& w : impl_->warm) {
+    if (w->usable()) return w->sup->child_pid();
+  }
+  return 0;
 }
 
-std::int64_t Executor::warm_child_pid() const {
+std::int64_t Executor::warm_child_pid() const { return wait_warm_child(std::chrono::milliseconds(0)); }
+
+std::size_t Executor::warm_ready() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->warm && impl_->warm->sup->ready() ? impl_->warm->sup->child_pid() : 0;
+  return impl_->warm_usable();
+}
+
+std::size_t Executor::wait_warm_ready(std::size_t n, std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  impl_->cv.wait_for(lock, timeout, [&] { return impl_->warm_usable() >= n; });
+  return impl_->warm_usable();
+}
+
+std::vector<std::int64_t> Executor::warm_child_pids() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  std::vector<std::int64_t> out;
+  for (const auto& w : impl_->warm) {
+    if (w->usable()) out.push_back(w->sup->child_pid());
+  }
+  return out;
 }
 const std::string& Executor::lane_dir() const { return impl_->opt.lane_dir; }
 

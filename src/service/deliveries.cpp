@@ -5,6 +5,7 @@
 
 #include "seat/admission.hpp"
 #include "report/outcome_json.hpp"
+#include "service/resume.hpp"
 #include "service/service_log.hpp"
 #include "sys/clock.hpp"
 
@@ -235,6 +236,7 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
     }
     by_id_[d->id] = d;
     order_.push_back(d->id);
+    live_set_[d->impl.get()] = d->impl;
     ++live_;
     ++queued_;
     forget_old_locked();
@@ -253,6 +255,14 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
   req.update = in.update;
   req.expect_old = in.expect_old;
   req.budget = in.deadline;
+  req.deadline_unix_ms = in.deadline_unix_ms;
+  // What a restarted service needs to submit it again (resume.hpp); the
+  // credential by its name only.
+  ServiceNote note;
+  if (!in.credential.empty()) note.credential = in.credential;
+  note.update = in.update;
+  note.remote_progress = in.remote_progress;
+  req.journal_note = note_text(note);
   req.ca_file = opt_.ca_file;
   req.allow_http_loopback = opt_.allow_http_loopback;
   req.remote_progress = in.remote_progress;
@@ -261,12 +271,15 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
   if (!in.credential_spec.empty()) {
     // The tokens' deadline is taken before submit(), so it is no later
     // than the turn's.
-    const MonoNs deadline = sys::mono_after_ms(sys::mono_now_ns(), static_cast<std::int64_t>(in.deadline.count()));
+    const std::int64_t budget_ms = in.deadline_unix_ms ? *in.deadline_unix_ms - journal::wall_now_ms()
+                                                       : static_cast<std::int64_t>(in.deadline.count());
+    const MonoNs deadline = sys::mono_after_ms(sys::mono_now_ns(), budget_ms);
     auto setup = auth::AuthSetup::from_spec(in.credential_spec, req, deadline, "credential " + in.credential);
     if (!setup) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         by_id_.erase(d->id);
+        live_set_.erase(d->impl.get());
         --live_;
         --queued_;
       }
@@ -379,8 +392,13 @@ void Deliveries::finished(Delivery::Impl& d) {
              {"outcome", outcome_name(o->kind)},
              {"remote_effect", remote_effect_name(o->remote_effect)},
              {"reason", o->reason}});
+  std::shared_ptr<Delivery::Impl> keep;  // released after the lock
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = live_set_.find(&d); it != live_set_.end()) {
+      keep = std::move(it->second);
+      live_set_.erase(it);
+    }
     --live_;
     if (was_waiting) --queued_;
     if (is_unconfirmed(o->kind)) ++unconfirmed_;
@@ -469,7 +487,7 @@ std::unique_ptr<EventStream> Deliveries::events(const std::shared_ptr<Delivery>&
 
 Gauges Deliveries::gauges() const {
   Gauges g;
-  g.warm_ready = executor_ != nullptr && executor_->warm_child_pid() != 0 ? 1 : 0;
+  g.warm_ready = executor_ != nullptr ? executor_->warm_ready() : 0;
   std::lock_guard<std::mutex> lock(mu_);
   g.live = live_;
   g.queued = queued_;
@@ -503,13 +521,20 @@ bool Deliveries::wait_idle(std::chrono::steady_clock::time_point until) const {
 }
 
 void Deliveries::revoke_all(const std::string& cause) {
-  std::vector<std::shared_ptr<Delivery>> all;
+  std::vector<std::shared_ptr<Delivery::Impl>> all;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, d] : by_id_) all.push_back(d);
+    for (auto& [key, d] : live_set_) all.push_back(d);
   }
+  log_event(LogLevel::info, "revoke_all", {{"live", all.size()}, {"cause", cause}});
   for (auto& d : all) {
-    if (!d->outcome()) (void)revoke(d->id, cause);
+    bool has_handle = false;
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      has_handle = d->has_handle;
+      if (!has_handle) d->revoke_cause = cause;
+    }
+    if (has_handle) d->handle.revoke(cause);
   }
 }
 

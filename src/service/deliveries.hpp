@@ -75,6 +75,10 @@ struct SubmitInput {
   std::string ref;
   std::string oid;
   std::chrono::milliseconds deadline{150'000};
+  // Instead of `deadline`: the absolute instant (wall clock, ms since the
+  // epoch), for a delivery resumed after a crash, which keeps its first
+  // deadline (D1: never extended).
+  std::optional<std::int64_t> deadline_unix_ms;
   std::string credential;       // a name among the service's credentials ("": none)
   std::string credential_spec;  // what that name stands for (key:FILE, ...)
   UpdateMode update = UpdateMode::fast_forward;
@@ -156,6 +160,9 @@ class Deliveries {
   mutable std::condition_variable idle_cv_;
   std::map<std::string, std::shared_ptr<Delivery>> by_id_;
   std::vector<std::string> order_;  // ids, oldest first
+  // Every delivery not yet finished, owned here whatever the index holds, so
+  // that each one's end is counted and the drain can revoke it.
+  std::map<const Delivery::Impl*, std::shared_ptr<Delivery::Impl>> live_set_;
   std::size_t live_ = 0;
   std::size_t queued_ = 0;
   std::uint64_t unconfirmed_ = 0;

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "service/deliveries.hpp"
 #include "service/http_server_mhd.hpp"
 #include "service/metrics.hpp"
+#include "service/resume.hpp"
 #include "service/service_log.hpp"
 #include "sys/lazy_library.hpp"
 #include "sys/service_socket.hpp"
@@ -38,20 +40,6 @@ struct StopSignal {
   std::condition_variable cv;
   int signo = 0;
 };
-
-// ---- Resume after a crash (docs/service.md) --------------------------------
-// The queued deliveries a service that died left behind: found in the
-// journal before the Executor is made (its recovery then finishes them
-// `interrupted`, remote_effect none), resubmitted under the same ids once it
-// runs, with their journalled deadlines.
-struct LeftBehind {
-  std::vector<journal::Record> queued;
-};
-
-LeftBehind find_left_behind(journal::Journal& /*journal*/) { return {}; }
-
-void resume_left_behind(const LeftBehind& /*left*/, Deliveries& /*deliveries*/, const ServiceOptions& /*options*/) {}
-// -----------------------------------------------------------------------------
 
 // Every library the service calls, loaded before anything runs: a missing
 // one is an answer at start, not a failure in the middle of a delivery.
@@ -99,8 +87,7 @@ ExecutorOptions executor_options(const ServiceOptions& o, const std::string& jou
   eo.journal = journal;
   eo.lane_dir = o.lane_dir ? *o.lane_dir : (std::filesystem::path(journal).parent_path() / "lanes").string();
   eo.workers = o.workers;
-  // One warm child is what the executor keeps (ExecutorOptions::warm_child).
-  eo.warm_child = o.warm >= 1;
+  eo.warm_children = o.warm;
   eo.read_back = std::move(read_back);
   // Deliveries are this process's only children: their orphans come back here.
   eo.subreaper = true;
@@ -176,7 +163,13 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
     sys::remove_service_socket(*sock);
     return config_error(journal.error().message);
   }
-  const LeftBehind left = find_left_behind(**journal);
+  // Resume after a crash: the queued deliveries a previous service left,
+  // found before the Executor's recovery finishes them (interrupted, none).
+  auto left = find_left_behind(**journal);
+  if (!left) {
+    sys::remove_service_socket(*sock);
+    return config_error(left.error().message);
+  }
 
   Metrics metrics;
   RegistryOptions ro;
@@ -187,7 +180,10 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   Deliveries deliveries(ro, std::move(*journal), metrics);
   auto executor = std::make_unique<Executor>(executor_options(o, journal_path, std::move(read_back)));
   deliveries.attach(executor.get());
-  resume_left_behind(left, deliveries, o);
+  if (!left->empty()) {
+    const std::size_t resumed = resume_left_behind(*left, deliveries, o.credentials);
+    log_event(LogLevel::info, "resume", {{"left_behind", left->size()}, {"resumed", resumed}});
+  }
 
   Api api(*config, deliveries, metrics);
   HttpServerOptions ho;
@@ -208,7 +204,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
              {"journal", journal_path},
              {"lane_dir", executor->lane_dir()},
              {"workers", o.workers},
-             {"warm", o.warm >= 1 ? 1 : 0}});
+             {"warm", o.warm}});
   int signo = 0;
   {
     std::unique_lock<std::mutex> lock(stop.mu);

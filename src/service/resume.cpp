@@ -1,0 +1,107 @@
+// resume.cpp — finding the deliveries a crashed service left queued, and
+// rebuilding their requests from the journal (submission + the service's note).
+#include "service/resume.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "service/service_log.hpp"
+
+namespace courier::service {
+
+using nlohmann::json;
+
+std::string note_text(const ServiceNote& n) {
+  json j = {{"credential", n.credential ? json(*n.credential) : json(nullptr)},
+            {"update", std::string(update_mode_word(n.update))},
+            {"remote_progress", n.remote_progress},
+            {"service", true}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::optional<ServiceNote> note_from(std::string_view note) {
+  if (note.empty()) return std::nullopt;
+  try {
+    const json j = json::parse(note, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return std::nullopt;
+    const auto service = j.find("service");
+    if (service == j.end() || !service->is_boolean() || !service->get<bool>()) return std::nullopt;
+    ServiceNote n;
+    if (const auto c = j.find("credential"); c != j.end() && c->is_string()) n.credential = c->get<std::string>();
+    if (const auto u = j.find("update"); u != j.end()) {
+      const auto mode = u->is_string() ? update_mode_from_word(u->get<std::string>()) : std::nullopt;
+      if (!mode) return std::nullopt;  // a mode we cannot honour is not guessed
+      n.update = *mode;
+    }
+    if (const auto p = j.find("remote_progress"); p != j.end() && p->is_boolean()) n.remote_progress = p->get<bool>();
+    return n;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+Result<std::vector<LeftBehind>> find_left_behind(journal::Journal& j) {
+  auto work = j.open_work();
+  if (!work) return tl::unexpected(work.error());
+  std::vector<LeftBehind> out;
+  for (const auto& r : *work) {
+    if (r.finished) continue;  // a retained stop to confirm: recovery's, never resumed
+    if (r.last(journal::Step::claimed) || r.last(journal::Step::revoke_requested)) continue;
+    if (journal::is_alive(r.submission.submitter)) continue;  // J3: a live process's own
+    auto note = note_from(r.submission.note);
+    if (!note) continue;  // not the service's
+    out.push_back(LeftBehind{r.submission, *note});
+  }
+  return out;
+}
+
+Result<SubmitInput> resubmission(const LeftBehind& lb, const std::map<std::string, std::string>& credentials) {
+  const journal::Submission& s = lb.submission;
+  SubmitInput in;
+  in.id = s.id;
+  in.repo = s.repo;
+  in.remote = s.remote;  // canonical, and without user information (H2)
+  in.remote_canonical = s.remote;
+  in.ref = s.ref;
+  in.oid = s.oid;
+  in.deadline_unix_ms = s.deadline_unix_ms;
+  in.update = lb.note.update;
+  in.expect_old = s.expect_old;
+  in.remote_progress = lb.note.remote_progress;
+  if (lb.note.credential) {
+    const auto it = credentials.find(*lb.note.credential);
+    if (it == credentials.end()) {
+      return fail(Errc::invalid_argument, "its credential " + *lb.note.credential + " is no longer configured");
+    }
+    in.credential = it->first;
+    in.credential_spec = it->second;
+  }
+  return in;
+}
+
+std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,
+                               const std::map<std::string, std::string>& credentials) {
+  std::size_t submitted = 0;
+  for (const LeftBehind& lb : left) {
+    const std::string& id = lb.submission.id;
+    auto in = resubmission(lb, credentials);
+    if (!in) {
+      log_event(LogLevel::warn, "resume_refused", {{"delivery", id}, {"message", in.error().message}});
+      continue;
+    }
+    const SubmitResult r = deliveries.submit(*in);
+    const bool ok = r.kind == SubmitResult::Kind::accepted || r.kind == SubmitResult::Kind::existing;
+    if (!ok) {
+      log_event(LogLevel::warn, "resume_refused",
+                {{"delivery", id}, {"message", r.message.empty() ? std::string("not accepted") : r.message}});
+      continue;
+    }
+    ++submitted;
+    log_event(LogLevel::info, "resumed",
+              {{"delivery", id},
+               {"attempt", r.delivery ? r.delivery->attempt() : 0},
+               {"deadline_unix_ms", lb.submission.deadline_unix_ms}});
+  }
+  return submitted;
+}
+
+}  // namespace courier::service

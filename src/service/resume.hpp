@@ -1,0 +1,76 @@
+// resume.hpp — the service's resume after a crash: which deliveries a
+// killed `git-courier serve` left queued in its journal, and the request
+// that submits each again with its id and its first deadline (D1, J4).
+//
+// At startup, before the Executor is made (its recovery finishes these
+// `interrupted`, remote_effect none), the service calls find_left_behind();
+// once the Executor exists, resume_left_behind() submits each again. A
+// delivery that was dispatched is not among them: recovery finishes it
+// (`interrupted`, and `possible` with a read-back when its POST may have
+// been sent), and it is never sent again without a compare-and-swap.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "courier/courier.hpp"
+#include "courier/result.hpp"
+#include "courier/update_mode.hpp"
+#include "journal/journal.hpp"
+#include "service/deliveries.hpp"
+
+namespace courier::service {
+
+// What the service journals with each delivery (DeliveryRequest::
+// journal_note) so that it can submit it again after a crash: the
+// credential's name (never a key), the update mode and whether remote
+// progress was asked. The object's "service": true is what marks a
+// delivery as the service's (a CLI push on the same journal has no note).
+struct ServiceNote {
+  std::optional<std::string> credential;  // the name of a configured credential; none: no credential
+  UpdateMode update = UpdateMode::fast_forward;
+  bool remote_progress = false;
+};
+
+// The note's text: {"credential": NAME|null, "update": WORD,
+// "remote_progress": BOOL, "service": true}.
+std::string note_text(const ServiceNote& n);
+// The note read back, or nullopt when `note` is not the service's (no
+// "service": true) or names an update mode this program does not know.
+std::optional<ServiceNote> note_from(std::string_view note);
+
+// A delivery the service had queued when it stopped without finishing it.
+struct LeftBehind {
+  journal::Submission submission;  // its latest attempt: id, what, where, deadline_unix_ms, note
+  ServiceNote note;
+};
+
+// Every delivery of the journal's open work that a previous service left
+// queued: its latest attempt has no `claimed` entry (no child could have
+// existed) and no `revoke_requested` (a revocation is final, J1), its
+// submitting process is gone (journal::is_alive: pid + start time + boot
+// id, J3), and its note is the service's. Oldest first. Call it before the
+// Executor is made: its recovery finishes them, after which open_work()
+// no longer lists them. Errors: journal_failed (the journal could not be read).
+Result<std::vector<LeftBehind>> find_left_behind(journal::Journal& j);
+
+// The submission that resumes `lb`: the same id, repo, remote, ref and
+// object, expect_old, update mode and remote progress, its credential by
+// name (with what `credentials` says that name stands for now), and its
+// first deadline (deadline_unix_ms: one that passed while the service was
+// down ends it deadline_killed before dispatch, saying so). Errors:
+// invalid_argument (the credential it named is no longer configured: it is
+// not sent without one, nor with another).
+Result<SubmitInput> resubmission(const LeftBehind& lb, const std::map<std::string, std::string>& credentials);
+
+// Submits each left-behind delivery again through the registry (J4: the
+// next attempt of an id interrupted before its claim), logging each
+// (`resumed`, or `resume_refused` with why: it then stays `interrupted`,
+// remote_effect none, in the journal). Returns how many were submitted.
+std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,
+                               const std::map<std::string, std::string>& credentials);
+
+}  // namespace courier::service

@@ -1,0 +1,120 @@
+// service_support.hpp — what the service's crash and load tests share: a
+// request over the Unix socket with curl, NDJSON lines, and a `git-courier
+// serve` process started on a given state directory (so that a second one
+// can be started on the same journal after the first was killed).
+#pragma once
+
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support.hpp"
+
+namespace courier::test {
+
+struct Http {
+  int status = 0;
+  std::string headers;
+  nlohmann::json body;
+  std::string raw;
+};
+
+// One request with curl over the socket.
+inline Http curl(const std::string& socket, const std::string& method, const std::string& path,
+                 const std::string& body = {}) {
+  std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-i", "--max-time", "120", "--unix-socket", socket,
+                                   "-X",            method};
+  if (!body.empty()) argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@-"});
+  argv.push_back("http://courier" + path);
+  auto r = run(argv, body, Stdin::bytes, cli_env());
+  Http h;
+  const auto split = r.out.find("\r\n\r\n");
+  h.headers = r.out.substr(0, split);
+  h.raw = split == std::string::npos ? std::string() : r.out.substr(split + 4);
+  if (h.headers.size() > 12) h.status = std::atoi(h.headers.substr(9, 3).c_str());
+  h.body = nlohmann::json::parse(h.raw, nullptr, false);
+  return h;
+}
+
+// The lines of an NDJSON body, parsed.
+inline std::vector<nlohmann::json> lines_of(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto nl = text.find('\n', at);
+    const std::string line = text.substr(at, nl - at);
+    if (!line.empty()) out.push_back(nlohmann::json::parse(line, nullptr, false));
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+  return out;
+}
+
+// `git-courier serve` on <state>/serve.sock with the journal
+// <state>/journal.sqlite (lanes beside it), its log (stderr) read as lines.
+// Started: it has logged "listening" (the fact that its socket answers).
+class ServeProcess {
+ public:
+  ServeProcess(const std::string& state, const std::string& repo_root, const std::vector<std::string>& extra)
+      : socket_(state + "/run/serve.sock"), journal_(state + "/journal/journal.sqlite") {
+    const std::string cmd =
+        "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " \"$0\" serve \"$@\" 2>&1";
+    std::vector<std::string> argv = {"/bin/sh", "-c", cmd, COURIER_BINARY, "--repo-root", repo_root,
+                                     "--socket", socket_, "--journal", journal_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    proc_ = std::make_unique<LineProcess>(argv);
+    up_ = !proc_->wait_line("{\"event\":\"listening\"", 30'000).empty();
+  }
+  ~ServeProcess() {
+    if (!exited_) {
+      ::kill(proc_->pid(), SIGTERM);
+      proc_->wait_exit();
+    }
+  }
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  bool up() const { return up_; }
+  int pid() const { return proc_->pid(); }
+  const std::string& socket() const { return socket_; }
+  const std::string& journal() const { return journal_; }
+  std::string log() const {
+    std::string out;
+    for (const auto& l : proc_->lines()) out += l + "\n";
+    return out;
+  }
+  // The first log line that starts with `prefix` (waiting up to timeout_ms).
+  std::string wait_log(const std::string& prefix, long timeout_ms) { return proc_->wait_line(prefix, timeout_ms); }
+  // SIGTERM, then the exit code.
+  int stop() {
+    ::kill(proc_->pid(), SIGTERM);
+    exited_ = true;
+    return proc_->wait_exit();
+  }
+  // SIGKILL: a crash.
+  void crash() {
+    proc_->kill_hard();
+    proc_->wait_exit();
+    exited_ = true;
+  }
+  Http post(const nlohmann::json& body) const { return curl(socket_, "POST", "/v1/deliveries", body.dump()); }
+  Http get(const std::string& path) const { return curl(socket_, "GET", path); }
+  // The whole event stream of a delivery (it ends after `finished`).
+  std::vector<nlohmann::json> events(const std::string& id) const {
+    return lines_of(curl(socket_, "GET", "/v1/deliveries/" + id + "/events").raw);
+  }
+
+ private:
+  std::string socket_;
+  std::string journal_;
+  std::unique_ptr<LineProcess> proc_;
+  bool up_ = false;
+  bool exited_ = false;
+};
+
+}  // namespace courier::test
