@@ -126,6 +126,8 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
     out.progress = flag == "--progress";
     return {};
   }
+  if (flag == "--via") return o.set(out.via);
+  if (flag == "--credential") return o.set(out.credential);
   if (flag == "--journal") return o.set(out.journal);
   if (flag == "--no-journal") return o.set_switch(out.no_journal);
   if (flag == "--read-back") return o.set_switch(out.read_back);
@@ -161,6 +163,49 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
 
 }  // namespace
 
+const char* service_config_flag_reason(const std::string& flag) {
+  static const std::pair<const char*, const char*> kReasons[] = {
+      {"--auth",
+       "the service holds the credentials (serve --credential NAME=...): name one of them with --credential NAME"},
+      {"--ca-file", "trust is the service's configuration (serve --ca-file)"},
+      {"--allow-http-loopback",
+       "which remotes may be plain http:// is the service's configuration "
+       "(serve --allow-http-loopback)"},
+      {"--lane-dir", "the service keeps the lanes (serve --lane-dir)"},
+      {"--journal", "the service keeps the journal (serve --journal); --delivery-id is remembered there"},
+      {"--no-journal", "the service keeps the journal, always (serve --journal)"},
+      {"--pack-engine", "the service chooses the pack engine"},
+      {"--read-back",
+       "a read-back needs the remote's credentials, which the service holds: GET "
+       "/v1/deliveries/ID shows the outcome, and git ls-remote reads the ref"},
+      {"--force-with-lease",
+       "the lease is read from this repository's remote-tracking refs: give the id it names "
+       "as --expect-old OID (git rev-parse REMOTE/BRANCH)"},
+  };
+  for (const auto& [name, why] : kReasons) {
+    if (flag == name) return why;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// --via and --credential: a client of the service configures nothing that is
+// the service's. Errors: invalid_argument naming the flag and why.
+Result<void> check_via(const PushArgs& out) {
+  if (out.credential && !out.via) {
+    return fail(Errc::invalid_argument,
+                "--credential names one of the service's credentials: it needs --via SOCKET (without it, --auth)");
+  }
+  if (out.via && !out.local_flags.empty()) {
+    const std::string& flag = out.local_flags.front();
+    return fail(Errc::invalid_argument, flag + " cannot be given with --via: " + service_config_flag_reason(flag));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
   PushArgs out;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -174,7 +219,9 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
       return out;
     }
     if (auto r = apply_push_option(option, out); !r) return tl::unexpected(r.error());
+    if (service_config_flag_reason(option.flag())) out.local_flags.push_back(option.flag());
   }
+  if (auto ok = check_via(out); !ok) return tl::unexpected(ok.error());
   for (auto [name, v] : {std::pair{"--repo", &out.repo}, {"--remote", &out.remote}, {"--ref", &out.ref}}) {
     if (v->empty()) return fail(Errc::invalid_argument, std::string("missing required option ") + name);
   }

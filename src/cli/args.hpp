@@ -64,9 +64,25 @@ struct PushArgs {
   bool verbose = false;  // -v: the supervisor's log lines too, terminal or not
   // --progress / --no-progress; unset: meters when stderr is a terminal.
   std::optional<bool> progress;
+  // --via SOCKET: submit to the service listening on that Unix socket
+  // (`git-courier serve`) instead of pushing from this process
+  // (cli/via_client.hpp). The service owns the keys, the journal, the lanes
+  // and the trust settings: the flags that configure those here are refused
+  // with --via (service_config_flag_reason).
+  std::optional<std::string> via;
+  // --credential NAME (with --via): one of the service's credentials; none:
+  // the service sends none.
+  std::optional<std::string> credential;
+  // The flags given that configure a local push (the first one is named in
+  // the usage error --via gives).
+  std::vector<std::string> local_flags;
   bool help = false;
   bool version = false;  // push --version
 };
+
+// Why FLAG cannot be given with --via (it is the service's configuration),
+// or nullptr when it can.
+const char* service_config_flag_reason(const std::string& flag);
 
 // Arguments after `push`. Errors: invalid_argument naming the flag.
 Result<PushArgs> parse_push_args(const std::vector<std::string>& args);

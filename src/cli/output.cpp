@@ -165,6 +165,14 @@ std::string json_usage(const std::string& message) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string json_service_unavailable(const std::string& message, std::optional<long> retry_after) {
+  nlohmann::json j;
+  j["outcome"] = "service_unavailable";
+  j["message"] = message;
+  j["retry_after"] = retry_after ? nlohmann::json(*retry_after) : nlohmann::json(nullptr);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   return report::outcome_json(o, report::OutcomeFacts{f.remote, f.ref, f.oid, hint_for(o, f)});
 }

@@ -37,4 +37,10 @@ std::string json_report(const Outcome& o, const DeliveryFacts& facts);
 // (exit code kExitUsage). One JSON object, no trailing newline.
 std::string json_usage(const std::string& message);
 
+// `push --via` ended without an outcome because the service could not take
+// or follow the delivery (not reachable, full, draining, lost):
+// {"outcome":"service_unavailable","message":...,"retry_after":N|null}
+// (exit code kExitFailed). One JSON object, no trailing newline.
+std::string json_service_unavailable(const std::string& message, std::optional<long> retry_after);
+
 }  // namespace courier::cli

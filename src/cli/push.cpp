@@ -17,6 +17,7 @@
 #include "repo/repository.hpp"
 #include "cli/output.hpp"
 #include "cli/progress_view.hpp"
+#include "cli/via_client.hpp"
 #include "courier/courier.hpp"
 #include "wire/remote.hpp"
 #include "sys/flock.hpp"
@@ -27,10 +28,8 @@
 
 namespace courier::cli {
 
-namespace {
-
 // A usage error: on stderr, and with --json as the JSON object too.
-int usage(const PushArgs& a, const std::string& message) {
+int push_usage(const PushArgs& a, const std::string& message) {
   std::fprintf(stderr, "git-courier: push: %s\n", message.c_str());
   if (a.json) {
     std::printf("%s\n", json_usage("push: " + message).c_str());
@@ -38,6 +37,8 @@ int usage(const PushArgs& a, const std::string& message) {
   }
   return kExitUsage;
 }
+
+namespace {
 
 // Everything checked here is checked before any child exists: bad input
 // costs nothing and changes nothing.
@@ -68,8 +69,10 @@ bool ref_names(const std::string& short_name, const std::string& full) {
 // remote's fetch refspecs (none, or not in the repository: the zero id,
 // i.e. the remote's ref must not exist, as git expects). Errors:
 // invalid_argument.
+}  // namespace
+
 Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, const repo::GitConfig& config,
-                                      const Validated& v) {
+                                      const std::string& repo, const ResolvedRemote& remote) {
   if (lease.ref && !ref_names(*lease.ref, a.ref)) {
     return fail(Errc::invalid_argument, "--force-with-lease=" + *lease.ref + " names another ref than --ref " + a.ref);
   }
@@ -78,23 +81,25 @@ Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, 
     if (transport::is_valid_oid(*lease.expect)) return *lease.expect;
     if (auto ok = repo::check_bounded_revision("--force-with-lease", *lease.expect); !ok)
       return tl::unexpected(ok.error());
-    auto id = repo::resolve_revision(v.repo, *lease.expect);
+    auto id = repo::resolve_revision(repo, *lease.expect);
     if (!id)
       return fail(Errc::invalid_argument, "--force-with-lease: cannot parse expected object name '" + *lease.expect +
                                               "' (" + id.error().message + ")");
     return *id;
   }
-  if (!v.resolved.name) {
+  if (!remote.name) {
     return fail(Errc::invalid_argument,
                 "--force-with-lease without :EXPECT reads the expected id from a remote-tracking ref, which only a "
                 "configured remote has: with a URL, give --force-with-lease=" +
                     a.ref + ":EXPECT");
   }
-  auto tracking = repo::remote_tracking(v.repo, config_list(config, "remote." + *v.resolved.name + ".fetch"), a.ref);
+  auto tracking = repo::remote_tracking(repo, config_list(config, "remote." + *remote.name + ".fetch"), a.ref);
   if (!tracking) return tl::unexpected(tracking.error());
   if (*tracking && (*tracking)->oid) return *(*tracking)->oid;
   return std::string(transport::kZeroOid);
 }
+
+namespace {
 
 // --force, --force-with-lease or --expect-old into the update mode and the
 // expected id. Errors: invalid_argument.
@@ -109,7 +114,7 @@ Result<void> resolve_update(const PushArgs& a, const repo::GitConfig& config, Va
     v.update = UpdateMode::expect_old;
     v.expect_old = *a.expect_old;
   } else if (a.lease) {
-    auto expect = lease_expectation(a, *a.lease, config, v);
+    auto expect = lease_expectation(a, *a.lease, config, v.repo, v.resolved);
     if (!expect) return tl::unexpected(expect.error());
     v.update = UpdateMode::expect_old;
     v.expect_old = *expect;
@@ -284,11 +289,12 @@ int report_and_read_back(const PushArgs& a, const HttpSettings& http, const Deli
 }
 
 int run_push(const PushArgs& a) {
+  if (a.via) return run_push_via(a);
   // The command's deadline counts from here: the checks and the revision
   // lookup below spend the same budget as the delivery does.
   const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count());
   auto v = validate(a);
-  if (!v) return usage(a, v.error().message);
+  if (!v) return push_usage(a, v.error().message);
 
   // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
   // starts so that only the watcher ever sees them. A hang-up (the terminal
@@ -315,10 +321,10 @@ int run_push(const PushArgs& a) {
       std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
     }
   });
-  if (!watcher) return usage(a, "cannot watch signals: " + watcher.error().message);
+  if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
 
   auto journal = a.no_journal ? Result<std::string>(std::string()) : journal_path(a.journal);
-  if (!journal) return usage(a, journal.error().message);
+  if (!journal) return push_usage(a, journal.error().message);
   ProgressView view(ProgressView::Options{show_meters(a), !a.quiet, stderr});
   view.set_lane(v->lane);
   const ExecutorOptions eo = executor_options(a, *journal, v->http, view);
@@ -332,7 +338,7 @@ int run_push(const PushArgs& a) {
   const std::int64_t left_ms = command_deadline > now ? (command_deadline - now) / sys::kNsPerMs : 0;
   req.budget = std::chrono::milliseconds(left_ms);
   auto auth = auth::AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(now, left_ms));
-  if (!auth) return usage(a, auth.error().message);
+  if (!auth) return push_usage(a, auth.error().message);
   req.mint = (*auth)->mint();
   req.mint_binds_payload = (*auth)->binds_payload();
   req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };

@@ -4,11 +4,33 @@
 // confirmed stop.
 #pragma once
 
+#include <string>
+
 #include "cli/args.hpp"
+#include "cli/output.hpp"
+#include "cli/remote_name.hpp"
+#include "courier/outcome.hpp"
 
 namespace courier::cli {
 
 // Returns the process exit code (args.hpp).
 int run_push(const PushArgs& args);
+
+// Shared with `push --via` (cli/via_client.hpp), so that a delivery run by
+// the service is told exactly as a local one:
+// A usage error: on stderr, and with --json as the JSON object too.
+// Returns kExitUsage.
+int push_usage(const PushArgs& a, const std::string& message);
+// Meters on stderr: --progress/--no-progress, else when stderr is a
+// terminal; never with --quiet.
+bool show_meters(const PushArgs& a);
+// The id --force-with-lease expects the remote's ref at, as git computes
+// it from the repository at `repo` (absolute) and the resolved --remote.
+// Errors: invalid_argument.
+Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, const repo::GitConfig& config,
+                                      const std::string& repo, const ResolvedRemote& remote);
+// Prints the outcome (JSON on stdout, the human line and any hint on stderr
+// unless quiet and fine) and returns the exit code.
+int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts);
 
 }  // namespace courier::cli

@@ -70,6 +70,15 @@ const std::vector<OptionDoc> kPushOptions = {
      "the delivery's id: the same id is never pushed twice; after remote_effect `possible` it is delivered again as "
      "a compare-and-swap on the journalled old id",
      nullptr},
+    {"--via", nullptr, "SOCKET",
+     "submit the delivery to the service listening on this Unix socket (git-courier serve; its default is "
+     "$XDG_RUNTIME_DIR/git-courier/serve.sock, /run/git-courier/serve.sock for root) and print its progress and "
+     "outcome as a local push does, with the same exit codes; Ctrl-C revokes it through the service. The service "
+     "owns keys, trust, lanes and journal: --auth, --ca-file, --allow-http-loopback, --lane-dir, --journal, "
+     "--no-journal, --pack-engine and --read-back are refused with it",
+     nullptr},
+    {"--credential", nullptr, "NAME",
+     "with --via: the service's credential to push with (serve --credential NAME=...); none: no credential", nullptr},
     {"--read-back", nullptr, nullptr,
      "after `possible`: read the remote's ref once (printed after the outcome; with --json, part of it)", nullptr},
     kJsonOption,
@@ -101,12 +110,21 @@ const ManualDoc kManual = {
           "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]",
           "     [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]",
           "     [--pack-engine auto|libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",
-          "     [--progress | --no-progress]", "     [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]"},
+          "     [--progress | --no-progress]", "     [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]",
+          "push --via SOCKET [--credential NAME] --repo DIR --remote URL|NAME --ref REF",
+          "     (--oid OID | --rev REV) [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
+          "     [--deadline DURATION] [--delivery-id ID] [--json] [-q | --quiet] [-v | --verbose]",
+          "     [--progress | --no-progress]"},
          kPushOptions,
          {"Trust and the proxy come from git's configuration of --repo, as git reads them. The proxy: "
           "remote.<name>.proxy, http.<url>.proxy, http.proxy, then https_proxy/HTTPS_PROXY (http_proxy for "
           "http://), all_proxy/ALL_PROXY, minus NO_PROXY; only http:// proxies, as CONNECT tunnels (socks and https "
-          "proxies are refused)."}},
+          "proxies are refused).",
+          "With --via, the delivery runs in the service (docs/service.md): --remote NAME is read from --repo's "
+          "configuration here and sent as its URL, --repo as an absolute path (it must be under the service's "
+          "--repo-root). A service that cannot be reached, or that is draining or full (429), exits 3; a request "
+          "it refuses (a 4xx: a bad field, an unknown credential, a repository outside its root, this user not "
+          "allowed) exits 2, as a usage error does."}},
         {"serve",
          "run the delivery service: a socket API for any language",
          {"serve --repo-root DIR [--socket PATH] [--listen 127.0.0.1:PORT --api-token-file FILE]",

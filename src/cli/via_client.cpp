@@ -1,0 +1,498 @@
+// via_client.cpp — `git-courier push --via SOCKET` (see the header): the
+// service's HTTP API over its Unix socket with libcurl, its NDJSON events
+// fed to the same ProgressView as a local push, its outcome document
+// decoded and told by the same report().
+#include "cli/via_client.hpp"
+
+#include <curl/curl.h>
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/output.hpp"
+#include "cli/progress_view.hpp"
+#include "cli/push.hpp"
+#include "cli/remote_name.hpp"
+#include "repo/git_config.hpp"
+#include "report/outcome_json.hpp"
+#include "sys/clock.hpp"
+#include "sys/lazy_library.hpp"
+#include "sys/signals.hpp"
+#include "transport/http_leg.hpp"
+#include "wire/remote.hpp"
+
+namespace courier::cli {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr long kConnectTimeoutMs = 5'000;
+// A request's answer (the submission, a revocation): the service answers
+// them at once, whatever its queue; waiting is what the events are for.
+constexpr long kAnswerTimeoutMs = 30'000;
+// How long past the delivery's deadline its events are awaited: the
+// service's stop bounds (kill, reap, end-of-file, each well under a
+// second) fit many times. Past it the service is taken as lost.
+constexpr std::int64_t kStreamGraceMs = 60'000;
+// Between two attempts to follow the events again after the service went
+// away (a restart resumes what it had queued).
+constexpr auto kReconnectPause = std::chrono::milliseconds(250);
+// An answer, or one event line, larger than this is not the service's.
+constexpr std::size_t kMaxAnswer = 1 << 20;
+
+// The service's answer to one request.
+struct Answer {
+  long status = 0;
+  std::string body;
+  std::optional<long> retry_after;  // Retry-After (seconds), with a 429 or 503
+};
+
+// What one exchange hands its body to, piece by piece; false stops it.
+using Sink = std::function<bool(std::string_view)>;
+
+struct Exchange {
+  const Sink* sink = nullptr;
+  std::optional<long> retry_after;
+};
+
+std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* x = static_cast<Exchange*>(user);
+  return (*x->sink)(std::string_view(data, size * n)) ? size * n : 0;
+}
+
+std::size_t on_header(char* data, std::size_t size, std::size_t n, void* user) {
+  auto* x = static_cast<Exchange*>(user);
+  const std::string_view line(data, size * n);
+  constexpr std::string_view kName = "retry-after:";
+  if (line.size() > kName.size()) {
+    std::string name(line.substr(0, kName.size()));
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (name == kName) {
+      try {
+        x->retry_after = std::stol(std::string(line.substr(kName.size())));
+      } catch (...) {  // not a number of seconds: no advice
+      }
+    }
+  }
+  return size * n;
+}
+
+// Why libcurl could not reach the service, for people. Errors:
+// connect_failed (nothing there, or nothing listening), os_error (this
+// user may not reach the socket: a usage matter), leg_timeout.
+Error unreachable(const std::string& socket, CURLcode rc, long os_errno) {
+  if (rc == CURLE_COULDNT_CONNECT && os_errno == EACCES) {
+    return Error{Errc::os_error, "this user may not reach the service's socket " + socket +
+                                     " (permission denied: its directory admits the service's user and group only)"};
+  }
+  if (rc == CURLE_COULDNT_CONNECT) {
+    const char* why = os_errno == ENOENT         ? "no such socket"
+                      : os_errno == ECONNREFUSED ? "nothing listens on it"
+                                                 : curl_easy_strerror(rc);
+    return Error{Errc::connect_failed,
+                 "no service answers at " + socket + " (" + why + "): is `git-courier serve` running there?"};
+  }
+  if (rc == CURLE_OPERATION_TIMEDOUT) {
+    return Error{Errc::leg_timeout, "the service at " + socket + " did not answer in time"};
+  }
+  return Error{Errc::leg_aborted, "the exchange with the service at " + socket + " broke: " + curl_easy_strerror(rc)};
+}
+
+// The service's socket: one HTTP/1.1 exchange per call, a new connection
+// each (the socket is local: a connection costs microseconds).
+class ServiceSocket {
+ public:
+  explicit ServiceSocket(std::string path) : path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+
+  // One request and its whole answer. Errors: as unreachable(), and
+  // body_too_large.
+  Result<Answer> call(const char* method, const std::string& target, const std::string& body) const {
+    Answer answer;
+    const Sink sink = [&answer](std::string_view piece) {
+      answer.body.append(piece);
+      return answer.body.size() <= kMaxAnswer;
+    };
+    auto status = perform(method, target, body, kAnswerTimeoutMs, sink, answer.retry_after);
+    if (!status) return tl::unexpected(status.error());
+    answer.status = *status;
+    return answer;
+  }
+
+  // GET of a stream: its body to `sink` as it arrives, until the service
+  // ends it, `sink` returns false, or timeout_ms. Returns the status.
+  // Errors: as call().
+  Result<long> stream(const std::string& target, const Sink& sink, long timeout_ms) const {
+    std::optional<long> retry_after;
+    return perform("GET", target, "", timeout_ms, sink, retry_after);
+  }
+
+ private:
+  Result<long> perform(const char* method, const std::string& target, const std::string& body, long timeout_ms,
+                       const Sink& sink, std::optional<long>& retry_after) const {
+    CURL* h = curl_easy_init();
+    if (!h) return fail(Errc::curl_refused, "libcurl could not make a handle");
+    curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+    headers = curl_slist_append(headers, "Expect:");
+    Exchange x{&sink, std::nullopt};
+    const std::string url = "http://localhost" + target;
+    curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, path_.c_str());
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
+    if (std::string_view(method) == "POST") {
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.c_str());
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    } else if (std::string_view(method) != "GET") {
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    }
+    const CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    long os_errno = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
+    curl_easy_cleanup(h);
+    curl_slist_free_all(headers);
+    retry_after = x.retry_after;
+    if (rc == CURLE_WRITE_ERROR) return fail(Errc::body_too_large, "the service's answer is larger than 1 MiB");
+    if (rc != CURLE_OK) return tl::unexpected(unreachable(path_, rc, os_errno));
+    return status;
+  }
+
+  std::string path_;
+};
+
+// The delivery as the service is asked for it.
+struct Target {
+  std::string repo;  // absolute
+  std::string url;   // --remote resolved through the repository's configuration
+  std::string lane;  // for the "waiting for lane" line
+  // --force-with-lease: the id it expects, read here from the repository's
+  // remote-tracking refs (the service sees only the request).
+  std::optional<std::string> lease_expect;
+};
+
+// --repo, --remote and --force-with-lease as a local push reads them (an
+// absolute path; a configured remote's URL; the lease's id); the URL taken
+// apart here too, so that a
+// password in it never leaves this process (H2). Errors: invalid_argument.
+Result<Target> resolve_target(const PushArgs& a) {
+  std::error_code ec;
+  if (!std::filesystem::exists(a.repo, ec)) return fail(Errc::invalid_argument, "no repository at " + a.repo);
+  Target t;
+  t.repo = std::filesystem::absolute(a.repo, ec).lexically_normal().string();
+  if (t.repo.size() > 1 && t.repo.back() == '/') t.repo.pop_back();
+  auto config = repo::GitConfig::open(t.repo);
+  if (!config) return fail(Errc::invalid_argument, "git's configuration: " + config.error().message);
+  auto resolved = resolve_remote(a.remote, *config);
+  if (!resolved) return tl::unexpected(resolved.error());
+  auto remote = wire::parse_remote(resolved->url);
+  if (!remote) return tl::unexpected(remote.error());
+  t.url = resolved->url;
+  t.lane = remote->lane;
+  if (a.lease) {
+    auto expect = lease_expectation(a, *a.lease, *config, t.repo, *resolved);
+    if (!expect) return tl::unexpected(expect.error());
+    t.lease_expect = std::move(*expect);
+  }
+  return t;
+}
+
+// POST /v1/deliveries's body (docs/service.md).
+std::string submission(const PushArgs& a, const Target& t, std::int64_t left_ms) {
+  json b = {{"repo", t.repo},
+            {"remote", t.url},
+            {"ref", a.ref},
+            {"deadline", std::to_string(std::max<std::int64_t>(left_ms, 1)) + "ms"},
+            {"remote_progress", show_meters(a)}};
+  if (a.oid) b["oid"] = *a.oid;
+  if (a.rev) b["rev"] = *a.rev;
+  if (a.credential) b["credential"] = *a.credential;
+  if (a.force) b["update"] = "force";
+  if (a.expect_old) b["update"] = {{"expect_old", *a.expect_old}};
+  if (t.lease_expect) b["update"] = {{"expect_old", *t.lease_expect}};
+  if (a.delivery_id) b["id"] = *a.delivery_id;
+  return b.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Why the command ends without an outcome, and its exit code.
+struct Stop {
+  int code = kExitFailed;
+  std::string message;
+  std::optional<long> retry_after;
+};
+
+Stop stop_for(const Error& e) {
+  return Stop{e.code == Errc::os_error || e.code == Errc::invalid_argument ? kExitUsage : kExitFailed, e.message};
+}
+
+// A refusal the service answered: its error object, told with its status.
+// 429 (full), 503 (draining) and 5xx are the service's state: exit 3, try
+// again; any other status is about the request: exit 2, as a usage error.
+Stop refusal(const Answer& answer) {
+  auto doc = json::parse(answer.body, nullptr, false);
+  std::string message = "the service answered " + std::to_string(answer.status);
+  if (doc.is_object() && doc.contains("error") && doc["error"].is_object()) {
+    const json& e = doc["error"];
+    const std::string code = e.value("code", std::string("?"));
+    message = e.value("message", std::string("(no message)")) + " (" + std::to_string(answer.status) + " " + code;
+    if (e.contains("field") && e["field"].is_string()) message += ", field " + e["field"].get<std::string>();
+    message += ")";
+  }
+  const bool busy = answer.status == 429 || answer.status >= 500;
+  if (answer.retry_after) message += "; try again in " + std::to_string(*answer.retry_after) + " s";
+  return Stop{busy ? kExitFailed : kExitUsage, "the service refused the delivery: " + message, answer.retry_after};
+}
+
+// What the submission gave: the delivery's id, or, when the journal already
+// finished that id, its outcome (nothing is sent again).
+struct Submitted {
+  std::string id;
+  std::optional<report::DecodedOutcome> replayed;
+};
+
+tl::expected<Submitted, Stop> submit(const ServiceSocket& socket, const std::string& body) {
+  auto answer = socket.call("POST", "/v1/deliveries", body);
+  if (!answer) return tl::unexpected(stop_for(answer.error()));
+  if (answer->status != 200 && answer->status != 202) return tl::unexpected(refusal(*answer));
+  auto doc = json::parse(answer->body, nullptr, false);
+  if (!doc.is_object() || !doc.contains("id") || !doc["id"].is_string()) {
+    return tl::unexpected(Stop{kExitFailed, "the service's answer to the submission has no delivery id"});
+  }
+  Submitted s{doc["id"].get<std::string>(), std::nullopt};
+  if (answer->status == 200 && doc.contains("outcome")) {
+    auto outcome = report::outcome_from_json(doc["outcome"]);
+    if (!outcome) return tl::unexpected(Stop{kExitFailed, outcome.error().message});
+    s.replayed = std::move(*outcome);
+  }
+  return s;
+}
+
+// Ctrl-C (and SIGTERM, SIGHUP) as a local push takes them: a revocation,
+// here through the service (DELETE), then the outcome is still awaited.
+class Revoker {
+ public:
+  Revoker(const PushArgs& a, const ServiceSocket& socket) : a_(a), socket_(socket) {}
+
+  // From the signal watcher's thread.
+  void on_signal(int signo) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (++signals_ > 1) {
+      std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
+      return;
+    }
+    const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
+    std::fprintf(stderr,
+                 "git-courier: %s: revoking the delivery and confirming the child's stop "
+                 "(cancelling is not rollback)\n",
+                 what);
+    if (!id_.empty()) revoke_locked();
+  }
+
+  // The delivery's id, once the service gave it: a signal that came before
+  // is acted on now.
+  void set_id(const std::string& id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    id_ = id;
+    if (signals_ > 0) revoke_locked();
+  }
+
+ private:
+  // DELETE /v1/deliveries/ID: the service journals the revocation, then
+  // kills and confirms (or cancels before dispatch); the events end with
+  // the outcome either way.
+  void revoke_locked() {
+    if (sent_) return;
+    sent_ = true;
+    auto answer = socket_.call("DELETE", "/v1/deliveries/" + id_, "");
+    if (!answer || answer->status != 200) {
+      const std::string why = answer ? "it answered " + std::to_string(answer->status) : answer.error().message;
+      std::fprintf(stderr, "git-courier: the revocation did not reach the service (%s)\n", why.c_str());
+      return;
+    }
+    auto doc = json::parse(answer->body, nullptr, false);
+    if (a_.verbose && !a_.quiet && doc.is_object()) {
+      std::fprintf(stderr, "git-courier: the service: %s\n", doc.value("result", std::string("?")).c_str());
+    }
+  }
+
+  const PushArgs& a_;
+  const ServiceSocket& socket_;
+  std::mutex mu_;
+  std::string id_;
+  int signals_ = 0;
+  bool sent_ = false;
+};
+
+// The events of one delivery, line by line, into the ProgressView (and
+// with -v, what the service did, as the supervisor's log lines are shown
+// locally); the finished event's outcome kept.
+class EventFollower {
+ public:
+  EventFollower(const PushArgs& a, ProgressView& view) : a_(a), view_(view) {}
+
+  // A piece of the stream. False: a line over the cap (the stream is not
+  // the service's).
+  bool feed(std::string_view piece) {
+    buffer_.append(piece);
+    for (std::size_t nl; (nl = buffer_.find('\n')) != std::string::npos;) {
+      on_line(std::string_view(buffer_).substr(0, nl));
+      buffer_.erase(0, nl + 1);
+    }
+    return buffer_.size() <= kMaxAnswer;
+  }
+  void restart() { buffer_.clear(); }
+  std::uint64_t seq() const { return seq_; }
+  const std::optional<report::DecodedOutcome>& outcome() const { return outcome_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  void on_line(std::string_view line) {
+    auto e = json::parse(line, nullptr, false);
+    if (!e.is_object() || !e.contains("seq") || !e["seq"].is_number_unsigned() || !e.contains("event")) return;
+    const auto seq = e["seq"].get<std::uint64_t>();
+    if (seq <= seq_) return;  // already seen, before a reconnection
+    seq_ = seq;
+    on_event(e.value("event", std::string()), e);
+  }
+
+  void on_event(const std::string& name, const json& e) {
+    DeliveryEvent ev;
+    if (name == "pending") {
+      ev.kind = DeliveryEvent::Kind::pending;
+      ev.holder = e.value("holder", std::string());
+      ev.holder_pid = e.value("holder_pid", std::int64_t{0});
+      ev.holder_delivery = e.value("holder_delivery", std::uint64_t{0});
+    } else if (name == "progress" || name == "remote" || name == "remote_progress") {
+      ev.kind = DeliveryEvent::Kind::progress;
+      ev.phase = name == "progress" ? e.value("phase", std::string()) : name;
+      ev.done = e.value("done", std::uint64_t{0});
+      ev.total = e.value("total", std::uint64_t{0});
+      ev.text = e.value("text", std::string());
+    } else if (name == "finished") {
+      auto o = e.contains("outcome") ? report::outcome_from_json(e["outcome"])
+                                     : fail(Errc::missing_field, "the finished event has no outcome");
+      if (o) outcome_ = std::move(*o);
+      if (!o) error_ = o.error().message;
+      return;
+    } else {
+      return log(name, e);
+    }
+    view_.on(ev);
+  }
+
+  void log(const std::string& name, const json& e) {
+    if (!a_.verbose || a_.quiet) return;
+    if (name == "queued") view_.log("queued in the service");
+    if (name == "seat_granted") view_.log("the lane's seat is granted");
+    if (name == "dispatched") view_.log("dispatched: child pid " + std::to_string(e.value("child_pid", 0LL)));
+  }
+
+  const PushArgs& a_;
+  ProgressView& view_;
+  std::string buffer_;
+  std::uint64_t seq_ = 0;
+  std::optional<report::DecodedOutcome> outcome_;
+  std::string error_;
+};
+
+// Follows the delivery's events to its outcome. A stream that ends before
+// it (the service restarted, or was stopped and started) is followed again
+// from the last event seen, until stream_deadline. Errors: the service was
+// lost, or answered with something else than the events.
+tl::expected<report::DecodedOutcome, Stop> follow(const PushArgs& a, const ServiceSocket& socket, const std::string& id,
+                                                  ProgressView& view, sys::MonoNs stream_deadline) {
+  EventFollower events(a, view);
+  const Sink sink = [&events](std::string_view piece) { return events.feed(piece); };
+  std::string lost;
+  bool told = false;
+  while (true) {
+    const sys::MonoNs now = sys::mono_now_ns();
+    if (now >= stream_deadline) break;
+    events.restart();
+    const long left_ms = static_cast<long>((stream_deadline - now) / sys::kNsPerMs) + 1;
+    auto status =
+        socket.stream("/v1/deliveries/" + id + "/events?after=" + std::to_string(events.seq()), sink, left_ms);
+    if (events.outcome()) return *events.outcome();
+    if (!events.error().empty()) return tl::unexpected(Stop{kExitFailed, events.error()});
+    if (status && *status != 200) {
+      return tl::unexpected(
+          Stop{kExitFailed, "the service answered " + std::to_string(*status) + " for the events of delivery " + id});
+    }
+    lost = status ? "the events ended before the outcome" : status.error().message;
+    if (!told && !a.quiet) {
+      std::fprintf(stderr, "git-courier: lost the service (%s); following delivery %s again\n", lost.c_str(),
+                   id.c_str());
+      told = true;
+    }
+    std::this_thread::sleep_for(kReconnectPause);
+  }
+  return tl::unexpected(Stop{kExitFailed, "lost the service before the outcome of delivery " + id + " (" + lost +
+                                              "); it may still run: curl --unix-socket " + socket.path() +
+                                              " http://localhost/v1/deliveries/" + id});
+}
+
+// The command ends without an outcome: the message (and with --json, one
+// object on stdout).
+int stopped(const PushArgs& a, const Stop& s) {
+  if (s.code == kExitUsage) return push_usage(a, s.message);
+  std::fprintf(stderr, "git-courier: push: %s\n", s.message.c_str());
+  if (a.json) std::printf("%s\n", json_service_unavailable("push: " + s.message, s.retry_after).c_str());
+  std::fflush(stdout);
+  return s.code;
+}
+
+int tell(const PushArgs& a, const report::DecodedOutcome& d) {
+  const DeliveryFacts facts{d.facts.remote, d.facts.ref, d.facts.oid, "", d.facts.hint.value_or("")};
+  return report(a, d.outcome, facts);
+}
+
+}  // namespace
+
+int run_push_via(const PushArgs& a) {
+  // The command's deadline counts from here, as a local push's does.
+  const sys::MonoNs started = sys::mono_now_ns();
+  auto target = resolve_target(a);
+  if (!target) return push_usage(a, target.error().message);
+  if (auto lib = sys::load_shared_library(sys::SharedLibrary::curl); !lib) {
+    return stopped(a, Stop{kExitFailed, lib.error().message});
+  }
+  transport::init_transport();
+  const ServiceSocket socket(*a.via);
+  Revoker revoker(a, socket);
+  auto watcher = sys::SignalWatcher::start([&revoker](int signo) { revoker.on_signal(signo); });
+  if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
+  ProgressView view(ProgressView::Options{show_meters(a), !a.quiet, stderr});
+  view.set_lane(target->lane);
+
+  const std::int64_t left_ms = a.deadline.count() - (sys::mono_now_ns() - started) / sys::kNsPerMs;
+  auto submitted = submit(socket, submission(a, *target, left_ms));
+  if (!submitted) return stopped(a, submitted.error());
+  if (submitted->replayed) return tell(a, *submitted->replayed);
+  if (a.verbose && !a.quiet) view.log("submitted to " + socket.path() + " as delivery " + submitted->id);
+  revoker.set_id(submitted->id);
+  const sys::MonoNs stream_deadline = sys::mono_after_ms(started, a.deadline.count() + kStreamGraceMs);
+  auto outcome = follow(a, socket, submitted->id, view, stream_deadline);
+  watcher->reset();
+  view.finish();
+  if (!outcome) return stopped(a, outcome.error());
+  return tell(a, *outcome);
+}
+
+}  // namespace courier::cli
