@@ -13,9 +13,15 @@ namespace courier::supervisor {
 
 namespace {
 
+// An orphan reparented here: a child of this process that sys::spawn did
+// not start (sys::is_own_spawn: not another delivery's child, nor a host
+// helper such as `git credential`), started after the delivery's leader. An
+// exit signal of 0 marks one of ours too, but /proc cannot be relied on for
+// it: on Linux 6.18 it shows SIGCHLD for children cloned with 0.
 bool is_stray(pid_t pid, unsigned long long leader_start, unsigned long long& start) {
   auto st = sys::proc_stat(pid);
   if (!st || st->ppid != sys::self_pid() || st->exit_signal == 0 || st->start_ticks < leader_start) return false;
+  if (sys::is_own_spawn(pid)) return false;
   start = st->start_ticks;
   return true;
 }

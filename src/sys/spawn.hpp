@@ -49,6 +49,14 @@ struct Spawned {
 // Errors: spawn_failed (with the exec errno), os_error.
 Result<Spawned> spawn(const SpawnSpec& spec);
 
+// True while `pid` is a child spawn() started in this process and reap() has
+// not yet reaped. A subreaper tells its own children from reparented
+// orphans by this, not by the exit signal /proc shows: on Linux 6.18 that
+// reads SIGCHLD for a child cloned with exit signal 0. Exact for a pid
+// listed after clone3 returned: the registration and clone3 happen under
+// the one lock this takes.
+bool is_own_spawn(pid_t pid);
+
 // A child whose stdin, stdout and stderr are pipes to the caller.
 struct PipedChild {
   Spawned process;

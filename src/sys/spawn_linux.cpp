@@ -18,6 +18,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <unordered_set>
 
 #include "sys/io.hpp"
 #include "sys/spawn.hpp"
@@ -29,6 +31,13 @@
 namespace courier::sys {
 
 namespace {
+
+// The children spawn() started and reap() has not reaped (is_own_spawn).
+std::mutex g_spawns_mu;
+std::unordered_set<pid_t>& live_spawns() {
+  static std::unordered_set<pid_t> set;
+  return set;
+}
 
 // Everything the child needs, prepared before the clone (no allocation after).
 struct ChildPlan {
@@ -133,7 +142,13 @@ Result<Spawned> spawn(const SpawnSpec& spec) {
     args.flags |= CLONE_INTO_CGROUP;
     args.cgroup = static_cast<__u64>(static_cast<unsigned>(spec.cgroup_dir_fd));
   }
+  // clone3 and the registration under one lock: a subreaper that lists this
+  // process's children after clone3 cannot ask is_own_spawn() before the
+  // pid is registered. The child (a copy, no CLONE_VM) only execs.
+  std::unique_lock<std::mutex> registering(g_spawns_mu);
   const long pid = ::syscall(SYS_clone3, &args, sizeof args);
+  if (pid > 0) live_spawns().insert(static_cast<pid_t>(pid));
+  registering.unlock();
   if (pid < 0) return tl::unexpected(Error{Errc::spawn_failed, std::string("clone3: ") + std::strerror(errno)});
   if (pid == 0) child_main(plan);
 
@@ -169,6 +184,10 @@ Result<ExitStatus> reap(int pidfd) {
     if (errno == EINTR) continue;
     return tl::unexpected(os_error("waitid(P_PIDFD)", errno));
   }
+  {
+    std::lock_guard<std::mutex> lock(g_spawns_mu);
+    live_spawns().erase(info.si_pid);
+  }
   ExitStatus s;
   if (info.si_code == CLD_EXITED) {
     s.code = info.si_status;
@@ -176,6 +195,11 @@ Result<ExitStatus> reap(int pidfd) {
     s.signal = info.si_status;
   }
   return s;
+}
+
+bool is_own_spawn(pid_t pid) {
+  std::lock_guard<std::mutex> lock(g_spawns_mu);
+  return live_spawns().count(pid) != 0;
 }
 
 Result<void> pidfd_signal(int pidfd, int sig) {
