@@ -360,6 +360,58 @@ TEST_SUITE("service") {
     CHECK(s.svc->stop() == 0);
   }
 
+  TEST_CASE(
+      "SVC: on loopback TCP only a caller with the bearer token is served: none or a wrong one gets 401 and is "
+      "logged, the right one submits a delivery") {
+    test::TempDir secrets;
+    const std::string token = "tcp-token-0123456789abcdef";
+    const std::string token_file = secrets.path() + "/api-token";
+    test::write_file(token_file, token + "\n");
+    REQUIRE(::chmod(token_file.c_str(), 0600) == 0);
+    Scene s({"--listen", "127.0.0.1:0", "--api-token-file", token_file});
+    // Port 0: the kernel's choice, said in the log before "listening".
+    std::int64_t port = 0;
+    for (const auto& line : s.svc->proc->lines()) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("event", "") == "tcp_listening") port = j.value("port", 0);
+    }
+    REQUIRE_MESSAGE(port > 0, s.svc->log());
+    auto tcp = [&](const std::string& method, const std::string& path, const std::string& bearer,
+                   const std::string& body = {}) {
+      std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-i", "--max-time", "60", "-X", method};
+      if (!bearer.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + bearer});
+      if (!body.empty()) argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@-"});
+      argv.push_back("http://127.0.0.1:" + std::to_string(port) + path);
+      auto r = test::run(argv, body, test::Stdin::bytes, test::cli_env());
+      Http h;
+      const auto split = r.out.find("\r\n\r\n");
+      h.headers = r.out.substr(0, split);
+      h.raw = split == std::string::npos ? std::string() : r.out.substr(split + 4);
+      if (h.headers.size() > 12) h.status = std::atoi(h.headers.substr(9, 3).c_str());
+      h.body = json::parse(h.raw, nullptr, false);
+      return h;
+    };
+    Http none = tcp("GET", "/healthz", "");
+    CHECK_MESSAGE(none.status == 401, std::string("a caller without the token was served: " + none.raw));
+    CHECK(none.headers.find("WWW-Authenticate: Bearer") != std::string::npos);
+    Http wrong = tcp("GET", "/healthz", "tcp-token-0123456789abcdeX");
+    CHECK_MESSAGE(wrong.status == 401, std::string("a caller with a wrong token was served: " + wrong.raw));
+    Http refused_post = tcp("POST", "/v1/deliveries", "", s.body().dump());
+    CHECK(refused_post.status == 401);
+    CHECK(s.svc->journalled().empty());
+    CHECK(s.svc->log().find("\"event\":\"caller_refused\"") != std::string::npos);
+    CHECK(s.svc->log().find(token) == std::string::npos);  // the token itself is never logged
+    Http ok = tcp("GET", "/healthz", token);
+    CHECK(ok.status == 200);
+    CHECK(ok.body["status"] == "ok");
+    Http p = tcp("POST", "/v1/deliveries", token, s.body().dump());
+    REQUIRE_MESSAGE(p.status == 202, std::string(p.raw + s.svc->log()));
+    auto events = s.svc->events(p.body["id"]);
+    CHECK(outcome_of(events)["outcome"] == "delivered");
+    CHECK(s.ref() == s.tip);
+    CHECK(s.svc->stop() == 0);
+  }
+
   TEST_CASE("SVC: a caller with another uid is refused 403 peer_refused and logged; --allow-gid lets its group in") {
     // A directory others may traverse, so that another user can reach the
     // socket at all: the peer check is what must refuse it.

@@ -6,11 +6,10 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
 #include "auth/auth_spec.hpp"
+#include "auth/bearer_minter.hpp"
 #include "journal/journal.hpp"
 #include "service/api.hpp"
 #include "service/deliveries.hpp"
@@ -49,15 +48,14 @@ Result<void> load_libraries() {
                                      SharedLibrary::crypto, SharedLibrary::curl});
 }
 
+// The API's bearer token, read as a bearer credential file is: never
+// blocking on a FIFO, capped, no symbolic link followed, visible ASCII only.
 Result<std::string> read_token(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return fail(Errc::invalid_argument, "--api-token-file " + path + ": cannot be read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string t = ss.str();
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
-  if (t.size() < 16)
+  auto t = auth::read_bearer_token(path);
+  if (!t) return fail(Errc::invalid_argument, "--api-token-file: " + t.error().message);
+  if (t->size() < 16) {
     return fail(Errc::invalid_argument, "--api-token-file " + path + ": the token is shorter than 16 bytes");
+  }
   return t;
 }
 
@@ -122,7 +120,13 @@ Result<sys::ScopedFd> tcp_listener(const ServiceOptions& o) {
   if (!o.listen) return sys::ScopedFd();
   auto l = parse_listen(*o.listen);
   if (!l) return tl::unexpected(l.error());
-  return sys::listen_loopback_tcp(l->first, l->second);
+  auto fd = sys::listen_loopback_tcp(l->first, l->second);
+  if (!fd) return fd;
+  // The bound port, for a caller that asked for port 0.
+  auto port = sys::local_port(fd->get());
+  if (!port) return tl::unexpected(port.error());
+  log_event(LogLevel::info, "tcp_listening", {{"host", l->first}, {"port", *port}});
+  return fd;
 }
 
 RegistryOptions registry_options(const ServiceOptions& o) {

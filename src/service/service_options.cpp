@@ -203,7 +203,8 @@ Result<std::pair<std::string, std::uint16_t>> parse_listen(const std::string& te
   if (colon == std::string::npos || colon == 0) {
     return fail(Errc::invalid_argument, "--listen is 127.0.0.1:PORT, not '" + text + "'");
   }
-  auto port = count("listen", text.substr(colon + 1), 1, 65535);
+  // Port 0: a free port the kernel picks, said in the log ("tcp_listening").
+  auto port = count("listen", text.substr(colon + 1), 0, 65535);
   if (!port) return tl::unexpected(port.error());
   const std::string host = text.substr(0, colon);
   if (host.rfind("127.", 0) != 0) {

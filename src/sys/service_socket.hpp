@@ -42,6 +42,10 @@ void remove_service_socket(const ServiceSocket& s);
 // loopback address. Errors: invalid_argument (not loopback), os_error.
 Result<ScopedFd> listen_loopback_tcp(const std::string& host, std::uint16_t port);
 
+// The port a bound TCP socket listens on (the kernel's choice for port 0).
+// Errors: os_error.
+Result<std::uint16_t> local_port(int fd);
+
 struct PeerCredentials {
   std::int64_t pid = 0;
   std::uint32_t uid = 0;

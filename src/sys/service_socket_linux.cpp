@@ -162,6 +162,15 @@ Result<ScopedFd> listen_loopback_tcp(const std::string& host, std::uint16_t port
   return sock;
 }
 
+Result<std::uint16_t> local_port(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    return tl::unexpected(os_error("getsockname", errno));
+  }
+  return ntohs(addr.sin_port);
+}
+
 Result<PeerCredentials> peer_credentials(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
