@@ -1,10 +1,12 @@
-// service_support.hpp — what the service's crash and load tests share: a
-// request over the Unix socket with curl, NDJSON lines, and a `git-courier
-// serve` process started on a given state directory (so that a second one
-// can be started on the same journal after the first was killed).
+// service_support.hpp — what the service's tests share: a request with curl
+// (over the Unix socket, or over loopback TCP with a bearer token), NDJSON
+// lines, waits bounded by facts, and a `git-courier serve` process started on
+// a given state directory (so that a second one can be started on the same
+// journal after the first was killed).
 #pragma once
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +16,9 @@
 #include <vector>
 
 #include "support.hpp"
+#include "sys/clock.hpp"
+#include "sys/events.hpp"
+#include "sys/spawn.hpp"
 
 namespace courier::test {
 
@@ -24,21 +29,58 @@ struct Http {
   std::string raw;
 };
 
-// One request with curl over the socket.
-inline Http curl(const std::string& socket, const std::string& method, const std::string& path,
-                 const std::string& body = {}) {
-  std::vector<std::string> argv = {"/usr/bin/curl", "-sS",  "-i", "--max-time", "120",
-                                   "--unix-socket", socket, "-X", method};
-  if (!body.empty()) argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@-"});
-  argv.push_back("http://courier" + path);
-  auto r = run(argv, body, Stdin::bytes, cli_env());
+// curl's `-i` output as a status, headers and a JSON body.
+inline Http parse_http(const std::string& out) {
   Http h;
-  const auto split = r.out.find("\r\n\r\n");
-  h.headers = r.out.substr(0, split);
-  h.raw = split == std::string::npos ? std::string() : r.out.substr(split + 4);
+  const auto split = out.find("\r\n\r\n");
+  h.headers = out.substr(0, split);
+  h.raw = split == std::string::npos ? std::string() : out.substr(split + 4);
   if (h.headers.size() > 12) h.status = std::atoi(h.headers.substr(9, 3).c_str());
   h.body = nlohmann::json::parse(h.raw, nullptr, false);
   return h;
+}
+
+// One request with curl over the socket; `as` prefixes the command (e.g.
+// setpriv, to call as another user).
+inline Http curl(const std::string& socket, const std::string& method, const std::string& path,
+                 const std::string& body = {}, const std::vector<std::string>& as = {}) {
+  std::vector<std::string> argv = as;
+  for (const char* a : {"/usr/bin/curl", "-sS", "-i", "--max-time", "120", "--unix-socket"}) argv.emplace_back(a);
+  argv.insert(argv.end(), {socket, "-X", method});
+  if (!body.empty()) argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@-"});
+  argv.push_back("http://courier" + path);
+  return parse_http(run(argv, body, Stdin::bytes, cli_env()).out);
+}
+
+// One request with curl over loopback TCP, with `Authorization: Bearer
+// bearer` unless it is empty.
+inline Http curl_tcp(std::int64_t port, const std::string& method, const std::string& path, const std::string& bearer,
+                     const std::string& body = {}) {
+  std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-i", "--max-time", "120", "-X", method};
+  if (!bearer.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + bearer});
+  if (!body.empty()) argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@-"});
+  argv.push_back("http://127.0.0.1:" + std::to_string(port) + path);
+  return parse_http(run(argv, body, Stdin::bytes, cli_env()).out);
+}
+
+// Polls a fact until it holds or timeout_ms passes: a bounded wait on a
+// fact, never a sleep taken as proof.
+template <class Fact>
+bool wait_for_fact(Fact fact, long timeout_ms, long pace_us = 5'000) {
+  const auto until = sys::mono_now_ns() + timeout_ms * sys::kNsPerMs;
+  for (;;) {
+    if (fact()) return true;
+    if (sys::mono_now_ns() >= until) return false;
+    ::usleep(static_cast<useconds_t>(pace_us));
+  }
+}
+
+// Waits (bounded) until the process is gone: its pidfd, never a clock.
+inline bool gone_within(std::int64_t pid, long timeout_ms) {
+  auto fd = sys::pidfd_open(static_cast<pid_t>(pid));
+  if (!fd) return true;
+  auto ready = sys::wait_readable_until({fd->get()}, sys::mono_now_ns() + timeout_ms * sys::kNsPerMs);
+  return ready && !ready->empty();
 }
 
 // The lines of an NDJSON body, parsed.

@@ -28,22 +28,8 @@ namespace {
 // Waits (bounded) for a fact that announces nothing (a journal entry, a
 // ref the server updates, the wall clock past an instant). The pause only
 // paces the polling.
-template <class Fact>
-bool wait_for_fact(Fact fact, long timeout_ms) {
-  const auto until = sys::mono_now_ns() + timeout_ms * kNsPerMs;
-  for (;;) {
-    if (fact()) return true;
-    if (sys::mono_now_ns() >= until) return false;
-    ::usleep(5'000);
-  }
-}
-
-bool gone_within(std::int64_t pid, long timeout_ms) {
-  auto fd = sys::pidfd_open(static_cast<pid_t>(pid));
-  if (!fd) return true;
-  auto ready = sys::wait_readable_until({fd->get()}, sys::mono_now_ns() + timeout_ms * kNsPerMs);
-  return ready && !ready->empty();
-}
+using test::gone_within;
+using test::wait_for_fact;
 
 std::optional<journal::Record> journalled(const std::string& path, const std::string& id) {
   auto j = journal::open_sqlite(path);

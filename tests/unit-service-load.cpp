@@ -104,15 +104,7 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(i, v.size() - 1)];
 }
 
-template <class Fact>
-bool wait_for_fact(Fact fact, long timeout_ms, long pace_us = 20'000) {
-  const auto until = sys::mono_now_ns() + timeout_ms * kNsPerMs;
-  for (;;) {
-    if (fact()) return true;
-    if (sys::mono_now_ns() >= until) return false;
-    ::usleep(static_cast<useconds_t>(pace_us));
-  }
-}
+using test::wait_for_fact;
 
 struct Scene {
   test::TempDir dir;
@@ -166,7 +158,7 @@ TEST_SUITE("service-load") {
                             "--ca-file", s.fx.ca_file()});
     REQUIRE_MESSAGE(svc.up(), svc.log());
     REQUIRE(wait_for_fact([&] { return json::parse(raw(svc.socket(), "GET", "/healthz").body)["warm_ready"] == 2; },
-                          20'000));
+                          20'000, 20'000));
     const long rss_before = rss_kib(svc.pid());
     std::atomic<long> rss_peak{rss_before};
     std::atomic<bool> sampling{true};

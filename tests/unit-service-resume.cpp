@@ -14,6 +14,7 @@
 
 #include "journal/journal.hpp"
 #include "push_setup.hpp"
+#include "service_support.hpp"
 #include "service/deliveries.hpp"
 #include "service/metrics.hpp"
 #include "service/resume.hpp"
@@ -85,23 +86,8 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 
 // Waits (bounded) for a fact another process writes and announces nothing
 // of (a journal entry). The pause only paces the polling.
-template <class Fact>
-bool wait_for_fact(Fact fact, long timeout_ms) {
-  const auto until = sys::mono_now_ns() + timeout_ms * kNsPerMs;
-  for (;;) {
-    if (fact()) return true;
-    if (sys::mono_now_ns() >= until) return false;
-    ::usleep(2'000);
-  }
-}
-
-// Waits (bounded) until the process is gone: its pidfd, never a clock.
-bool gone_within(std::int64_t pid, long timeout_ms) {
-  auto fd = sys::pidfd_open(static_cast<pid_t>(pid));
-  if (!fd) return true;
-  auto ready = sys::wait_readable_until({fd->get()}, sys::mono_now_ns() + timeout_ms * kNsPerMs);
-  return ready && !ready->empty();
-}
+using test::gone_within;
+using test::wait_for_fact;
 
 std::int64_t child_pid_in(const journal::Record& r) {
   auto d = r.last(journal::Step::dispatched);

@@ -18,6 +18,7 @@
 
 #include "fixture_server.hpp"
 #include "journal/journal.hpp"
+#include "service_support.hpp"
 #include "support.hpp"
 
 using namespace courier;
@@ -25,46 +26,9 @@ using nlohmann::json;
 
 namespace {
 
-struct Http {
-  int status = 0;
-  std::string headers;
-  json body;
-  std::string raw;
-};
-
-// One request with curl over the socket; `as` prefixes the command (setpriv).
-Http curl(const std::string& socket, const std::string& method, const std::string& path, const std::string& body = {},
-          const std::vector<std::string>& as = {}) {
-  std::vector<std::string> argv = as;
-  for (const char* a : {"/usr/bin/curl", "-sS", "-i", "--max-time", "60", "--unix-socket"}) argv.emplace_back(a);
-  argv.push_back(socket);
-  argv.insert(argv.end(), {"-X", method});
-  if (!body.empty()) argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@-"});
-  argv.push_back("http://courier" + path);
-  auto r = test::run(argv, body, test::Stdin::bytes, test::cli_env());
-  Http h;
-  const auto split = r.out.find("\r\n\r\n");
-  h.headers = r.out.substr(0, split);
-  h.raw = split == std::string::npos ? std::string() : r.out.substr(split + 4);
-  if (h.headers.size() > 12) h.status = std::atoi(h.headers.substr(9, 3).c_str());
-  h.body = json::parse(h.raw, nullptr, false);
-  INFO("curl: " << r.err);
-  return h;
-}
-
-// The lines of an NDJSON body, parsed.
-std::vector<json> lines_of(const std::string& text) {
-  std::vector<json> out;
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const auto nl = text.find('\n', at);
-    const std::string line = text.substr(at, nl - at);
-    if (!line.empty()) out.push_back(json::parse(line, nullptr, false));
-    if (nl == std::string::npos) break;
-    at = nl + 1;
-  }
-  return out;
-}
+using test::curl;
+using test::Http;
+using test::lines_of;
 
 // A running `git-courier serve` on a socket in a temporary directory, its
 // log (stderr) read line by line.
@@ -377,20 +341,7 @@ TEST_SUITE("service") {
     }
     REQUIRE_MESSAGE(port > 0, s.svc->log());
     auto tcp = [&](const std::string& method, const std::string& path, const std::string& bearer,
-                   const std::string& body = {}) {
-      std::vector<std::string> argv = {"/usr/bin/curl", "-sS", "-i", "--max-time", "60", "-X", method};
-      if (!bearer.empty()) argv.insert(argv.end(), {"-H", "Authorization: Bearer " + bearer});
-      if (!body.empty()) argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@-"});
-      argv.push_back("http://127.0.0.1:" + std::to_string(port) + path);
-      auto r = test::run(argv, body, test::Stdin::bytes, test::cli_env());
-      Http h;
-      const auto split = r.out.find("\r\n\r\n");
-      h.headers = r.out.substr(0, split);
-      h.raw = split == std::string::npos ? std::string() : r.out.substr(split + 4);
-      if (h.headers.size() > 12) h.status = std::atoi(h.headers.substr(9, 3).c_str());
-      h.body = json::parse(h.raw, nullptr, false);
-      return h;
-    };
+                   const std::string& body = {}) { return test::curl_tcp(port, method, path, bearer, body); };
     Http none = tcp("GET", "/healthz", "");
     CHECK_MESSAGE(none.status == 401, std::string("a caller without the token was served: " + none.raw));
     CHECK(none.headers.find("WWW-Authenticate: Bearer") != std::string::npos);
