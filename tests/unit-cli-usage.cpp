@@ -9,6 +9,7 @@
 
 #include "cli/args.hpp"
 #include "cli/usage.hpp"
+#include "service/service_options.hpp"
 #include "support.hpp"
 
 using namespace courier;
@@ -74,7 +75,9 @@ TEST_SUITE("cli") {
         const std::string command = c.name;
         CAPTURE(command);
         CAPTURE(spelled);
-        CHECK(help.out.find("\n  " + spelled + " ") != std::string::npos);
+        // (--help puts a long entry's text on the next line)
+        CHECK((help.out.find("\n  " + spelled + " ") != std::string::npos ||
+               help.out.find("\n  " + spelled + "\n") != std::string::npos));
         // (man puts a short entry's text on the same line, after a space)
         CHECK((section.find("\n       " + spelled + "\n") != std::string::npos ||
                section.find("\n       " + spelled + " ") != std::string::npos));
@@ -121,6 +124,9 @@ TEST_SUITE("cli") {
           std::string error;
           if (command == "push") {
             auto r = parse_push_args(args);
+            if (!r) error = r.error().message;
+          } else if (command == "serve") {
+            auto r = service::parse_service_options(args);
             if (!r) error = r.error().message;
           } else if (command == "keygen") {
             auto r = parse_keygen_args(args);
