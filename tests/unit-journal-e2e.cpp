@@ -13,6 +13,7 @@
 
 #include "journal/journal.hpp"
 #include "push_setup.hpp"
+#include "service_support.hpp"
 #include "sys/clock.hpp"
 #include "sys/events.hpp"
 #include "sys/process.hpp"
@@ -106,28 +107,10 @@ class HeldLock {
   sqlite3* db_ = nullptr;
 };
 
-// Waits (bounded) until the process with this pid has exited: the event on
-// its pidfd (readable at its exit), never a clock. No such process: gone.
-bool gone_within(std::int64_t pid, long timeout_ms) {
-  auto fd = sys::pidfd_open(static_cast<pid_t>(pid));
-  if (!fd) return true;
-  auto ready = sys::wait_readable_until({fd->get()}, sys::mono_now_ns() + timeout_ms * kNsPerMs);
-  return ready && !ready->empty();
-}
-
-// Waits (bounded) until `fact` holds, for facts that announce nothing: a
-// journal entry another process writes, a ref the server updates. The
-// pause between two looks only paces the polling; what the test goes on
-// with is the fact itself, never the time spent.
-template <class Fact>
-bool wait_for_fact(Fact fact, long timeout_ms) {
-  const auto until = sys::mono_now_ns() + timeout_ms * kNsPerMs;
-  for (;;) {
-    if (fact()) return true;
-    if (sys::mono_now_ns() >= until) return false;
-    ::usleep(2'000);
-  }
-}
+// Bounded waits on a fact (a pidfd's exit, a journal entry another process
+// writes, a ref the server updates), shared with the service's tests.
+using test::gone_within;
+using test::wait_for_fact;
 
 std::int64_t child_pid_in(const journal::Record& r) {
   auto d = r.last(journal::Step::dispatched);
