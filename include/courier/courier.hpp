@@ -214,6 +214,12 @@ struct ExecutorOptions {
   // Tests only: shorter confirmation bounds.
   MonoNs reap_bound = kReapBound;
   MonoNs eof_bound = kEofBound;
+  // With a PostgreSQL state (`state`): the lanes' leases (L1, L3). The
+  // margin must cover reap_bound + eof_bound, so that a stop is confirmed
+  // before the lease can expire elsewhere, and be under two thirds of the
+  // ttl; other values refuse every delivery (failed, with the reason).
+  MonoNs lease_ttl = kLeaseTtl;
+  MonoNs lease_margin = kLeaseMargin;
   // Child stderr and supervisor log lines; default: this process's stderr.
   // Both reach the host through the delivery's notifier thread, never from
   // its supervising loop (stderr capped at 256 KiB per delivery).

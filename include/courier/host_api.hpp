@@ -53,5 +53,12 @@ enum class CgroupMode { automatic, off, required };
 // deadline + kill latency + kReapBound + kEofBound.
 inline constexpr MonoNs kReapBound = 5'000'000'000;  // 5 s
 inline constexpr MonoNs kEofBound = 5'000'000'000;   // 5 s
+// A lane's lease across hosts (L1, L3; docs/design.md "Leases across
+// hosts"): its time to live, renewed every ttl/3, and the margin taken off
+// it by the holder (its kill instant) and added to it by the next holder.
+// The margin covers a stop's confirmation (kReapBound + kEofBound) with
+// room for clocks that run at slightly different rates.
+inline constexpr MonoNs kLeaseTtl = 60'000'000'000;     // 60 s
+inline constexpr MonoNs kLeaseMargin = 12'000'000'000;  // 12 s
 
 }  // namespace courier

@@ -9,18 +9,29 @@ std::string detail_of(const char* field, const std::string& value) {
   return nlohmann::json{{field, value}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void DeliveryRecord::bind(std::shared_ptr<journal::Journal> journal, int attempt) {
+void DeliveryRecord::bind(std::shared_ptr<journal::Journal> journal, int attempt,
+                          std::shared_ptr<JournalOutbox> outbox) {
   journal_ = std::move(journal);
+  outbox_ = std::move(outbox);
   attempt_ = attempt;
 }
 
-Result<void> DeliveryRecord::note(journal::Step step, std::string detail, bool durable) {
+Result<void> DeliveryRecord::note(journal::Step step, std::string detail, bool durable, bool keep) {
   if (!journal_) return {};
   journal::Entry e{step, attempt_, journal::wall_now_ms(), std::move(detail)};
-  auto ok = journal_->append(id_, e, durable);
+  Result<void> ok;
+  if (outbox_ && outbox_->has(id_)) {
+    // An earlier entry of this delivery waits: this one may not pass it.
+    ok = fail(Errc::journal_failed, "the journal has not taken this delivery's earlier entries yet");
+  } else {
+    ok = journal_->append(id_, e, durable);
+  }
   if (!ok) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (first_error_.empty()) first_error_ = ok.error().message;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (first_error_.empty()) first_error_ = ok.error().message;
+    }
+    if (outbox_ && keep && ok.error().code != Errc::journal_conflict) outbox_->add(id_, e);
   }
   return ok;
 }
@@ -44,7 +55,7 @@ void DeliveryRecord::advertised(const std::string& old_oid) {
 
 Result<void> DeliveryRecord::post_started(const std::optional<std::string>& old_oid) {
   if (old_oid) advertised(*old_oid);
-  return note(journal::Step::post_started, detail_of("old_oid", old_oid.value_or("")), true);
+  return note(journal::Step::post_started, detail_of("old_oid", old_oid.value_or("")), true, false);
 }
 
 Result<void> DeliveryRecord::revoke_requested(const std::string& cause, bool claimed) {

@@ -12,6 +12,7 @@
 
 #include "courier/outcome.hpp"
 #include "journal/journal.hpp"
+#include "seat/journal_outbox.hpp"
 
 namespace courier::seat {
 
@@ -19,8 +20,10 @@ class DeliveryRecord {
  public:
   // The delivery's id, before admission decides whether it is journalled.
   void set_id(std::string id) { id_ = std::move(id); }
-  // Admitted: this attempt's transitions go to `journal` from here.
-  void bind(std::shared_ptr<journal::Journal> journal, int attempt);
+  // Admitted: this attempt's transitions go to `journal` from here; an
+  // entry the journal cannot take now goes to `outbox` (when given) to be
+  // written later, in order.
+  void bind(std::shared_ptr<journal::Journal> journal, int attempt, std::shared_ptr<JournalOutbox> outbox = nullptr);
   void set_attempt(int attempt) { attempt_ = attempt; }
 
   const std::string& id() const { return id_; }
@@ -28,8 +31,11 @@ class DeliveryRecord {
   bool journalled() const { return static_cast<bool>(journal_); }
 
   // One transition of this attempt. A failure is remembered for the outcome
-  // (journal_error) and returned; no caller lets it stop a kill.
-  Result<void> note(journal::Step step, std::string detail, bool durable);
+  // (journal_error) and returned; no caller lets it stop a kill. With an
+  // outbox and `keep`, the entry is written later (behind any entry of
+  // this delivery still waiting there, so never out of order). J1's
+  // post_started is never kept: a POST it did not precede did not happen.
+  Result<void> note(journal::Step step, std::string detail, bool durable, bool keep = true);
 
   void claimed();
   // The child exists: its pid, start time and boot id (J3).
@@ -51,6 +57,7 @@ class DeliveryRecord {
   void advertised(const std::string& old_oid);
 
   std::shared_ptr<journal::Journal> journal_;
+  std::shared_ptr<JournalOutbox> outbox_;
   std::string id_;
   int attempt_ = 1;
   std::atomic<bool> advertised_{false};

@@ -10,6 +10,10 @@
 // unconfirmed one poisons the lane for the life of the process (S3).
 // A scheduler thread expires queued deliveries at their deadline and wakes
 // the workers when a lane lock file is closed by another process.
+// With a PostgreSQL state, a lane is also a lease that hosts share (L1,
+// L3): a worker that has the lane's seat and lock here takes the lease
+// before the seat is granted, waiting for a release or the holder's expiry
+// plus the margin; the turn's kill instant is min(deadline, lease bound).
 
 #include <algorithm>
 #include <atomic>
@@ -28,12 +32,17 @@
 #include "seat/admission.hpp"
 #include "seat/delivery_record.hpp"
 #include "seat/lane.hpp"
+#include "seat/journal_outbox.hpp"
+#include "seat/leases.hpp"
 #include "seat/pack_engine.hpp"
 #include "seat/recovery.hpp"
 #include "supervisor/supervisor.hpp"
 #include "sys/events.hpp"
 #include "sys/flock.hpp"
 #include "sys/process.hpp"
+#include "sys/random.hpp"
+#include "state/state_url.hpp"
+#include "supervisor/lease_bound.hpp"
 #include "wire/proxy.hpp"
 #include "wire/remote.hpp"
 #include "wire/text.hpp"
@@ -50,6 +59,20 @@ enum Claim : int { kQueued, kClaimed, kCancelled, kExpired, kRefused };
 
 // How much of a lane lock's holder text a pending event shows.
 constexpr std::size_t kMaxHolderShown = 120;
+
+// A few random hex digits that tell this executor from an earlier one of
+// the same process id on the same host.
+std::string instance_nonce() {
+  auto bytes = sys::random_bytes(6);
+  if (!bytes) return std::to_string(sys::mono_now_ns());
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : *bytes) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
 
 std::int64_t holder_pid_from(const std::string& text) {
   const auto pos = text.find("pid=");
@@ -110,6 +133,10 @@ struct DeliveryHandle::Shared {
   std::int64_t deadline_unix_ms = 0;
   // Admitted as the next attempt of one interrupted before its claim (J4).
   bool resumed = false;
+  // Across hosts: the lane's lease while this delivery holds it (L3), and
+  // the bound its kill instant is capped by (L1), moved by each renewal.
+  std::optional<seat::Lease> lease;
+  std::shared_ptr<supervisor::LeaseBound> lease_bound;
   std::atomic<int> claim{kQueued};
 
   mutable std::mutex mu;
@@ -210,9 +237,26 @@ struct Executor::Impl {
   // (every delivery is then refused before dispatch).
   std::shared_ptr<journal::Journal> journal;
   std::string journal_refusal;
+  // Entries the journal could not take yet, written again in order (a
+  // database that restarts or is cut off for a while loses nothing).
+  std::shared_ptr<seat::JournalOutbox> outbox;
   Result<std::vector<Outcome>> recovered = std::vector<Outcome>();
   // This process, as the journal's submissions name it (J3), once.
   journal::ProcessIdentity self;
+  // A PostgreSQL state: the lanes are leases too (L1, L3). lease_refusal
+  // says why they cannot be used (every delivery is then refused).
+  bool lease_wanted = false;
+  std::string lease_refusal;
+  // This host's name, as leases and the journal show it (host_id, or the
+  // host name).
+  std::string host;
+  // Under mu: bumped at each announced release (lease waiters look again),
+  // and the delivery holding each lane's lease here.
+  std::uint64_t lease_gen = 0;
+  std::map<std::string, std::weak_ptr<DeliveryHandle::Shared>> lease_holders;
+  // Declared last: destroyed first, so its thread (which calls back into
+  // this Impl) is gone before anything it touches.
+  std::unique_ptr<seat::LeaseKeeper> leases;
 
   void log(const std::string& line) const {
     if (opt.on_log) {
@@ -488,6 +532,10 @@ struct Executor::Impl {
       so.job.pack_auto = d->engine_automatic;
     }
     so.deadline = d->deadline;
+    if (d->lease) {
+      so.lease = d->lease_bound;  // L1: killed at min(deadline, lease bound)
+      so.fence = d->lease->fence; // L3: in every per-leg token
+    }
     so.child_program = opt.child_program;
     so.cgroup = opt.cgroup;
     so.subreaper = opt.subreaper;
@@ -585,6 +633,7 @@ struct Executor::Impl {
             expected == kExpired ? "the deadline passed before dispatch"
                                  : "revoked before dispatch: " + d->revoke_reason);
       }
+      drop_lease(d, o);
       {
         std::lock_guard<std::mutex> lock(mu);
         end_turn(d->lane, d->id, o);
@@ -643,7 +692,172 @@ struct Executor::Impl {
     return o;
   }
 
+  // L3: takes the lane's lease, which this delivery's seat and lock here
+  // already cover on this host. Waiting is event-driven: a release
+  // announced by its holder, or the holder's expiry plus the margin by the
+  // database's clock (an expiring lease announces nothing), or this
+  // delivery's deadline or revocation. True: the lease is held and kept.
+  // False: the delivery finished without one (revoked, deadline, the
+  // database) and its seat here is released.
+  bool take_lease(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    for (;;) {
+      std::uint64_t gen = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        gen = lease_gen;
+      }
+      if (d->claim.load() != kQueued) return end_without_lease(d, std::nullopt);
+      std::string holder;
+      {
+        std::lock_guard<std::mutex> lock(d->mu);
+        holder = d->pending.holder;
+      }
+      if (sys::mono_now_ns() >= d->deadline) {
+        int expected = kQueued;
+        if (!d->claim.compare_exchange_strong(expected, kExpired)) return end_without_lease(d, std::nullopt);
+        return end_without_lease(d, d->never_dispatched(OutcomeKind::deadline_killed,
+                                                        "the deadline passed while waiting for the lane's lease" +
+                                                            (holder.empty() ? std::string() : " (held by " + holder + ")") +
+                                                            "; no child was spawned"));
+      }
+      auto got = leases->try_take(d->lane, d->record.id(), d->deadline);
+      if (!got) {
+        int expected = kQueued;
+        if (!d->claim.compare_exchange_strong(expected, kRefused)) return end_without_lease(d, std::nullopt);
+        return end_without_lease(
+            d, d->never_dispatched(OutcomeKind::failed, "cannot take the lane's lease: " + got.error().message));
+      }
+      if (auto* lease = std::get_if<seat::Lease>(&*got)) {
+        d->lease = *lease;
+        d->lease_bound = std::make_shared<supervisor::LeaseBound>(lease->bound);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          lease_holders[d->lane] = d;
+        }
+        leases->keep(*lease);
+        return true;
+      }
+      const auto& held = std::get<seat::LeaseHeld>(*got);
+      DeliveryEvent e;
+      e.kind = DeliveryEvent::Kind::pending;
+      e.delivery = d->id;
+      e.holder = wire::printable(held.holder.describe(), kMaxHolderShown);
+      bool changed = false;
+      {
+        std::lock_guard<std::mutex> lock(d->mu);
+        changed = d->state != DeliveryState::pending || d->pending.holder != e.holder;
+        d->state = DeliveryState::pending;
+        d->pending = e;
+      }
+      if (changed) d->emit(e);
+      const sys::MonoNs wake_at = std::min(held.free_at, d->deadline);
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(wake_at)),
+                    [&] { return lease_gen != gen || d->claim.load() != kQueued; });
+    }
+  }
+
+  // A turn that ends before its lease was taken: the seat here goes back,
+  // and the outcome (when this call decided it) is published.
+  bool end_without_lease(const std::shared_ptr<DeliveryHandle::Shared>& d, std::optional<Outcome> o) {
+    Outcome ended = o ? *o : d->never_dispatched(OutcomeKind::cancelled_no_dispatch, "no lease was taken");
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      end_turn(d->lane, d->id, ended);
+      running.erase(std::remove(running.begin(), running.end(), d), running.end());
+    }
+    if (o) d->finish(std::move(*o));
+    return false;
+  }
+
+  // The turn is over: its lease is released when the seat is (the stop is
+  // confirmed, S2), and kept renewed for the life of this executor when the
+  // seat is retained (the child may still be working on that remote).
+  void drop_lease(const std::shared_ptr<DeliveryHandle::Shared>& d, const Outcome& o) {
+    if (!d->lease) return;
+    const bool release = o.seat() == SeatDisposition::release;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = lease_holders.find(d->lane);
+      if (it != lease_holders.end() && it->second.lock() == d) lease_holders.erase(it);
+    }
+    if (!release) return;
+    if (auto r = leases->drop(d->lane, d->lease->fence, true); !r) {
+      log("lane " + d->lane + ": the lease (fence " + std::to_string(d->lease->fence) +
+          ") could not be released; it expires by itself: " + r.error().message);
+    }
+  }
+
+  // The keeper's word on a held lease: a confirmed renewal moves the lease
+  // bound (L1); a lost one stops the delivery now, kill first (revoke()
+  // journals after the kill: a host that lost its database cannot journal
+  // first).
+  std::shared_ptr<DeliveryHandle::Shared> lease_holder(const std::string& lane, std::int64_t fence) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = lease_holders.find(lane);
+    if (it == lease_holders.end()) return nullptr;
+    auto d = it->second.lock();
+    if (!d || !d->lease || d->lease->fence != fence) return nullptr;
+    return d;
+  }
+
+  void lease_renewed(const std::string& lane, std::int64_t fence, sys::MonoNs bound) {
+    if (auto d = lease_holder(lane, fence)) d->lease_bound->move_to(bound);
+  }
+
+  void lease_lost(const std::string& lane, std::int64_t fence, const std::string& why) {
+    if (auto d = lease_holder(lane, fence)) {
+      DeliveryHandle(d).revoke("lease_lost: " + why);
+    } else {
+      log("lane " + lane + ": the lease (fence " + std::to_string(fence) + ") was lost: " + why);
+    }
+  }
+
+  // A PostgreSQL state makes the lanes leases too. Leases that cannot be
+  // used refuse every delivery (admit()), since a constructor has no error
+  // to return and a delivery must never run unfenced when leases were asked.
+  void open_leases() {
+    if (opt.state.empty()) return;
+    auto url = state::parse_state_url(opt.state);
+    if (!url || url->kind != state::StateUrl::Kind::postgres) return;  // a bad URL is the journal's refusal
+    lease_wanted = true;
+    if (opt.lease_margin < opt.reap_bound + opt.eof_bound) {
+      lease_refusal = "the lease margin (" + std::to_string(opt.lease_margin / sys::kNsPerMs) +
+                      " ms) is shorter than a stop's confirmation bound (reap + end of file: " +
+                      std::to_string((opt.reap_bound + opt.eof_bound) / sys::kNsPerMs) + " ms)";
+      log(lease_refusal);
+      return;
+    }
+    seat::LeaseConfig c;
+    c.conninfo = url->conninfo;
+    c.redacted = url->redacted;
+    c.host = host;
+    c.instance = host + "-" + std::to_string(sys::self_pid()) + "-" + instance_nonce();
+    c.ttl = opt.lease_ttl;
+    c.margin = opt.lease_margin;
+    seat::LeaseKeeper::Callbacks cb;
+    cb.released = [this](const std::string&) {
+      std::lock_guard<std::mutex> lock(mu);
+      ++lease_gen;
+      cv.notify_all();
+    };
+    cb.renewed = [this](const std::string& lane, std::int64_t fence, sys::MonoNs bound) {
+      lease_renewed(lane, fence, bound);
+    };
+    cb.lost = [this](const std::string& lane, std::int64_t fence, const std::string& why) {
+      lease_lost(lane, fence, why);
+    };
+    auto k = seat::LeaseKeeper::open(std::move(c), std::move(cb));
+    if (!k) {
+      lease_refusal = "the lanes' leases cannot be used (" + url->redacted + "): " + k.error().message;
+      log(lease_refusal);
+      return;
+    }
+    leases = std::move(*k);
+  }
+
   void run_turn(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    if (leases && !take_lease(d)) return;
     const sys::MonoNs seat_at = sys::mono_now_ns();
     DeliveryEvent granted;
     granted.kind = DeliveryEvent::Kind::seat_granted;
@@ -668,6 +882,7 @@ struct Executor::Impl {
     o.timings.submitted = d->submitted;
     o.timings.seat = seat_at;
     if (o.dispatched) spawned.fetch_add(1);
+    drop_lease(d, o);
     {
       std::lock_guard<std::mutex> lock(mu);
       end_turn(d->lane, d->id, o);
@@ -770,6 +985,10 @@ struct Executor::Impl {
       return;
     }
     journal = std::move(*j);
+    // Its log is a copy of the host's sink: a handle may keep the outbox
+    // (through its record) past this executor.
+    outbox = std::make_shared<seat::JournalOutbox>(journal,
+                                                   [sink = log_sink()](const std::string& line) { sink(line); });
     if (auto me = journal::identify(sys::self_pid())) self = *me;
     recovered = run_recovery();
     if (!recovered) log("recovery: " + recovered.error().message);
@@ -837,7 +1056,7 @@ struct Executor::Impl {
       d->req.update = UpdateMode::expect_old;
     }
     d->resumed = a.resumed;
-    d->record.bind(journal, a.attempt);
+    d->record.bind(journal, a.attempt, outbox);
     return true;
   }
 
@@ -981,7 +1200,9 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   if (!wake || !timer) std::abort();  // out of descriptors at construction: nothing sensible to do
   impl_->scheduler_wake = std::move(*wake);
   impl_->expiry_timer = std::move(*timer);
+  impl_->host = impl_->opt.host_id.empty() ? sys::host_name() : impl_->opt.host_id;
   impl_->open_journal();
+  impl_->open_leases();
   for (std::size_t i = 0; i < impl_->opt.workers; ++i) impl_->workers.emplace_back([this] { impl_->worker(); });
   for (std::size_t i = 0; i < impl_->warm_target(); ++i) impl_->start_warm();
   impl_->scheduler = std::thread([this] { impl_->schedule(); });
@@ -1009,6 +1230,8 @@ Executor::~Executor() {
     impl_->warm.clear();
   }
   for (auto& slot : warm) slot->retire("the executor is shutting down");
+  impl_->leases.reset();  // no turn is left: the keeper's callbacks have nothing more to reach
+  impl_->outbox.reset();  // one last bounded try; what is left is logged
   impl_->wake_scheduler();
   impl_->scheduler.join();
   std::lock_guard<std::mutex> lock(g_retained_mu);
@@ -1062,6 +1285,11 @@ DeliveryHandle Executor::submit(DeliveryRequest request) {
     d->claim = kRefused;
     d->finish(d->never_dispatched(OutcomeKind::failed,
                                   "update expect_old needs expect_old: the id the remote's ref must be at"));
+    return handle;
+  }
+  if (impl_->lease_wanted && !impl_->leases) {
+    d->claim = kRefused;
+    d->finish(d->never_dispatched(OutcomeKind::failed, impl_->lease_refusal));
     return handle;
   }
   if (!impl_->admit(d)) return handle;

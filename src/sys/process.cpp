@@ -90,6 +90,12 @@ std::vector<pid_t> children_of_self() {
 }
 
 pid_t self_pid() { return ::getpid(); }
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
 pid_t parent_pid() { return ::getppid(); }
 bool is_tty(int fd) { return ::isatty(fd) == 1; }
 

@@ -17,6 +17,8 @@ namespace courier::sys {
 Result<void> set_parent_death_kill();
 
 pid_t self_pid();
+// This host's name (gethostname), or "localhost" when it has none.
+std::string host_name();
 pid_t parent_pid();
 bool is_tty(int fd);
 
