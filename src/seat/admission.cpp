@@ -37,8 +37,16 @@ std::optional<std::string> mismatch(const journal::Submission& known, const jour
 
 // An id whose latest attempt has not finished: in flight in a live process,
 // or left by one that is gone (recovery finishes it).
-Admission unfinished(const journal::Record& r) {
+Admission unfinished(const journal::Record& r, const journal::Submission& asked) {
   const auto& who = r.submission.submitter;
+  // Another host's process cannot be looked up here (J3 identifies a
+  // process on its own host): in flight there, or left there for recovery
+  // by that host, or by one that finds its lease expired and its host gone.
+  if (!r.submission.host.empty() && r.submission.host != asked.host) {
+    return refuse("delivery id " + r.submission.id + " is in flight on host " + r.submission.host + " (process " +
+                  std::to_string(who.pid) + ", attempt " + std::to_string(r.submission.attempt) +
+                  "); wait for it, or revoke it there");
+  }
   if (journal::is_alive(who)) {
     return refuse("delivery id " + r.submission.id + " is in flight in process " + std::to_string(who.pid) +
                   " (attempt " + std::to_string(r.submission.attempt) + "); wait for it, or revoke it there");
@@ -113,7 +121,7 @@ Admission admit(journal::Journal& j, journal::Submission draft) {
   a.verdict = Admission::Verdict::run;
   if (*known) {
     if (auto why = mismatch((*known)->submission, draft)) return refuse(*why);
-    if (!(*known)->finished) return unfinished(**known);
+    if (!(*known)->finished) return unfinished(**known, draft);
     a = finished(**known, draft);
     if (a.verdict != Admission::Verdict::run) return a;
     // A compare-and-swap's lease is journalled with its attempt; a resumed

@@ -1028,6 +1028,7 @@ struct Executor::Impl {
     sub.expect_old = d->req.expect_old;
     sub.deadline_unix_ms = d->deadline_unix_ms;
     sub.submitter = self;
+    sub.host = host;
     // The host's note: a JSON object, or nothing is journalled.
     auto note = journal::compact_note(d->req.journal_note, kMaxJournalNote);
     if (!note) {

@@ -177,7 +177,14 @@ std::optional<std::string> Deliveries::conflict(const SubmitInput& in, const std
   if (known) return differs(known->repo, known->remote, known->ref, known->oid);
   if (auto r = journalled(in.id)) {
     const auto& s = r->submission;
-    return differs(s.repo, s.remote, s.ref, s.oid);
+    if (auto why = differs(s.repo, s.remote, s.ref, s.oid)) return why;
+    // J4 across hosts (and processes): an id another service or process is
+    // running now runs there only; this one neither runs it nor waits.
+    if (!r->finished) {
+      return "delivery id " + in.id + " is in flight " +
+             (s.host.empty() ? std::string("in another process") : "on host " + s.host) + " (process " +
+             std::to_string(s.submitter.pid) + ", attempt " + std::to_string(s.attempt) + "); follow it there";
+    }
   }
   return std::nullopt;
 }
