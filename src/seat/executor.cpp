@@ -1005,6 +1005,11 @@ struct Executor::Impl {
     ro.lane_dir = *lane_dir;
     ro.read_back = opt.read_back;
     ro.stop_bound = opt.reap_bound + opt.eof_bound;
+    ro.host = host;
+    if (leases) {
+      ro.host_alive = [k = leases.get()](const std::string& h) { return k->host_alive(h); };
+      ro.lane_leased = [k = leases.get()](const std::string& lane) { return k->lane_leased(lane); };
+    }
     return seat::recover(ro);
   }
 
@@ -1202,8 +1207,8 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   impl_->scheduler_wake = std::move(*wake);
   impl_->expiry_timer = std::move(*timer);
   impl_->host = impl_->opt.host_id.empty() ? sys::host_name() : impl_->opt.host_id;
+  impl_->open_leases();  // first: recovery asks the database about other hosts
   impl_->open_journal();
-  impl_->open_leases();
   for (std::size_t i = 0; i < impl_->opt.workers; ++i) impl_->workers.emplace_back([this] { impl_->worker(); });
   for (std::size_t i = 0; i < impl_->warm_target(); ++i) impl_->start_warm();
   impl_->scheduler = std::thread([this] { impl_->schedule(); });

@@ -151,11 +151,33 @@ bool stop_leftover(const journal::ProcessIdentity& child, sys::MonoNs bound) {
   return ready && !ready->empty();
 }
 
+// Another host's delivery, left unfinished: finished only when the host is
+// gone and the lane's lease has expired plus the margin, by the database.
+std::optional<Outcome> finish_foreign(const RecoveryOptions& opt, const journal::Record& r) {
+  if (r.finished || !opt.host_alive || !opt.lane_leased) return std::nullopt;  // its stop is that host's to confirm
+  auto alive = opt.host_alive(r.submission.host);
+  if (!alive || *alive) return std::nullopt;
+  auto leased = opt.lane_leased(r.submission.lane);
+  if (!leased || *leased) return std::nullopt;
+  Outcome o = interrupted_outcome(r, recovered_effect(r));
+  o.reason = "host " + r.submission.host + " (which ran this delivery in process " +
+             std::to_string(r.submission.submitter.pid) +
+             ") shows no life and its lease on the lane has expired; finished by recovery on host " + opt.host;
+  read_back(opt, r, o);
+  journal::Entry e{journal::Step::finished, r.submission.attempt, journal::wall_now_ms(), journal::outcome_detail(o)};
+  if (auto ok = opt.journal->append(r.submission.id, e, true); !ok) return std::nullopt;
+  return o;
+}
+
 Result<std::vector<Outcome>> recover(const RecoveryOptions& opt) {
   auto work = opt.journal->open_work();
   if (!work) return tl::unexpected(work.error());
   std::vector<Outcome> done;
   for (const auto& r : *work) {
+    if (!r.submission.host.empty() && r.submission.host != opt.host) {
+      if (auto o = finish_foreign(opt, r)) done.push_back(std::move(*o));
+      continue;  // J3: a process is identified on its own host only
+    }
     if (journal::is_alive(r.submission.submitter)) continue;  // J3: never a live submitter's
     LaneHold hold;
     if (!hold_lane(opt, r.submission.lane, hold)) continue;  // J3: never a held lane's

@@ -3,7 +3,9 @@
 // whose child may since have stopped.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "courier/courier.hpp"
@@ -21,6 +23,15 @@ struct RecoveryOptions {
   ReadBackFn read_back;
   // How long a leftover child gets to disappear after SIGKILL.
   sys::MonoNs stop_bound = kReapBound + kEofBound;
+  // Across hosts (a journal several hosts share): this host's name, and the
+  // database's word on another host and on a lane's lease. Another host's
+  // delivery is finished only when that host shows no life and its lane's
+  // lease has expired plus the margin (never one with a live lease); its
+  // child, on that host, is not looked for here (the lease bound killed it,
+  // L1/L2). Without them, another host's deliveries are left alone.
+  std::string host;
+  std::function<Result<bool>(const std::string& host)> host_alive;
+  std::function<Result<bool>(const std::string& lane)> lane_leased;
 };
 
 // One pass over the journal's open work (see Executor::recover). Returns the
