@@ -131,6 +131,7 @@ const ManualDoc kManual = {
           "      [--workers N] [--warm N] [--journal FILE] [--lane-dir DIR]",
           "      [--credential NAME=key:FILE|bearer:FILE|credential]... [--allow-uid UID]...",
           "      [--allow-gid GID]... [--max-queued N] [--drain-timeout DURATION]",
+          "      [--lease-ttl DURATION] [--lease-margin DURATION] [--stop-bound DURATION]",
           "      [--ca-file FILE] [--allow-http-loopback] [--config FILE]"},
          {{"--repo-root", nullptr, "DIR", "only repositories under DIR (symbolic links resolved) may be delivered from",
            nullptr},
@@ -162,6 +163,19 @@ const ManualDoc kManual = {
            "deliveries waiting to run before submissions are refused with 429 and Retry-After (default 256)", nullptr},
           {"--drain-timeout", nullptr, "DURATION",
            "on SIGTERM or SIGINT, how long running deliveries may finish before they are revoked (default 30s)",
+           nullptr},
+          {"--lease-ttl", nullptr, "DURATION",
+           "with a postgres:// state, a lane's lease lives this long by the database's clock and is renewed every "
+           "third of it (default 60s)",
+           nullptr},
+          {"--lease-margin", nullptr, "DURATION",
+           "taken off the lease by its holder (its child is killed at the last confirmed renewal's send + ttl - "
+           "margin) and added by the next holder (default 12s); at least twice --stop-bound, under two thirds of "
+           "--lease-ttl",
+           nullptr},
+          {"--stop-bound", nullptr, "DURATION",
+           "how long a killed child's reap, then the end of its pipes, are each waited for before its stop counts "
+           "as unconfirmed and the lane is poisoned (default 5s)",
            nullptr},
           kCaFileOption,
           kLoopbackOption,

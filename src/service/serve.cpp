@@ -87,6 +87,9 @@ ExecutorOptions executor_options(const ServiceOptions& o, const std::string& jou
   eo.workers = o.workers;
   eo.warm_children = o.warm;
   eo.read_back = std::move(read_back);
+  eo.lease_ttl = static_cast<MonoNs>(o.lease_ttl.count()) * 1'000'000;
+  eo.lease_margin = static_cast<MonoNs>(o.lease_margin.count()) * 1'000'000;
+  if (o.stop_bound) eo.reap_bound = eo.eof_bound = static_cast<MonoNs>(o.stop_bound->count()) * 1'000'000;
   // Deliveries (and the helpers sys::spawn starts for them) are this
   // process's only children: their orphans come back here and are claimed
   // before a stop is confirmed. Deliveries run side by side: a stray claim

@@ -19,7 +19,8 @@ using nlohmann::json;
 const std::set<std::string> kSwitches = {"allow-http-loopback", "help"};
 const std::set<std::string> kValued = {"socket",    "listen",     "api-token-file", "workers",    "warm",
                                        "journal",   "lane-dir",   "repo-root",      "credential", "allow-uid",
-                                       "allow-gid", "max-queued", "drain-timeout",  "ca-file",    "config"};
+                                       "allow-gid", "max-queued", "drain-timeout",  "ca-file",    "config",
+                                       "lease-ttl", "lease-margin", "stop-bound"};
 const std::set<std::string> kRepeatable = {"credential", "allow-uid", "allow-gid"};
 
 Result<std::uint64_t> count(const std::string& flag, const std::string& v, std::uint64_t min, std::uint64_t max) {
@@ -61,6 +62,14 @@ Result<void> apply(ServiceOptions& o, const std::string& flag, const std::string
     if (!d) return fail(Errc::invalid_argument, "--drain-timeout: " + d.error().message);
     if (*d > wire::kMaxDeadline) return fail(Errc::invalid_argument, "--drain-timeout is longer than 24 h");
     o.drain_timeout = *d;
+  }
+  if (flag == "lease-ttl" || flag == "lease-margin" || flag == "stop-bound") {
+    auto d = wire::parse_duration(v);
+    if (!d) return fail(Errc::invalid_argument, "--" + flag + ": " + d.error().message);
+    if (*d > wire::kMaxDeadline) return fail(Errc::invalid_argument, "--" + flag + " is longer than 24 h");
+    if (flag == "lease-ttl") o.lease_ttl = *d;
+    if (flag == "lease-margin") o.lease_margin = *d;
+    if (flag == "stop-bound") o.stop_bound = *d;
   }
   if (flag == "credential") {
     const auto eq = v.find('=');

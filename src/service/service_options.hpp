@@ -29,6 +29,12 @@ struct ServiceOptions {
   std::vector<std::uint32_t> allow_gids;
   std::size_t max_queued = 256;
   std::chrono::milliseconds drain_timeout{30'000};
+  // With a PostgreSQL state: the lanes' leases (L1, L3).
+  std::chrono::milliseconds lease_ttl{60'000};
+  std::chrono::milliseconds lease_margin{12'000};
+  // How long a stop's reap, then its end of file, are each waited for
+  // before the stop counts as unconfirmed (default: kReapBound, kEofBound).
+  std::optional<std::chrono::milliseconds> stop_bound;
   std::optional<std::string> ca_file;
   bool allow_http_loopback = false;
   std::optional<std::string> config;
