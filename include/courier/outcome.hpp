@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace courier {
@@ -119,6 +120,11 @@ struct Timings {
   MonoNs revoke = 0;        // revoke() called (0: never)
   MonoNs post_started = 0;  // the POST was cleared to begin (0: never)
 };
+
+// The revoke_cause (its first word) of a delivery stopped because its
+// lane's lease was lost (L1): a renewal failed or found the lease gone, or
+// the lease bound came. Followed by ": " and why.
+inline constexpr std::string_view kLeaseLostCause = "lease_lost";
 
 struct Outcome {
   OutcomeKind kind = OutcomeKind::spawn_failed;

@@ -64,6 +64,14 @@ bool interrupted_before_claim(const journal::Record& r, const Outcome& recorded)
          !r.last(journal::Step::claimed);
 }
 
+// True when the latest attempt was stopped because its lane's lease was
+// lost (L1: a renewal failed, or the lease bound came), before anything was
+// sent. Nobody asked for that stop: running it again is the same delivery.
+bool lost_its_lease_unsent(const Outcome& recorded) {
+  return recorded.kind == OutcomeKind::revoked && recorded.remote_effect == RemoteEffect::none &&
+         recorded.revoke_cause.rfind(kLeaseLostCause, 0) == 0;
+}
+
 // A finished id: replay it, run it again when it was interrupted before its
 // dispatch claim, or run it again as a compare-and-swap when it ended
 // interrupted or revoked with the remote's effect `possible`.
@@ -71,7 +79,7 @@ Admission finished(const journal::Record& r, const journal::Submission& asked) {
   auto last = r.last(journal::Step::finished);
   auto recorded = last ? journal::outcome_from_detail(last->detail) : Result<Outcome>(fail(Errc::journal_failed, ""));
   if (!recorded) return refuse("delivery id " + asked.id + " has no readable outcome in the journal");
-  if (interrupted_before_claim(r, *recorded)) {
+  if (interrupted_before_claim(r, *recorded) || lost_its_lease_unsent(*recorded)) {
     Admission a;
     a.verdict = Admission::Verdict::run;
     a.attempt = r.submission.attempt + 1;

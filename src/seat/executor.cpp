@@ -700,6 +700,12 @@ struct Executor::Impl {
   // False: the delivery finished without one (revoked, deadline, the
   // database) and its seat here is released.
   bool take_lease(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    // A database that cannot be reached is asked again after this, doubling
+    // up to the longest wait (bounded by the deadline): queued work waits
+    // for it; only live work stops when the database is lost (L1).
+    constexpr sys::MonoNs kFirstRetry = 100 * sys::kNsPerMs;
+    constexpr sys::MonoNs kLongestRetry = 2'000 * sys::kNsPerMs;
+    sys::MonoNs retry = kFirstRetry;
     for (;;) {
       std::uint64_t gen = 0;
       {
@@ -717,31 +723,36 @@ struct Executor::Impl {
         if (!d->claim.compare_exchange_strong(expected, kExpired)) return end_without_lease(d, std::nullopt);
         return end_without_lease(d, d->never_dispatched(OutcomeKind::deadline_killed,
                                                         "the deadline passed while waiting for the lane's lease" +
-                                                            (holder.empty() ? std::string() : " (held by " + holder + ")") +
+                                                            (holder.empty() ? std::string() : " (" + holder + ")") +
                                                             "; no child was spawned"));
       }
       auto got = leases->try_take(d->lane, d->record.id(), d->deadline);
-      if (!got) {
-        int expected = kQueued;
-        if (!d->claim.compare_exchange_strong(expected, kRefused)) return end_without_lease(d, std::nullopt);
-        return end_without_lease(
-            d, d->never_dispatched(OutcomeKind::failed, "cannot take the lane's lease: " + got.error().message));
-      }
-      if (auto* lease = std::get_if<seat::Lease>(&*got)) {
-        d->lease = *lease;
-        d->lease_bound = std::make_shared<supervisor::LeaseBound>(lease->bound);
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          lease_holders[d->lane] = d;
+      if (got) {
+        if (auto* lease = std::get_if<seat::Lease>(&*got)) {
+          d->lease = *lease;
+          d->lease_bound = std::make_shared<supervisor::LeaseBound>(lease->bound);
+          {
+            std::lock_guard<std::mutex> lock(mu);
+            lease_holders[d->lane] = d;
+          }
+          leases->keep(*lease);
+          return true;
         }
-        leases->keep(*lease);
-        return true;
       }
-      const auto& held = std::get<seat::LeaseHeld>(*got);
       DeliveryEvent e;
       e.kind = DeliveryEvent::Kind::pending;
       e.delivery = d->id;
-      e.holder = wire::printable(held.holder.describe(), kMaxHolderShown);
+      sys::MonoNs wake_at = 0;
+      if (got) {
+        const auto& held = std::get<seat::LeaseHeld>(*got);
+        e.holder = wire::printable("held by " + held.holder.describe(), kMaxHolderShown);
+        wake_at = held.free_at;
+        retry = kFirstRetry;
+      } else {
+        e.holder = wire::printable("the lanes' database cannot be reached: " + got.error().message, kMaxHolderShown);
+        wake_at = sys::mono_now_ns() + retry;
+        retry = std::min(retry * 2, kLongestRetry);
+      }
       bool changed = false;
       {
         std::lock_guard<std::mutex> lock(d->mu);
@@ -750,7 +761,7 @@ struct Executor::Impl {
         d->pending = e;
       }
       if (changed) d->emit(e);
-      const sys::MonoNs wake_at = std::min(held.free_at, d->deadline);
+      wake_at = std::min(wake_at, d->deadline);
       std::unique_lock<std::mutex> lock(mu);
       cv.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(wake_at)),
                     [&] { return lease_gen != gen || d->claim.load() != kQueued; });
@@ -807,7 +818,7 @@ struct Executor::Impl {
 
   void lease_lost(const std::string& lane, std::int64_t fence, const std::string& why) {
     if (auto d = lease_holder(lane, fence)) {
-      DeliveryHandle(d).revoke("lease_lost: " + why);
+      DeliveryHandle(d).revoke(std::string(kLeaseLostCause) + ": " + why);
     } else {
       log("lane " + lane + ": the lease (fence " + std::to_string(fence) + ") was lost: " + why);
     }
