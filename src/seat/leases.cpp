@@ -23,23 +23,37 @@ namespace {
 // The channel a release is announced on; the payload is the lane.
 constexpr const char* kListen = "LISTEN courier_lane";
 
-// L3: the lane is taken when it has no lease, a released one, or one past
-// its expiry plus the margin by the database's clock. The fence comes from
-// one sequence, so it grows for every lane. ($5: ttl, $6: margin, in ms.)
-constexpr const char* kTake =
-    "INSERT INTO courier_lease AS l (lane, fence, host, instance, delivery, expires_at, released) "
-    "VALUES ($1, nextval('courier_fence'), $2, $3, $4, now() + $5::bigint * interval '1 millisecond', false) "
-    "ON CONFLICT (lane) DO UPDATE SET fence = nextval('courier_fence'), host = EXCLUDED.host, "
-    "instance = EXCLUDED.instance, delivery = EXCLUDED.delivery, expires_at = EXCLUDED.expires_at, released = false "
-    "WHERE l.released OR l.expires_at + $6::bigint * interval '1 millisecond' <= now() "
-    "RETURNING l.fence";
+std::string ms_text(sys::MonoNs ns) { return std::to_string(ns / sys::kNsPerMs); }
 
-// Who holds it, and how long until its expiry plus the margin (ms, by the
-// database's clock; 0 when already past).
-constexpr const char* kHolder =
-    "SELECT host, instance, delivery, fence, released, "
-    "GREATEST(0, CEIL(EXTRACT(EPOCH FROM (expires_at + $2::bigint * interval '1 millisecond' - now())) * 1000))::bigint "
-    "FROM courier_lease WHERE lane = $1";
+// L3, in one place: the instant a lease may be taken without its holder's
+// release is its expiry plus the margin, by the database's clock. (The
+// margin is this program's own number, not text from outside.)
+std::string takeable_at(sys::MonoNs margin) { return "(expires_at + interval '" + ms_text(margin) + " milliseconds')"; }
+
+// The lane is taken when it has no lease, a released one, or one past the
+// instant above. The fence comes from one sequence, so it grows for every
+// lane. ($5: the ttl in ms.)
+std::string take_statement(sys::MonoNs margin) {
+  return "INSERT INTO courier_lease AS l (lane, fence, host, instance, delivery, expires_at, released) "
+         "VALUES ($1, nextval('courier_fence'), $2, $3, $4, now() + $5::bigint * interval '1 millisecond', false) "
+         "ON CONFLICT (lane) DO UPDATE SET fence = nextval('courier_fence'), host = EXCLUDED.host, "
+         "instance = EXCLUDED.instance, delivery = EXCLUDED.delivery, expires_at = EXCLUDED.expires_at, "
+         "released = false WHERE l.released OR " +
+         takeable_at(margin) + " <= now() RETURNING l.fence";
+}
+
+// Who holds it, and how long until that instant (ms, by the database's
+// clock; 0 when already past).
+std::string holder_statement(sys::MonoNs margin) {
+  return "SELECT host, instance, delivery, fence, released, GREATEST(0, CEIL(EXTRACT(EPOCH FROM (" +
+         takeable_at(margin) + " - now())) * 1000))::bigint FROM courier_lease WHERE lane = $1";
+}
+
+// Whether the lane is held: not released and not yet takeable.
+std::string leased_statement(sys::MonoNs margin) {
+  return "SELECT count(*) FROM courier_lease WHERE lane = $1 AND NOT released AND " + takeable_at(margin) +
+         " > now()";
+}
 
 // A renewal moves the expiry only of a lease still ours and not yet
 // expired by the database's clock: an expired one may be someone else's
@@ -60,12 +74,6 @@ constexpr const char* kHeartbeat =
 
 constexpr const char* kHostAlive = "SELECT count(*) FROM courier_instance WHERE host = $1 AND alive_until > now()";
 
-constexpr const char* kLaneLeased =
-    "SELECT count(*) FROM courier_lease WHERE lane = $1 AND NOT released "
-    "AND expires_at + $2::bigint * interval '1 millisecond' > now()";
-
-std::string ms_text(sys::MonoNs ns) { return std::to_string(ns / sys::kNsPerMs); }
-
 }  // namespace
 
 std::string LeaseHolder::describe() const {
@@ -81,6 +89,7 @@ struct Kept {
 struct LeaseKeeper::Impl {
   LeaseConfig cfg;
   Callbacks cb;
+  std::string take, holder, leased;  // the statements, with this margin
   std::mutex ops_mu;  // the connection for taking and releasing
   std::optional<pg::Connection> ops;
   // Under mu: the leases the keeper renews.
@@ -222,6 +231,9 @@ Result<std::unique_ptr<LeaseKeeper>> LeaseKeeper::open(LeaseConfig config, Callb
   auto impl = std::make_unique<Impl>();
   impl->cfg = std::move(config);
   impl->cb = std::move(callbacks);
+  impl->take = take_statement(impl->cfg.margin);
+  impl->holder = holder_statement(impl->cfg.margin);
+  impl->leased = leased_statement(impl->cfg.margin);
   auto wake = sys::EventFd::create();
   if (!wake) return tl::unexpected(wake.error());
   impl->wake = std::move(*wake);
@@ -257,7 +269,7 @@ Result<std::variant<Lease, LeaseHeld>> LeaseKeeper::try_take(const std::string& 
   const sys::MonoNs bound = impl_->bounded(until);
   const LeaseConfig& c = impl_->cfg;
   const sys::MonoNs sent = sys::mono_now_ns();
-  auto taken = impl_->run(kTake, {lane, c.host, c.instance, delivery, ms_text(c.ttl), ms_text(c.margin)}, bound);
+  auto taken = impl_->run(impl_->take.c_str(), {lane, c.host, c.instance, delivery, ms_text(c.ttl)}, bound);
   if (!taken) return tl::unexpected(taken.error());
   if (!taken->rows.empty() && taken->rows[0].size() == 1 && taken->rows[0][0]) {
     Lease l;
@@ -267,7 +279,7 @@ Result<std::variant<Lease, LeaseHeld>> LeaseKeeper::try_take(const std::string& 
     return l;
   }
   const sys::MonoNs asked = sys::mono_now_ns();
-  auto who = impl_->run(kHolder, {lane, ms_text(c.margin)}, bound);
+  auto who = impl_->run(impl_->holder.c_str(), {lane}, bound);
   if (!who) return tl::unexpected(who.error());
   LeaseHeld held;
   if (who->rows.empty() || who->rows[0].size() != 6) {
@@ -316,7 +328,7 @@ Result<bool> LeaseKeeper::host_alive(const std::string& host) {
 }
 
 Result<bool> LeaseKeeper::lane_leased(const std::string& lane) {
-  auto r = impl_->run(kLaneLeased, {lane, ms_text(impl_->cfg.margin)}, impl_->bounded(sys::kForever));
+  auto r = impl_->run(impl_->leased.c_str(), {lane}, impl_->bounded(sys::kForever));
   if (!r) return tl::unexpected(r.error());
   return !r->rows.empty() && r->rows[0].size() == 1 && r->rows[0][0] && *r->rows[0][0] != "0";
 }
