@@ -485,4 +485,55 @@ TEST_SUITE("fleet") {
     CHECK(a->stop() == 0);
     CHECK(b->stop() == 0);
   }
+
+  TEST_CASE(
+      "J3 L3: recovery on another host finishes a crashed host's delivery only once that host shows no life and "
+      "its lease has expired plus the margin, never while the lease lives") {
+    Fleet f;
+    f.fx.create_bare_repo("r");
+    auto a = f.host("a", lease_flags());
+    REQUIRE_MESSAGE(a->up(), a->log());
+    f.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    REQUIRE(a->post(f.body("crash-a", "r", "refs/heads/a")).status == 202);
+    REQUIRE(f.fx.wait_for_held(30'000).has_value());
+    a->crash();
+    const std::int64_t expiry_ms = f.lease_expiry_ms("r");
+    auto recover = [&] {
+      std::vector<std::string> argv = {COURIER_BINARY, "recover", "--state", f.url_as("host_b"), "--host-id", "host-b",
+                                       "--lane-dir", f.dir.path() + "/b-lanes"};
+      std::filesystem::create_directories(f.dir.path() + "/b-lanes");
+      return test::run(argv, {}, test::Stdin::bytes, test::cli_env());
+    };
+    // At once: the lease lives (and host a's heartbeat too): left alone.
+    const auto early = recover();
+    const std::int64_t early_at = journal::wall_now_ms();
+    INFO(early.out << early.err);
+    REQUIRE(early_at < expiry_ms + kMarginMs);
+    CHECK(early.exit_code == 0);
+    CHECK_MESSAGE(early.out.find("crash-a") == std::string::npos, "J3: a delivery with a live lease was recovered");
+    auto j = f.journal();
+    auto r = j->find("crash-a");
+    REQUIRE((r && *r));
+    CHECK_FALSE((*r)->finished);
+    // Past the expiry plus the margin by the database's clock (a fact read
+    // from the database), recovery on host b finishes it.
+    REQUIRE(wait_for_fact(
+        [&] {
+          return f.pg.sql("SELECT count(*) FROM courier_lease WHERE expires_at + interval '" + std::to_string(kMarginMs) +
+                          " milliseconds' <= now()") == "1";
+        },
+        kTtlMs + kMarginMs + 5'000, 50'000));
+    REQUIRE(wait_for_fact(
+        [&] { return f.pg.sql("SELECT count(*) FROM courier_instance WHERE host = 'host-a' AND alive_until > now()") == "0"; },
+        kTtlMs + 5'000, 50'000));
+    const auto late = recover();
+    INFO(late.out << late.err);
+    CHECK(late.exit_code == 0);
+    CHECK(late.out.find("recovered crash-a: interrupted, remote_effect possible") != std::string::npos);
+    r = j->find("crash-a");
+    REQUIRE((r && *r));
+    CHECK((*r)->finished);
+    CHECK(journal::detail_text((*r)->last(journal::Step::finished)->detail, "reason").find("host host-a") !=
+          std::string::npos);
+  }
 }
