@@ -1,6 +1,7 @@
 // channel.cpp — the child's framed request/answer channel.
 #include "child/channel.hpp"
 
+#include "child/lease_watch.hpp"
 #include "protocol/frame.hpp"
 
 namespace courier::child {
@@ -12,6 +13,7 @@ Result<void> Channel::send(const protocol::ChildMessage& m) {
 }
 
 Result<protocol::ParentMessage> Channel::receive() {
+  if (lease_) return lease_->receive();
   auto frame = protocol::read_frame(in_);
   if (!frame) return tl::unexpected(frame.error());
   if (!*frame) return fail(Errc::frame_truncated_length, "the parent closed the channel");

@@ -10,9 +10,13 @@
 
 namespace courier::child {
 
+class LeaseWatch;
+
 class Channel {
  public:
-  Channel(int in_fd, int out_fd) : in_(in_fd), out_(out_fd) {}
+  // `lease`: when the job has a lease bound, the watch that owns reading
+  // the parent's frames (L2); null: frames are read from in_fd here.
+  Channel(int in_fd, int out_fd, LeaseWatch* lease = nullptr) : in_(in_fd), out_(out_fd), lease_(lease) {}
 
   // Errors: os_error, frame errors.
   Result<void> send(const protocol::ChildMessage& m);
@@ -31,6 +35,7 @@ class Channel {
   Result<protocol::ParentMessage> receive();
   int in_;
   int out_;
+  LeaseWatch* lease_;
 };
 
 }  // namespace courier::child

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "child/channel.hpp"
+#include "child/lease_watch.hpp"
 #include "child/pack.hpp"
 #include "child/push.hpp"
 #include "protocol/frame.hpp"
@@ -110,7 +111,17 @@ int run_delivery_push(int argc, char** argv) {
     return wire::kChildOrphaned;
   }
 
-  Channel channel(kIn, kOut);
+  // L2: with a lease, the child bounds itself too, from before any leg.
+  std::unique_ptr<LeaseWatch> lease;
+  if (job.lease_bound_mono_ns) {
+    auto started = LeaseWatch::start(kIn, *job.lease_bound_mono_ns);
+    if (!started) {
+      say("cannot arm the lease timer: " + started.error().message + "; it never pushes unbounded");
+      return wire::kChildProtocolFailure;
+    }
+    lease = std::move(*started);
+  }
+  Channel channel(kIn, kOut, lease.get());
   protocol::ResultMsg result = run_push(job, channel);
   if (!send(result)) return wire::kChildProtocolFailure;
   return wire::status_succeeded(result.status) ? wire::kChildDone : wire::kChildPushFailed;

@@ -516,7 +516,9 @@ Result<LegResult> judge_status(const LegOptions& opt, const Transfer& t, const s
     const std::string target = !location ? location.error().message : wire::printable(*location ? *location : "?");
     return fail(Errc::http_redirect, answered + " (redirect to " + target + "); redirects are never followed");
   }
-  if (out.status == 401 || out.status == 403) return fail(Errc::http_auth, answered);
+  // The server's own words on a refusal (a verifier's reason: a stale
+  // lease fence names both fences, L3) are quoted like any other status's.
+  if (out.status == 401 || out.status == 403) return fail(Errc::http_auth, answered + quoted_body(t, out));
   if (out.status == 404) {
     return fail(Errc::http_status, "repository not found at " +
                                        wire::printable(opt.remote.empty() ? opt.url : opt.remote) + " (" + answered +

@@ -156,6 +156,11 @@ struct DeliveryRequest {
   // the reap or the seat. pending, seat_granted and finished come from the
   // executor's worker, which they do hold while they run.
   std::function<void(const DeliveryEvent&)> on_event;
+  // Tests only: mint every credential with this lease fence (L3), as a
+  // holder of the lane's lease under this fence would, and journal it with
+  // the `claimed` entry. It stands in for the fence of a lease taken from
+  // shared state, so a test can play a stale holder. Unset: none.
+  std::optional<std::int64_t> fence_for_tests;
 };
 
 // The longest DeliveryRequest::journal_note accepted (bytes).

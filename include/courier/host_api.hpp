@@ -22,6 +22,11 @@ struct MintRequest {
   // for the GET.
   std::optional<std::string> body_sha256;
   std::optional<std::uint64_t> body_len;
+  // The fence of the lane's lease this delivery holds (L3): strictly
+  // increasing per lane across hosts. A minter puts it in its credential
+  // (the Ed25519 token's `fence` claim) so that a verifier can refuse a
+  // holder whose lease was taken over. Absent: no lease.
+  std::optional<std::int64_t> fence;
 };
 
 struct MintAnswer {

@@ -249,6 +249,9 @@ Result<std::string> Ed25519Minter::token(const LegRequest& request) const {
       {"oid", ctx.oid},
   };
   if (ph) claims["ph"] = *ph;
+  // L3: the lease's fence, so a verifier can refuse a holder whose lease
+  // another host has taken since (docs/auth.md).
+  if (request.fence) claims["fence"] = *request.fence;
 
   auto header_json = dump(header);
   if (!header_json) return tl::unexpected(header_json.error());

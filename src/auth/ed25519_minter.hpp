@@ -5,8 +5,9 @@
 //
 // A token is a compact JWS (RFC 7515) with header
 //   {"alg":"EdDSA","kid":<JWK thumbprint>,"typ":"git-courier+jwt"}
-// and claims iss, aud, htm, htu, iat, exp, jti, ref, oid and, for the POST,
-// ph. docs/auth.md defines every field and how a server verifies it.
+// and claims iss, aud, htm, htu, iat, exp, jti, ref, oid, for the POST ph,
+// and, for a delivery under a lane lease, fence. docs/auth.md defines every
+// field and how a server verifies it.
 #pragma once
 
 #include <openssl/types.h>

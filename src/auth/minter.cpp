@@ -135,7 +135,7 @@ MintAnswer MintGate::answer(const MintRequest& request) {
     }
   }
 
-  LegRequest leg{context_, request.leg, request.method, request.url, request.body_sha256};
+  LegRequest leg{context_, request.leg, request.method, request.url, request.body_sha256, request.fence};
   auto header = minter_->mint(leg);
   if (!header) return refuse(header.error().message);
 

@@ -52,6 +52,8 @@ struct LegRequest {
   // Lower-case hex SHA-256 of the whole POST body (the child reports it in
   // its mint request); absent for the GET.
   std::optional<std::string> body_sha256_hex;
+  // The fence of the lane's lease (MintRequest::fence, L3); absent: none.
+  std::optional<std::int64_t> fence;
 };
 
 // Makes one authorization header per leg. Implementations run in the parent

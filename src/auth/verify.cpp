@@ -18,6 +18,8 @@
 #include "auth/crypto.hpp"
 #include "auth/ed25519_minter.hpp"
 #include "auth/minter.hpp"
+#include "wire/legs.hpp"
+#include "wire/remote.hpp"
 
 namespace courier::auth {
 
@@ -275,6 +277,11 @@ VerifyResult<TokenClaims> read_claims(std::string_view part, const PublicKey& ke
     if (!ph) return tl::unexpected(ph.error());
     c.ph = std::move(*ph);
   }
+  if (claims->contains("fence")) {
+    auto fence = time_claim(*claims, "fence");  // a non-negative integer, like the times
+    if (!fence) return tl::unexpected(fence.error());
+    c.fence = *fence;
+  }
   if (!is_b64url_text(c.jti) || c.jti.size() > 64)
     return refuse(VerifyErrc::malformed, "jti must be 1-64 base64url characters");
   return c;
@@ -327,11 +334,29 @@ VerifyResult<void> check_request(const TokenClaims& c, const VerifyRequest& requ
   return {};
 }
 
-}  // namespace
+// Stage 6 (L3): the fence is not lower than the highest seen for the
+// repository. Refuses: fence_required, bad_request, fence_store_error,
+// stale_fence.
+VerifyResult<void> check_fence(const TokenClaims& c, FenceStore& fences, const VerifyOptions& options) {
+  if (!c.fence) {
+    if (options.require_fence) return refuse(VerifyErrc::fence_required, "the token carries no fence");
+    return {};
+  }
+  auto repository = fence_repository(c.htu);
+  if (!repository) return tl::unexpected(repository.error());
+  auto before = fences.raise(*repository, *c.fence);
+  if (!before) return refuse(VerifyErrc::fence_store_error, before.error().message);
+  if (*before && **before > *c.fence) {
+    return refuse(VerifyErrc::stale_fence, "fence " + std::to_string(*c.fence) + " is lower than fence " +
+                                               std::to_string(**before) + " already seen for " + *repository +
+                                               ": the lane's lease has passed to another holder");
+  }
+  return {};
+}
 
-VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
-                                       const std::vector<PublicKey>& trusted, ReplayCache& replay,
-                                       const VerifyOptions& options) {
+VerifyResult<TokenClaims> verify_claims(std::string_view token, const VerifyRequest& request,
+                                        const std::vector<PublicKey>& trusted, ReplayCache& replay,
+                                        FenceStore* fences, const VerifyOptions& options) {
   const std::int64_t leeway = std::clamp<std::int64_t>(options.leeway_s, 0, kMaxLeewaySeconds);
   const std::int64_t now = request.now_unix;
   auto jws = split_compact(token);
@@ -342,11 +367,50 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
   if (!claims) return tl::unexpected(claims.error());
   if (auto ok = check_time_and_issuer(*claims, now, leeway, options); !ok) return tl::unexpected(ok.error());
   if (auto ok = check_request(*claims, request); !ok) return tl::unexpected(ok.error());
+  if (fences) {
+    if (auto ok = check_fence(*claims, *fences, options); !ok) return tl::unexpected(ok.error());
+  }
   // Replay last, so that only tokens that would be accepted are recorded.
   auto fresh = replay.remember(claims->jti, claims->exp + leeway, now);
   if (!fresh) return refuse(VerifyErrc::replay_cache_error, fresh.error().message);
   if (!*fresh) return refuse(VerifyErrc::replayed, "jti " + claims->jti + " was already used");
   return claims;
+}
+
+}  // namespace
+
+VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
+                                       const std::vector<PublicKey>& trusted, ReplayCache& replay,
+                                       const VerifyOptions& options) {
+  return verify_claims(token, request, trusted, replay, nullptr, options);
+}
+
+VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
+                                       const std::vector<PublicKey>& trusted, ReplayCache& replay,
+                                       FenceStore& fences, const VerifyOptions& options) {
+  return verify_claims(token, request, trusted, replay, &fences, options);
+}
+
+// ---- fences (L3) -------------------------------------------------------------------
+
+Result<std::optional<std::int64_t>> MemoryFenceStore::raise(const std::string& repository, std::int64_t fence) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = highest_.find(repository);
+  if (it == highest_.end()) {
+    highest_.emplace(repository, fence);
+    return std::optional<std::int64_t>();
+  }
+  const std::int64_t before = it->second;
+  it->second = std::max(before, fence);
+  return std::optional<std::int64_t>(before);
+}
+
+VerifyResult<std::string> fence_repository(const std::string& htu) {
+  auto remote = wire::leg_remote(htu);
+  if (!remote) return refuse(VerifyErrc::bad_request, "htu " + wire::redact_url(htu) + " is not a leg of a repository");
+  auto key = wire::lane_key(*remote);
+  if (!key) return refuse(VerifyErrc::bad_request, "htu: " + key.error().message);
+  return *key;
 }
 
 }  // namespace courier::auth

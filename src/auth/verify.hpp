@@ -8,6 +8,10 @@
 // are exactly the request's method and URL, its aud is the request's origin,
 // a POST's body hash equals its ph, and its jti has not been seen before
 // within the token's lifetime. Every refusal is a value naming what failed.
+//
+// With a fence store (L3), a token's `fence` must be at least the highest
+// fence seen for its repository: a delivery whose lane lease was taken over
+// by another host (a higher fence) is refused, whichever of its legs it is.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +64,9 @@ Result<PublicKey> load_public_key(const std::string& file_or_b64url);
   X(body_hash_mismatch) /* ph != SHA-256 of the body */                                   \
   X(replayed)           /* jti seen before within its lifetime */                         \
   X(replay_cache_error) /* the replay cache could not record the jti (fail closed) */     \
+  X(stale_fence)        /* fence lower than one already seen for the repository (L3) */   \
+  X(fence_required)     /* no fence, and the verifier requires one */                     \
+  X(fence_store_error)  /* the fence store could not be read or written (fail closed) */  \
   X(bad_request)        /* the request described to the verifier is itself unusable */
 
 enum class VerifyErrc {
@@ -90,6 +97,8 @@ struct VerifyOptions {
   std::int64_t leeway_s = 2;          // clock skew allowed on exp and iat; clamped to [0, kMaxLeewaySeconds]
   std::optional<std::string> issuer;  // when set, iss must equal it
   std::int64_t max_lifetime_s = 600;  // exp - iat at most this
+  // L3: refuse a token without a `fence` claim (only with a fence store).
+  bool require_fence = false;
 };
 
 struct TokenClaims {
@@ -104,7 +113,34 @@ struct TokenClaims {
   std::string ref;
   std::string oid;
   std::optional<std::string> ph;
+  std::optional<std::int64_t> fence;  // the lane lease's fence (L3), when the token carries one
 };
+
+// The highest lease fence seen per repository (L3). A repository is a
+// lane: every ref in it shares one fence, which is stricter than per ref.
+class FenceStore {
+ public:
+  virtual ~FenceStore() = default;
+  // In one atomic step: the highest fence recorded for `repository` before
+  // (nullopt: none), and the record raised to `fence` if that is higher.
+  // An error means the store could not be read or written; verify_token
+  // then refuses (fail closed).
+  virtual Result<std::optional<std::int64_t>> raise(const std::string& repository, std::int64_t fence) = 0;
+};
+
+// In memory, thread-safe: for a verifier that lives in one process.
+class MemoryFenceStore : public FenceStore {
+ public:
+  Result<std::optional<std::int64_t>> raise(const std::string& repository, std::int64_t fence) override;
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::int64_t> highest_;
+};
+
+// The repository a token's fence is kept under: the lane key
+// (wire::lane_key) of the remote whose leg `htu` is. Errors: bad_request.
+VerifyResult<std::string> fence_repository(const std::string& htu);
 
 // Remembers token ids until they can no longer be accepted anyway.
 class ReplayCache {
@@ -143,5 +179,13 @@ std::optional<std::string> bearer_token(std::string_view authorization_value);
 VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
                                        const std::vector<PublicKey>& trusted, ReplayCache& replay,
                                        const VerifyOptions& options = {});
+
+// The same, and then the fence (L3): a token whose `fence` is lower than
+// the highest one `fences` has seen for its repository is refused
+// (stale_fence, naming both fences); an accepted fence raises the record.
+// A token without a fence is accepted unless options.require_fence.
+VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
+                                       const std::vector<PublicKey>& trusted, ReplayCache& replay,
+                                       FenceStore& fences, const VerifyOptions& options = {});
 
 }  // namespace courier::auth

@@ -311,6 +311,10 @@ Result<ParentMessage> decode_job(Fields& f) {
   if (m.deadline_mono_ns <= 0) {
     return fail(Errc::invalid_value, "job: field 'deadline_mono_ns' must be positive");
   }
+  COURIER_TRY_FIELD(m.lease_bound_mono_ns, f.opt<std::int64_t>("lease_bound_mono_ns"));
+  if (m.lease_bound_mono_ns && *m.lease_bound_mono_ns <= 0) {
+    return fail(Errc::invalid_value, "job: field 'lease_bound_mono_ns' must be positive");
+  }
   for (auto [name, v] : {std::pair{"repo", &m.repo},
                          {"remote", &m.remote},
                          {"ref", &m.ref},
@@ -347,6 +351,13 @@ Result<ParentMessage> decode_authority(Fields& f) {
   return m;
 }
 
+Result<ParentMessage> decode_lease(Fields& f) {
+  Lease m;
+  COURIER_TRY_FIELD(m.bound_mono_ns, f.req<std::int64_t>("bound_mono_ns"));
+  if (m.bound_mono_ns <= 0) return fail(Errc::invalid_value, "lease: field 'bound_mono_ns' must be positive");
+  return m;
+}
+
 template <class Out, class Decoder>
 Result<Out> finish(Fields& f, Decoder&& d) {
   auto m = d(f);
@@ -378,6 +389,7 @@ Result<ParentMessage> decode_parent(std::string_view text) {
   if (type == "job") return finish<ParentMessage>(f, decode_job);
   if (type == "minted") return finish<ParentMessage>(f, decode_minted);
   if (type == "authority") return finish<ParentMessage>(f, decode_authority);
+  if (type == "lease") return finish<ParentMessage>(f, decode_lease);
   return fail(Errc::unknown_type, "unknown message type '" + type + "' from the parent");
 }
 
@@ -444,6 +456,7 @@ Result<std::string> encode(const ParentMessage& msg) {
           put_opt(j, "ca_file", m.ca_file);
           put_opt(j, "proxy", m.proxy);
           put_opt(j, "pack_git", m.pack_git);
+          put_opt(j, "lease_bound_mono_ns", m.lease_bound_mono_ns);
           if (m.remote_progress) j["remote_progress"] = true;
           if (m.bind_payload) j["bind_payload"] = true;
           if (m.pack_auto) j["pack_auto"] = true;
@@ -452,6 +465,8 @@ Result<std::string> encode(const ParentMessage& msg) {
           j = {{"type", "minted"}, {"leg", m.leg}};
           put_opt(j, "header", m.header);
           put_opt(j, "refused", m.refused);
+        } else if constexpr (std::is_same_v<T, Lease>) {
+          j = {{"type", "lease"}, {"bound_mono_ns", m.bound_mono_ns}};
         } else {
           ambiguous = (m.ok && m.reason.has_value()) || (!m.ok && m.proxy_authorization.has_value());
           j = {{"type", "authority"}, {"phase", m.phase}, {"ok", m.ok}};
@@ -471,7 +486,7 @@ const char* type_name(const ChildMessage& m) {
 }
 
 const char* type_name(const ParentMessage& m) {
-  static const char* const names[] = {"job", "minted", "authority"};
+  static const char* const names[] = {"job", "minted", "authority", "lease"};
   return names[m.index()];
 }
 

@@ -147,7 +147,20 @@ struct Job {
   // the parent shows it, so it decides (the CLI: when its stderr is a
   // terminal). Absent in a frame: false.
   bool remote_progress = false;
+  // The lane's lease bound (L2), CLOCK_MONOTONIC like the deadline: the
+  // child's own timer kills its process group at this instant, whatever
+  // the parent does; each later bound comes in a Lease frame. Absent: no
+  // lease (one host, or no shared state).
+  std::optional<std::int64_t> lease_bound_mono_ns;
   bool operator==(const Job&) const = default;
+};
+
+// A new lease bound (L2), sent by the parent at any time after a job that
+// had one, each time the lease is renewed; always later than the last. The
+// child re-arms its timer to it at once, whatever it is doing.
+struct Lease {
+  std::int64_t bound_mono_ns = 0;
+  bool operator==(const Lease&) const = default;
 };
 
 struct Minted {
@@ -169,7 +182,7 @@ struct Authority {
   bool operator==(const Authority&) const = default;
 };
 
-using ParentMessage = std::variant<Job, Minted, Authority>;
+using ParentMessage = std::variant<Job, Minted, Authority, Lease>;
 
 // Encoders produce the JSON body of one frame. Errors: invalid_value (a
 // string that is not UTF-8, or a message that violates an exactly-one-of

@@ -36,7 +36,11 @@ Result<void> DeliveryRecord::note(journal::Step step, std::string detail, bool d
   return ok;
 }
 
-void DeliveryRecord::claimed() { (void)note(journal::Step::claimed, "{}", false); }
+void DeliveryRecord::claimed(std::optional<std::int64_t> fence) {
+  nlohmann::json detail = nlohmann::json::object();
+  if (fence) detail["fence"] = *fence;  // L3: the lease this turn ran under
+  (void)note(journal::Step::claimed, detail.dump(), false);
+}
 
 void DeliveryRecord::dispatched(std::int64_t pid) {
   if (!journal_) return;

@@ -37,7 +37,9 @@ class DeliveryRecord {
   // post_started is never kept: a POST it did not precede did not happen.
   Result<void> note(journal::Step step, std::string detail, bool durable, bool keep = true);
 
-  void claimed();
+  // The turn claimed its seat; `fence`: the lane lease's fence it runs
+  // under (L3), recorded as the entry's "fence".
+  void claimed(std::optional<std::int64_t> fence = std::nullopt);
   // The child exists: its pid, start time and boot id (J3).
   void dispatched(std::int64_t pid);
   // J1: durable before the child hears it may begin the POST, with the old

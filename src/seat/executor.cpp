@@ -543,6 +543,7 @@ struct Executor::Impl {
     so.eof_bound = opt.eof_bound;
     so.mint = d->req.mint;
     so.authority = d->req.authority;
+    so.fence = d->req.fence_for_tests;  // L3: every mint carries the lease's fence
     so.on_stderr = opt.on_child_stderr;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -645,7 +646,7 @@ struct Executor::Impl {
       std::lock_guard<std::mutex> lock(d->mu);
       d->state = DeliveryState::running;
     }
-    d->record.claimed();
+    d->record.claimed(d->req.fence_for_tests);
     return true;
   }
 

@@ -193,7 +193,8 @@ Result<ChildChannel> ChildProcess::spawn(const SpawnPlan& plan) {
 }
 
 void ChildProcess::arm_killer(sys::MonoNs deadline, std::shared_ptr<sys::EventFd> wake) {
-  auto started = DeadlineKiller::start(domain_, deadline, std::move(wake));
+  auto started =
+      DeadlineKiller::start(domain_, deadline, std::move(wake), opt().lease, !opt().lease_kill_disabled_for_tests);
   if (!started) {
     domain_->kill(StopCause::deadline);
     log_("cannot start the deadline killer: " + started.error().message);

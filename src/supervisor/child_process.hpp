@@ -75,8 +75,9 @@ class ChildProcess {
   // closed. Errors: the spawn_failed reason.
   Result<ChildChannel> spawn(const SpawnPlan& plan);
 
-  // Starts the deadline killer (D2); without one the deadline cannot be
-  // kept, so the domain is killed at once.
+  // Starts the deadline killer (D2), capped by the current options' lease
+  // bound (L1); without one the deadline cannot be kept, so the domain is
+  // killed at once.
   void arm_killer(sys::MonoNs deadline, std::shared_ptr<sys::EventFd> wake);
   void join_killer() { killer_.reset(); }
 

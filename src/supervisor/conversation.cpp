@@ -272,8 +272,11 @@ void Conversation::on_mint(const protocol::Mint& m) {
   ensure_host();
   auto mint = opt().mint;
   auto authority = opt().authority;
-  const bool queued = host_->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m](HostAnswer& a) {
-    MintAnswer minted = mint(protocol::to_mint_request(m));
+  const auto fence = opt().fence;
+  const bool queued = host_->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m, fence](HostAnswer& a) {
+    MintRequest request = protocol::to_mint_request(m);
+    request.fence = fence;  // L3: every mint carries the lease's fence
+    MintAnswer minted = mint(request);
     a.header = std::move(minted.header);
     a.refusal = std::move(minted.refused);
     a.ok = a.header.has_value();

@@ -21,7 +21,8 @@
 namespace courier::supervisor {
 
 // Why the domain was killed first. The supervisor turns it into an outcome.
-enum class StopCause : int { none, deadline, revoked, protocol_fault, after_result, leader_exit };
+// lease: the lane's lease bound (L1) passed before the deadline.
+enum class StopCause : int { none, deadline, revoked, protocol_fault, after_result, leader_exit, lease };
 
 class KillDomain {
  public:

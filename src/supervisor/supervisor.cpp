@@ -33,8 +33,17 @@ protocol::Job job_for(const SupervisorOptions& opt, const std::string& scratch) 
   job.parent_pid = sys::self_pid();
   job.deadline_mono_ns = opt.deadline;
   job.scratch_dir = scratch;
+  if (opt.lease) job.lease_bound_mono_ns = opt.lease->get();
   return job;
 }
+
+// The instant the loop's own timer stops the child at (L1).
+sys::MonoNs stop_instant(const SupervisorOptions& opt) {
+  return kill_instant(opt.deadline, opt.lease.get(), !opt.lease_kill_disabled_for_tests);
+}
+
+// The lease's words for a kill at its bound.
+constexpr const char* kLeaseLostReason = "the lane's lease was not renewed in time";
 
 }  // namespace
 
@@ -52,6 +61,10 @@ struct Supervisor::Loop final : Conversation::Driver {
   sys::TimerFd deadline_timer;
   ChildProcess child;
   std::optional<Conversation> conv;
+  // L2: the lease bound the child was last told (0: it has no lease), and
+  // the registration that wakes the loop when the bound moves.
+  sys::MonoNs lease_told = 0;
+  LeaseListener lease_listener;
 
   // The host's observers run here, off the loop (D2, S4): the loop only
   // queues, and a host callback that blocks holds nothing of ours.
@@ -96,6 +109,36 @@ struct Supervisor::Loop final : Conversation::Driver {
   }
   void result_received() override { child.update_bound(conv->result_ns()); }
 
+  // The job goes to the child now: from here a moved lease bound is told to
+  // the child (L2) and re-arms the loop's stop timer (L1).
+  void job_queued(const protocol::Job& job) {
+    if (!opt().lease || !job.lease_bound_mono_ns) return;
+    lease_told = *job.lease_bound_mono_ns;
+    lease_listener = LeaseListener(opt().lease, [w = wake] { w->signal(); });
+  }
+
+  void on_lease_moved() {
+    if (lease_told == 0) return;
+    const sys::MonoNs bound = opt().lease->get();
+    if (bound <= lease_told) return;
+    lease_told = bound;
+    if (!stopping()) conv->queue(protocol::Lease{bound});
+    (void)deadline_timer.arm_at(stop_instant(opt()));
+  }
+
+  // The loop's stop timer fired: the deadline, or the lease bound before it.
+  void on_stop_timer() {
+    if (!deadline_timer.drain()) return;
+    const sys::MonoNs now = sys::mono_now_ns();
+    if (now < stop_instant(opt())) {
+      (void)deadline_timer.arm_at(stop_instant(opt()));  // the bound moved later meanwhile
+    } else if (kill_is_lease(now, opt().deadline, opt().lease.get(), !opt().lease_kill_disabled_for_tests)) {
+      stop(StopCause::lease, std::string(kLeaseLostReason) + " (lease bound reached)");
+    } else {
+      stop(StopCause::deadline, "deadline reached");
+    }
+  }
+
   // ---- events -------------------------------------------------------------
   // Stop decisions first: a revocation, a warm child's assignment, host-call
   // answers.
@@ -105,6 +148,7 @@ struct Supervisor::Loop final : Conversation::Driver {
     obs.out.timings.revoke = r.at;
     if (r.revoked) stop(StopCause::revoked, "revoked: " + r.reason);
     if (!r.revoked && !plan.job_at_spawn() && !obs.out.warm) take_assignment();
+    on_lease_moved();
     conv->on_host_answers();
     conv->resume_stdout();
     child.update_bound(conv->result_ns());
@@ -132,10 +176,12 @@ struct Supervisor::Loop final : Conversation::Driver {
     obs.out.deadline = opt().deadline;
     obs.out.timings.assigned = sys::mono_now_ns();
     child.arm_killer(opt().deadline, wake);
-    (void)deadline_timer.arm_at(opt().deadline);
+    (void)deadline_timer.arm_at(stop_instant(opt()));
     conv->bind_session(opt().job);
     spawned_observed();
-    conv->queue(job_for(opt(), child.scratch()), opt().inherit_fd);
+    const protocol::Job job = job_for(opt(), child.scratch());
+    job_queued(job);
+    conv->queue(job, opt().inherit_fd);
   }
 
   // One round of ready descriptors: stop decisions first (revocation, the
@@ -145,7 +191,7 @@ struct Supervisor::Loop final : Conversation::Driver {
       if (r.tag == kTagWake) {
         on_wake();
       } else if (r.tag == kTagDeadline) {
-        if (deadline_timer.drain()) stop(StopCause::deadline, "deadline reached");
+        on_stop_timer();
       } else if (r.tag == kTagBound) {
         on_bound();
       }
@@ -283,6 +329,12 @@ std::optional<Outcome> Supervisor::prepare(Loop& L) {
     L.obs.out.reason = "the deadline passed before a child was spawned";
     return L.obs.out;
   }
+  if (L.plan.job_at_spawn() && sys::mono_now_ns() >= stop_instant(opt_)) {
+    L.obs.out.kind = OutcomeKind::revoked;
+    L.obs.out.revoke_cause = std::string(kLeaseLostCause);
+    L.obs.out.reason = std::string(kLeaseLostReason) + ": its bound passed before a child was spawned";
+    return L.obs.out;
+  }
   return std::nullopt;
 }
 
@@ -312,7 +364,7 @@ std::optional<Outcome> Supervisor::spawn(Loop& L) {
   if (revoked_now) L.child.domain()->kill(StopCause::revoked);
   L.conv.emplace(L, L.obs, L.optr, L.epoll, L.notes, L.wake);
   const bool watched = L.conv->attach(std::move(*channel)) &&
-                       (!L.plan.job_at_spawn() || L.deadline_timer.arm_at(opt_.deadline)) &&
+                       (!L.plan.job_at_spawn() || L.deadline_timer.arm_at(stop_instant(opt_))) &&
                        L.epoll.add(L.wake->fd(), sys::kReadable, kTagWake) &&
                        L.epoll.add(L.deadline_timer.fd(), sys::kReadable, kTagDeadline) &&
                        L.child.watch(kTagPidfd, kTagBound, kTagCgroup);
@@ -321,7 +373,11 @@ std::optional<Outcome> Supervisor::spawn(Loop& L) {
     L.obs.unconfirm(OutcomeKind::cleanup_unobserved, "cannot watch the child's descriptors");
   }
   L.conv->start_session(opt_.job);
-  if (watched && L.plan.job_at_spawn()) L.conv->queue(job_for(opt_, L.child.scratch()));
+  if (watched && L.plan.job_at_spawn()) {
+    const protocol::Job job = job_for(opt_, L.child.scratch());
+    L.job_queued(job);
+    L.conv->queue(job);
+  }
   L.child.update_bound(L.conv->result_ns());
   if (L.child.has_cgroup()) L.child.on_cgroup();
   return std::nullopt;
@@ -346,7 +402,8 @@ Outcome Supervisor::decide(Loop& L) {
     f.observed = L.obs.out;
     f.unconfirmed = L.obs.unconfirmed;
     f.cause = L.child.domain()->first_cause();
-    f.deadline = opt_.deadline;
+    f.deadline = L.opt().deadline;
+    f.lease_bound = L.opt().lease ? L.opt().lease->get() : 0;
     f.revoke_reason = revocation().reason;
     f.upload_done = L.conv->upload_done();
     Outcome o = verdict(std::move(f));
@@ -364,7 +421,8 @@ Outcome Supervisor::decide(Loop& L) {
   f.result = L.conv->result();
   f.result_ns = L.conv->result_ns();
   f.cause = L.child.domain()->first_cause();
-  f.deadline = opt_.deadline;
+  f.deadline = L.opt().deadline;
+  f.lease_bound = L.opt().lease ? L.opt().lease->get() : 0;
   f.revoke_reason = revocation().reason;
   f.upload_done = L.conv->upload_done();
   return verdict(std::move(f));

@@ -23,6 +23,7 @@
 #include "courier/result.hpp"
 #include "courier/host_api.hpp"
 #include "courier/outcome.hpp"
+#include "supervisor/lease_bound.hpp"
 #include "sys/clock.hpp"
 #include "wire/child_argv.hpp"
 
@@ -82,6 +83,18 @@ struct SupervisorOptions {
   bool warm = false;
   // Warm mode: called on the drive loop once the child has said hello.
   std::function<void()> on_ready;
+  // The lane's lease bound (L1, several hosts sharing lanes): the child is
+  // killed at min(deadline, lease bound), the killer re-armed whenever the
+  // lease keeper moves the bound, and the child is told each new bound so
+  // that its own timer kills it there too (L2). A kill at the bound ends
+  // the delivery `revoked`, revoke_cause "lease_lost". Null: no lease.
+  std::shared_ptr<LeaseBound> lease;
+  // The fence of the lane's lease (L3): every mint request carries it
+  // (MintRequest::fence), so a verifier can refuse a stale holder.
+  std::optional<std::int64_t> fence;
+  // Tests only: the parent does not kill at the lease bound (the deadline
+  // still holds), so that the child's own timer (L2) is seen to act.
+  bool lease_kill_disabled_for_tests = false;
   // Bounds; tests may shorten them. Defaults are the named constants.
   sys::MonoNs reap_bound = kReapBound;
   sys::MonoNs eof_bound = kEofBound;

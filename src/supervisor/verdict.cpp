@@ -1,6 +1,8 @@
 // verdict.cpp — the verdict: observed facts in, the Outcome out. Pure.
 #include "supervisor/verdict.hpp"
 
+#include <csignal>
+
 namespace courier::supervisor {
 
 namespace {
@@ -10,8 +12,18 @@ namespace {
 bool result_stands(const StopFacts& f) {
   if (!f.result) return false;
   const OutcomeKind k = kind_from_status(f.result->status);
-  return !(f.cause == StopCause::deadline && f.result_ns >= f.deadline && k != OutcomeKind::delivered &&
-           k != OutcomeKind::up_to_date && k != OutcomeKind::rejected);
+  const bool remote_answer = k == OutcomeKind::delivered || k == OutcomeKind::up_to_date || k == OutcomeKind::rejected;
+  const bool after_kill = (f.cause == StopCause::deadline && f.result_ns >= f.deadline) ||
+                          (f.cause == StopCause::lease && f.result_ns >= f.lease_bound);
+  return !(after_kill && !remote_answer);
+}
+
+// L2: the child's own lease timer killed its process group — the leader
+// died of SIGKILL, at or after the bound, with no kill of ours first.
+bool killed_by_own_lease_timer(const StopFacts& f) {
+  const ChildFacts& c = f.observed.child;
+  return f.lease_bound != 0 && (f.cause == StopCause::none || f.cause == StopCause::leader_exit) && c.signal &&
+         *c.signal == SIGKILL && f.observed.timings.exited >= f.lease_bound;
 }
 
 void take_result(const protocol::ResultMsg& r, Outcome& out) {
@@ -104,12 +116,14 @@ void finish_facts(const StopFacts& f, Outcome& out) {
   if (!out.bytes_sent) out.bytes_sent = f.upload_done.value_or(0);
   if (out.dispatched) out.kill_domain = out.child.cgroup ? "cgroup" : "process_group";
   if (f.cause == StopCause::revoked) out.revoke_cause = f.revoke_reason;
+  if (f.cause == StopCause::lease) out.revoke_cause = std::string(kLeaseLostCause);
   out.remote_effect = remote_effect_of(out);
 }
 
 }  // namespace
 
 Outcome verdict(StopFacts f) {
+  if (!f.unconfirmed && !f.fault && !f.result && killed_by_own_lease_timer(f)) f.cause = StopCause::lease;
   Outcome out = std::move(f.observed);
   if (f.unconfirmed) {
     out.kind = f.unconfirmed->kind;
@@ -135,6 +149,11 @@ Outcome verdict(StopFacts f) {
   } else if (f.cause == StopCause::revoked) {
     out.kind = OutcomeKind::revoked;
     out.reason = "revoked: " + f.revoke_reason + "; child killed, " + confirmed_scope(out.child);
+  } else if (f.cause == StopCause::lease) {
+    out.kind = OutcomeKind::revoked;
+    out.reason = "revoked: the lane's lease was not renewed in time; child killed at the lease bound (" +
+                 std::to_string((f.deadline - f.lease_bound) / sys::kNsPerMs) + " ms before the deadline), " +
+                 confirmed_scope(out.child);
   } else {
     out.kind = OutcomeKind::protocol_fault;
     out.reason = "the child exited without a result (" + exit_text(out.child) + ")";

@@ -14,6 +14,9 @@
 
 namespace courier::supervisor {
 
+// Outcome::revoke_cause of a delivery stopped at its lane's lease bound (L1, L2).
+inline constexpr std::string_view kLeaseLostCause = "lease_lost";
+
 // Confirming the stop failed: the outcome kind it makes, and why.
 struct Unconfirmed {
   OutcomeKind kind = OutcomeKind::cleanup_unobserved;
@@ -67,14 +70,19 @@ struct StopFacts {
   sys::MonoNs result_ns = 0;                  // when it came
   StopCause cause = StopCause::none;          // why the domain was first killed
   sys::MonoNs deadline = 0;
+  sys::MonoNs lease_bound = 0;               // the lane's lease bound at the end (0: no lease)
   std::string revoke_reason;                 // when revoked
   std::optional<std::uint64_t> upload_done;  // the last upload progress (bytes)
 };
 
 // The outcome: unconfirmed first (seat retained, S3; cancel_uncertain when
 // a revocation caused the stop), then a protocol fault, then the child's
-// own result (unless it is a failure reported at or after a deadline kill:
-// that is the deadline's doing), then the first stop cause. Bytes sent
+// own result (unless it is a failure reported at or after a deadline or
+// lease kill: that is the kill's doing), then the first stop cause. A
+// child that died of SIGKILL on its own at or after its lease bound was
+// killed by its own lease timer (L2): that is the lease's stop too, and
+// like the parent's kill at the bound (L1) it ends `revoked` with
+// revoke_cause kLeaseLostCause. Bytes sent
 // fall back to the last upload progress (0 when nothing was sent). Every
 // outcome says its remote_effect (J2) and the kill domain it ran in.
 Outcome verdict(StopFacts facts);

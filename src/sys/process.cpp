@@ -89,6 +89,11 @@ std::vector<pid_t> children_of_self() {
   return pids_where([self](const ProcStat& st) { return st.ppid == self; });
 }
 
+Result<void> kill_own_process_group() {
+  if (::killpg(0, SIGKILL) != 0) return tl::unexpected(os_error("killpg", errno));
+  return {};  // the caller dies on its way back to user space
+}
+
 pid_t self_pid() { return ::getpid(); }
 
 std::string host_name() {

@@ -20,6 +20,11 @@ pid_t self_pid();
 // This host's name (gethostname), or "localhost" when it has none.
 std::string host_name();
 pid_t parent_pid();
+
+// SIGKILL to the caller's own process group, the caller included (the
+// delivery child's own lease timer, L2). On success the caller does not
+// live on. Errors: os_error (the signal could not be sent).
+Result<void> kill_own_process_group();
 bool is_tty(int fd);
 
 // kill(pid, 0) == 0 or EPERM: the pid names a process (possibly a zombie).

@@ -47,4 +47,9 @@ const LegSpec* find_leg(std::string_view name);
 // and https://h/r.git// all give https://h/r.git/info/refs?service=git-receive-pack.
 std::string leg_url(std::string_view remote, Leg leg);
 
+// The inverse, for a verifier: the remote (origin and repository path, no
+// user information) whose leg `url` is, or nullopt when it is no leg URL
+// (a path without a leg's suffix, or a query other than the leg's).
+std::optional<std::string> leg_remote(std::string_view url);
+
 }  // namespace courier::wire
