@@ -532,10 +532,7 @@ struct Executor::Impl {
       so.job.pack_auto = d->engine_automatic;
     }
     so.deadline = d->deadline;
-    if (d->lease) {
-      so.lease = d->lease_bound;  // L1: killed at min(deadline, lease bound)
-      so.fence = d->lease->fence; // L3: in every per-leg token
-    }
+    if (d->lease) so.lease = d->lease_bound;  // L1: killed at min(deadline, lease bound)
     so.child_program = opt.child_program;
     so.cgroup = opt.cgroup;
     so.subreaper = opt.subreaper;
@@ -543,7 +540,7 @@ struct Executor::Impl {
     so.eof_bound = opt.eof_bound;
     so.mint = d->req.mint;
     so.authority = d->req.authority;
-    so.fence = d->req.fence_for_tests;  // L3: every mint carries the lease's fence
+    so.fence = fence_of(*d);  // L3: every mint carries the lease's fence
     so.on_stderr = opt.on_child_stderr;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -646,7 +643,7 @@ struct Executor::Impl {
       std::lock_guard<std::mutex> lock(d->mu);
       d->state = DeliveryState::running;
     }
-    d->record.claimed(d->req.fence_for_tests);
+    d->record.claimed(fence_of(*d));
     return true;
   }
 
@@ -798,6 +795,14 @@ struct Executor::Impl {
       log("lane " + d->lane + ": the lease (fence " + std::to_string(d->lease->fence) +
           ") could not be released; it expires by itself: " + r.error().message);
     }
+  }
+
+  // The fence this turn's tokens carry and its claim journals (L3): the
+  // lane's lease's, unless a test forces one.
+  static std::optional<std::int64_t> fence_of(const DeliveryHandle::Shared& d) {
+    if (d.req.fence_for_tests) return d.req.fence_for_tests;
+    if (d.lease) return d.lease->fence;
+    return std::nullopt;
   }
 
   // The keeper's word on a held lease: a confirmed renewal moves the lease
