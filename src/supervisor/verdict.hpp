@@ -14,9 +14,6 @@
 
 namespace courier::supervisor {
 
-// Outcome::revoke_cause of a delivery stopped at its lane's lease bound (L1, L2).
-inline constexpr std::string_view kLeaseLostCause = "lease_lost";
-
 // Confirming the stop failed: the outcome kind it makes, and why.
 struct Unconfirmed {
   OutcomeKind kind = OutcomeKind::cleanup_unobserved;
