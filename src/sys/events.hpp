@@ -72,4 +72,10 @@ class Epoll {
 // instant). Errors: os_error.
 Result<std::vector<std::size_t>> wait_readable_until(const std::vector<int>& fds, MonoNs until);
 
+// poll(2) for one descriptor to become ready for `events` (kReadable and/or
+// kWritable) until an absolute monotonic instant: true when it is ready (an
+// error or hang-up counts as ready: the next read or write says which),
+// false at the instant. Errors: os_error.
+Result<bool> wait_fd_until(int fd, std::uint32_t events, MonoNs until);
+
 }  // namespace courier::sys

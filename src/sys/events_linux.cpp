@@ -127,4 +127,25 @@ Result<std::vector<std::size_t>> wait_readable_until(const std::vector<int>& fds
   }
 }
 
+Result<bool> wait_fd_until(int fd, std::uint32_t events, MonoNs until) {
+  pollfd p{fd, 0, 0};
+  if (events & kReadable) p.events = static_cast<short>(p.events | POLLIN);
+  if (events & kWritable) p.events = static_cast<short>(p.events | POLLOUT);
+  for (;;) {
+    int ms = -1;
+    if (until != kForever) {
+      const MonoNs left = until - mono_now_ns();
+      const MonoNs rounded = left <= 0 ? 0 : (left + kNsPerMs - 1) / kNsPerMs;
+      ms = rounded > 1'000'000'000 ? 1'000'000'000 : static_cast<int>(rounded);
+    }
+    const int n = ::poll(&p, 1, ms);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return tl::unexpected(os_error("poll", errno));
+    }
+    if (n > 0 && p.revents != 0) return true;
+    if (until != kForever && mono_now_ns() >= until) return false;
+  }
+}
+
 }  // namespace courier::sys

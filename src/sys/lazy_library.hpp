@@ -1,6 +1,6 @@
 // lazy_library.hpp — loading the shared libraries the shipped executable
-// binds lazily (libcurl, libgit2, libsqlite3, libcrypto, and libmicrohttpd
-// for `serve`) where it needs
+// binds lazily (libcurl, libgit2, libsqlite3, libcrypto, libmicrohttpd
+// for `serve`, and libpq for a PostgreSQL state backend) where it needs
 // them, so that a start that needs none of them (--version, --help, a usage
 // error) loads none (docs/design.md "A cheap start").
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace courier::sys {
 
-enum class SharedLibrary { curl, git2, sqlite3, crypto, microhttpd };
+enum class SharedLibrary { curl, git2, sqlite3, crypto, microhttpd, pq };
 
 // The exit code of a process that called into a lazily bound library it
 // cannot load before anything asked for it with load_shared_library: the

@@ -37,6 +37,7 @@ extern courier::sys::LazyLibraryDescriptor courier_lazy_git2 __attribute__((weak
 extern courier::sys::LazyLibraryDescriptor courier_lazy_sqlite3 __attribute__((weak));
 extern courier::sys::LazyLibraryDescriptor courier_lazy_crypto __attribute__((weak));
 extern courier::sys::LazyLibraryDescriptor courier_lazy_microhttpd __attribute__((weak));
+extern courier::sys::LazyLibraryDescriptor courier_lazy_pq __attribute__((weak));
 // Called by a stub's resolver (assembly), with every argument register saved.
 void courier_lazy_resolve(courier::sys::LazyLibraryDescriptor* lib) noexcept;
 }
@@ -62,6 +63,8 @@ LazyLibraryDescriptor* descriptor(SharedLibrary lib) {
       return &courier_lazy_crypto;
     case SharedLibrary::microhttpd:
       return &courier_lazy_microhttpd;
+    case SharedLibrary::pq:
+      return &courier_lazy_pq;
   }
   return nullptr;
 }
