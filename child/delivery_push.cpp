@@ -42,6 +42,20 @@ bool send(const protocol::ChildMessage& m) {
   return true;
 }
 
+// A job with a lease bound: the child's own lease timer (L2), armed before
+// any leg. False (said on stderr) when it cannot be armed: the child then
+// never pushes, rather than push unbounded.
+bool start_lease_watch(const protocol::Job& job, std::unique_ptr<LeaseWatch>& watch) {
+  if (!job.lease_bound_mono_ns) return true;
+  auto started = LeaseWatch::start(kIn, *job.lease_bound_mono_ns);
+  if (!started) {
+    say("cannot arm the lease timer: " + started.error().message + "; it never pushes unbounded");
+    return false;
+  }
+  watch = std::move(*started);
+  return true;
+}
+
 }  // namespace
 
 int run_delivery_push(int argc, char** argv) {
@@ -113,14 +127,7 @@ int run_delivery_push(int argc, char** argv) {
 
   // L2: with a lease, the child bounds itself too, from before any leg.
   std::unique_ptr<LeaseWatch> lease;
-  if (job.lease_bound_mono_ns) {
-    auto started = LeaseWatch::start(kIn, *job.lease_bound_mono_ns);
-    if (!started) {
-      say("cannot arm the lease timer: " + started.error().message + "; it never pushes unbounded");
-      return wire::kChildProtocolFailure;
-    }
-    lease = std::move(*started);
-  }
+  if (!start_lease_watch(job, lease)) return wire::kChildProtocolFailure;
   Channel channel(kIn, kOut, lease.get());
   protocol::ResultMsg result = run_push(job, channel);
   if (!send(result)) return wire::kChildProtocolFailure;

@@ -76,7 +76,7 @@ void LeaseWatch::read_loop() {
     if (!readable) continue;
     auto frame = protocol::read_frame(in_);
     Result<protocol::ParentMessage> msg =
-        !frame ? Result<protocol::ParentMessage>(tl::unexpected(frame.error()))
+        !frame    ? Result<protocol::ParentMessage>(tl::unexpected(frame.error()))
         : !*frame ? Result<protocol::ParentMessage>(fail(Errc::frame_truncated_length, "the parent closed the channel"))
                   : protocol::decode_parent(**frame);
     if (msg && std::holds_alternative<protocol::Lease>(*msg)) {

@@ -113,8 +113,10 @@ PgCluster PgCluster::start() {
   if (!::mkdtemp(tmpl.data())) throw std::runtime_error("PgCluster: mkdtemp failed");
   c.dir_ = tmpl;
   if (::geteuid() == 0) checked({"/bin/chown", "postgres:", c.dir_}, "chown", nullptr);
+  // --no-sync: initdb does not sync the files it writes (a test's cluster
+  // need not survive a power cut of its making); the server keeps fsync on.
   checked(as_postgres({bin("initdb"), "-D", c.dir_ + "/data", "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                       "--locale=C", "--no-instructions"}),
+                       "--locale=C", "--no-instructions", "--no-sync"}),
           "initdb", nullptr);
   // A port picked now may be taken by the time the server binds it: try again with another.
   for (int tries = 0;; ++tries) {
@@ -167,8 +169,8 @@ std::string PgCluster::socket_url() const {
   return "postgresql:///courier?host=" + dir_ + "&port=" + std::to_string(port_) + "&user=postgres";
 }
 
-void PgCluster::stop() {
-  checked(as_postgres({bin("pg_ctl"), "stop", "-D", dir_ + "/data", "-m", "fast", "-w", "-t", "30"}), "pg_ctl stop",
+void PgCluster::stop(const std::string& mode) {
+  checked(as_postgres({bin("pg_ctl"), "stop", "-D", dir_ + "/data", "-m", mode, "-w", "-t", "30"}), "pg_ctl stop",
           this);
   running_ = false;
 }

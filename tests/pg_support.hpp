@@ -38,8 +38,10 @@ class PgCluster {
   int port() const { return port_; }
   const std::string& dir() const { return dir_; }
 
-  // pg_ctl stop (fast: sessions ended, the checkpoint written). Throws on failure.
-  void stop();
+  // pg_ctl stop: "fast" (sessions ended, a checkpoint written) or
+  // "immediate" (the server's processes quit at once, as in a crash: what
+  // was committed comes back from the WAL at restart). Throws on failure.
+  void stop(const std::string& mode = "fast");
   // pg_ctl start again: same port, same data. Throws on failure.
   void restart();
   bool running() const { return running_; }

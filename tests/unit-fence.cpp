@@ -73,9 +73,8 @@ TEST_SUITE("lease") {
     auto verify = [&](std::optional<std::int64_t> fence, const auth::VerifyOptions& o = {}) {
       auto l = get_leg(c);
       l.fence = fence;
-      req.now_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
+      req.now_unix =
+          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
       return auth::verify_token(minter.token(l).value(), req, trusted, replay, fences, o);
     };
     CHECK(verify(7).has_value());
@@ -103,7 +102,8 @@ TEST_SUITE("lease") {
     CHECK(bare.error().code == auth::VerifyErrc::fence_required);
   }
 
-  TEST_CASE("L3: a stale holder (fence 5 after fence 7 delivered) is refused by the verifier: auth_failed, fence named") {
+  TEST_CASE(
+      "L3: a stale holder (fence 5 after fence 7 delivered) is refused by the verifier: auth_failed, fence named") {
     TestKey k;
     const std::string public_file = k.dir.path() + "/public.txt";
     test::write_file(public_file, k.generated.public_key + "\n");

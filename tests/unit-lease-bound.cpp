@@ -85,7 +85,8 @@ TEST_SUITE("lease") {
     REQUIRE(moved > first);
     REQUIRE_MESSAGE(o.kind == OutcomeKind::revoked, (std::string(outcome_name(o.kind)) + ": " + o.reason));
     CHECK(o.revoke_cause == "lease_lost");
-    CHECK_MESSAGE(o.timings.kill >= moved, "killed ", sys::ns_to_ms(moved - o.timings.kill), " ms before the moved bound");
+    CHECK_MESSAGE(o.timings.kill >= moved, "killed ", sys::ns_to_ms(moved - o.timings.kill),
+                  " ms before the moved bound");
     CHECK(sys::ns_to_ms(o.timings.kill - moved) < 100);
     test::report("lease bound kill", "moved bound to kill", sys::ns_to_ms(o.timings.kill - moved), "ms");
     // A bound never moves earlier.

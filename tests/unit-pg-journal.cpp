@@ -4,14 +4,21 @@
 // SQLite journal keeps it.
 #include <doctest/doctest.h>
 
-#include <string>
+#include <signal.h>
 
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "journal/journal.hpp"
 #include "pg/connection.hpp"
 #include "pg_support.hpp"
 #include "support.hpp"
 #include "sys/clock.hpp"
 
 using namespace courier;
+using namespace courier::journal;
 
 namespace {
 
@@ -30,6 +37,50 @@ pg::Connection connect(const std::string& url, const std::string& app = "git-cou
   auto c = pg::Connection::open(pg::ConnectOptions{url, app}, within_ms(5000));
   REQUIRE_MESSAGE(c.has_value(), (c ? std::string() : c.error().message));
   return std::move(*c);
+}
+
+std::unique_ptr<Journal> open_pg(const std::string& url, const std::string& app = "git-courier/test/1") {
+  auto u = state::parse_state_url(url);
+  REQUIRE_MESSAGE(u.has_value(), (u ? std::string() : u.error().message));
+  auto j = open_state(*u, app);
+  REQUIRE_MESSAGE(j.has_value(), (j ? std::string() : j.error().message));
+  return std::move(*j);
+}
+
+Submission submission(const std::string& id, int attempt = 1) {
+  Submission s;
+  s.id = id;
+  s.attempt = attempt;
+  s.repo = "/srv/repos/shop.git";
+  s.remote = "https://git.example.com/buyer/shop.git";
+  s.lane = "https://git.example.com/buyer/shop";
+  s.ref = "refs/heads/main";
+  s.oid = std::string(40, 'b');
+  s.expect_old = std::string(40, 'a');
+  s.deadline_unix_ms = 1'900'000'000'123;
+  s.submitter = ProcessIdentity{4242, 987654321, "5a1c6e3e-3c2b-4f7e-9d3a-0f1e2d3c4b5a"};
+  s.host = "host-a";
+  return s;
+}
+
+Entry entry(Step step, int attempt = 1, const std::string& detail = "{}") {
+  return Entry{step, attempt, wall_now_ms(), detail};
+}
+
+Entry finished(OutcomeKind kind, int attempt = 1) {
+  Outcome o;
+  o.kind = kind;
+  o.attempt = attempt;
+  o.remote_effect = RemoteEffect::possible;
+  return entry(Step::finished, attempt, outcome_detail(o));
+}
+
+void require_ok(const Result<void>& r) { REQUIRE_MESSAGE(r.has_value(), (r ? std::string() : r.error().message)); }
+
+std::vector<std::string> ids_of(const std::vector<Record>& records) {
+  std::vector<std::string> out;
+  for (const auto& r : records) out.push_back(r.submission.id);
+  return out;
 }
 
 }  // namespace
@@ -57,5 +108,187 @@ TEST_SUITE("pg-journal") {
     CHECK(db.sql("SELECT max(version) FROM courier_schema_version") == std::to_string(pg::schema_version()));
     CHECK(db.sql("SELECT count(*) FROM information_schema.tables WHERE table_name IN ('courier_lease',"
                  " 'courier_instance', 'courier_delivery', 'courier_entry')") == "4");
+  }
+
+  TEST_CASE("J1: a submission is durable when submit returns: a server crash right after does not lose it") {
+    PG_CLUSTER_OR_SKIP(db);
+    {
+      auto j = open_pg(db.url());
+      require_ok(j->submit(submission("d-1"), 1000));
+      require_ok(j->append("d-1", entry(Step::claimed), false));
+      // The server's processes quit at once, as in a crash: only what reached its WAL's disk comes back.
+      db.stop("immediate");
+    }
+    db.restart();
+    auto j = open_pg(db.url());
+    auto r = j->find("d-1");
+    REQUIRE(r.has_value());
+    REQUIRE(r->has_value());
+    CHECK((*r)->submission.oid == std::string(40, 'b'));
+    CHECK((*r)->submission.expect_old == std::optional<std::string>(std::string(40, 'a')));
+    CHECK((*r)->submission.host == "host-a");
+    CHECK((*r)->submission.submitter == ProcessIdentity{4242, 987654321, "5a1c6e3e-3c2b-4f7e-9d3a-0f1e2d3c4b5a"});
+    REQUIRE((*r)->entries.size() == 2);
+    CHECK((*r)->entries[1].step == Step::claimed);
+  }
+
+  TEST_CASE("J4: one id submitted by two hosts at once is recorded once; the other gets journal_conflict") {
+    PG_CLUSTER_OR_SKIP(db);
+    auto a = open_pg(db.url(), "git-courier/host-a/1");
+    auto b = open_pg(db.url(), "git-courier/host-b/1");
+    constexpr int kIds = 30;
+    std::atomic<int> won{0}, conflicts{0}, other{0};
+    auto race = [&](Journal& j, const std::string& host) {
+      for (int i = 0; i < kIds; ++i) {
+        Submission s = submission("race-" + std::to_string(i));
+        s.host = host;
+        auto r = j.submit(s, 1000 + i);
+        if (r) {
+          ++won;
+        } else if (r.error().code == Errc::journal_conflict) {
+          ++conflicts;
+        } else {
+          ++other;
+          MESSAGE(r.error().message);
+        }
+      }
+    };
+    std::thread ta([&] { race(*a, "host-a"); });
+    std::thread tb([&] { race(*b, "host-b"); });
+    ta.join();
+    tb.join();
+    CHECK(won.load() == kIds);
+    CHECK(conflicts.load() == kIds);
+    CHECK(other.load() == 0);
+    CHECK(db.sql("SELECT count(*) FROM courier_entry WHERE step = 'submitted'") == std::to_string(kIds));
+    // The row's host is the winner's, and its submitted entry says the same.
+    CHECK(db.sql("SELECT count(*) FROM courier_delivery d JOIN courier_entry e USING (id)"
+                 " WHERE e.step = 'submitted' AND e.detail::jsonb ->> 'host' = d.host") == std::to_string(kIds));
+  }
+
+  TEST_CASE("J4: a finished attempt refuses a second finish, and takes the next attempt only once") {
+    PG_CLUSTER_OR_SKIP(db);
+    auto a = open_pg(db.url(), "git-courier/host-a/1");
+    auto b = open_pg(db.url(), "git-courier/host-b/1");
+    require_ok(a->submit(submission("d-1"), 1000));
+    require_ok(a->append("d-1", finished(OutcomeKind::delivered), true));
+    auto again = b->append("d-1", finished(OutcomeKind::interrupted), true);
+    REQUIRE_FALSE(again.has_value());
+    CHECK(again.error().code == Errc::journal_conflict);
+    CHECK(again.error().message.find("already finished") != std::string::npos);
+    auto late = b->append("d-1", entry(Step::answered), false);
+    REQUIRE_FALSE(late.has_value());
+    CHECK(late.error().code == Errc::journal_conflict);
+    // The same attempt again is refused; the next one is taken, once.
+    CHECK(b->submit(submission("d-1", 1), 2000).error().code == Errc::journal_conflict);
+    require_ok(b->submit(submission("d-1", 2), 2000));
+    CHECK(a->submit(submission("d-1", 2), 2000).error().code == Errc::journal_conflict);
+    auto unknown = a->append("nope", entry(Step::claimed), false);
+    REQUIRE_FALSE(unknown.has_value());
+    CHECK(unknown.error().code == Errc::journal_failed);
+    auto r = a->find("d-1");
+    REQUIRE(r.has_value());
+    REQUIRE(r->has_value());
+    CHECK((*r)->submission.attempt == 2);
+    CHECK_FALSE((*r)->finished);
+    CHECK((*r)->entries.size() == 3);
+  }
+
+  TEST_CASE(
+      "J3: open_work lists the unfinished and the unconfirmed until their stop is confirmed; recent is newest first") {
+    PG_CLUSTER_OR_SKIP(db);
+    auto j = open_pg(db.url());
+    require_ok(j->submit(submission("open"), 1000));
+    require_ok(j->submit(submission("done"), 2000));
+    require_ok(j->append("done", finished(OutcomeKind::delivered), true));
+    require_ok(j->submit(submission("kept"), 3000));
+    require_ok(j->append("kept", finished(OutcomeKind::unreaped), true));
+    auto work = j->open_work();
+    REQUIRE(work.has_value());
+    CHECK(ids_of(*work) == std::vector<std::string>{"open", "kept"});
+    require_ok(j->append("kept", entry(Step::stop_confirmed), true));
+    CHECK(j->append("kept", entry(Step::stop_confirmed), true).error().code == Errc::journal_conflict);
+    work = j->open_work();
+    REQUIRE(work.has_value());
+    CHECK(ids_of(*work) == std::vector<std::string>{"open"});
+    auto recent = j->recent(2);
+    REQUIRE(recent.has_value());
+    CHECK(ids_of(*recent) == std::vector<std::string>{"kept", "done"});
+    auto none = j->find("never");
+    REQUIRE(none.has_value());
+    CHECK_FALSE(none->has_value());
+  }
+
+  TEST_CASE("database: hosts starting at once migrate the schema once; a newer schema is refused") {
+    PG_CLUSTER_OR_SKIP(db);
+    constexpr int kHosts = 4;
+    std::vector<std::thread> hosts;
+    std::atomic<int> ok{0};
+    std::vector<std::string> errors(kHosts);
+    for (int i = 0; i < kHosts; ++i) {
+      hosts.emplace_back([&, i] {
+        auto u = state::parse_state_url(db.url());
+        auto j = u ? open_state(*u, "git-courier/host-" + std::to_string(i) + "/1")
+                   : Result<std::unique_ptr<Journal>>(tl::unexpected(u.error()));
+        if (j) {
+          ++ok;
+        } else {
+          errors[static_cast<std::size_t>(i)] = j.error().message;
+        }
+      });
+    }
+    for (auto& t : hosts) t.join();
+    for (const auto& e : errors) CHECK_MESSAGE(e.empty(), e);
+    CHECK(ok.load() == kHosts);
+    CHECK(db.sql("SELECT count(*) FROM courier_schema_version") == "1");
+    db.sql("INSERT INTO courier_schema_version VALUES (" + std::to_string(pg::schema_version() + 1) + ")");
+    auto u = state::parse_state_url(db.url());
+    REQUIRE(u.has_value());
+    auto newer = open_state(*u, "git-courier/test/1");
+    REQUIRE_FALSE(newer.has_value());
+    CHECK(newer.error().code == Errc::invalid_argument);
+    CHECK(newer.error().message.find("newer than this program") != std::string::npos);
+  }
+
+  TEST_CASE("database: a lost session is made again once; a stopped server is database_failed within the bound") {
+    PG_CLUSTER_OR_SKIP(db);
+    auto j = open_pg(db.url(), "git-courier/host-a/1");
+    require_ok(j->submit(submission("d-1"), 1000));
+    // The server ends the session (a partition, seen from its side): the next call reconnects.
+    REQUIRE(db.terminate("git-courier/host-a/") == 1);
+    require_ok(j->append("d-1", entry(Step::claimed), false));
+    db.stop();
+    const sys::MonoNs t0 = sys::mono_now_ns();
+    auto r = j->append("d-1", entry(Step::dispatched), false);
+    const double ms = sys::ns_to_ms(sys::mono_now_ns() - t0);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == Errc::database_failed);
+    CHECK(r.error().message.find("127.0.0.1") != std::string::npos);
+    CHECK(ms < static_cast<double>(kLockWaitMs) + 500.0);
+    test::report("pg-journal stopped server", "append fails after", ms, "ms");
+    db.restart();
+    require_ok(j->append("d-1", entry(Step::dispatched), false));
+  }
+
+  TEST_CASE(
+      "database: a server that stops answering mid-statement is database_failed at the call's bound, not a hang") {
+    PG_CLUSTER_OR_SKIP(db);
+    auto j = open_pg(db.url(), "git-courier/frozen/1");
+    require_ok(j->submit(submission("d-1"), 1000));
+    const std::string pid = db.sql("SELECT pid FROM pg_stat_activity WHERE application_name = 'git-courier/frozen/1'");
+    REQUIRE_FALSE(pid.empty());
+    // The session's backend frozen: the statement is sent and never answered.
+    REQUIRE(::kill(std::stoi(pid), SIGSTOP) == 0);
+    const sys::MonoNs t0 = sys::mono_now_ns();
+    auto r = j->append("d-1", entry(Step::claimed), false);
+    const double ms = sys::ns_to_ms(sys::mono_now_ns() - t0);
+    ::kill(std::stoi(pid), SIGCONT);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == Errc::database_failed);
+    CHECK(r.error().message.find("within the time allowed") != std::string::npos);
+    // The call's one bound, the second try on a new session included.
+    CHECK(ms >= static_cast<double>(kLockWaitMs) - 50.0);
+    CHECK(ms < static_cast<double>(kLockWaitMs) + 500.0);
+    test::report("pg-journal frozen backend", "append fails after", ms, "ms");
   }
 }

@@ -355,8 +355,8 @@ VerifyResult<void> check_fence(const TokenClaims& c, FenceStore& fences, const V
 }
 
 VerifyResult<TokenClaims> verify_claims(std::string_view token, const VerifyRequest& request,
-                                        const std::vector<PublicKey>& trusted, ReplayCache& replay,
-                                        FenceStore* fences, const VerifyOptions& options) {
+                                        const std::vector<PublicKey>& trusted, ReplayCache& replay, FenceStore* fences,
+                                        const VerifyOptions& options) {
   const std::int64_t leeway = std::clamp<std::int64_t>(options.leeway_s, 0, kMaxLeewaySeconds);
   const std::int64_t now = request.now_unix;
   auto jws = split_compact(token);
@@ -386,8 +386,8 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
 }
 
 VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
-                                       const std::vector<PublicKey>& trusted, ReplayCache& replay,
-                                       FenceStore& fences, const VerifyOptions& options) {
+                                       const std::vector<PublicKey>& trusted, ReplayCache& replay, FenceStore& fences,
+                                       const VerifyOptions& options) {
   return verify_claims(token, request, trusted, replay, &fences, options);
 }
 

@@ -185,7 +185,7 @@ VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyReque
 // (stale_fence, naming both fences); an accepted fence raises the record.
 // A token without a fence is accepted unless options.require_fence.
 VerifyResult<TokenClaims> verify_token(std::string_view token, const VerifyRequest& request,
-                                       const std::vector<PublicKey>& trusted, ReplayCache& replay,
-                                       FenceStore& fences, const VerifyOptions& options = {});
+                                       const std::vector<PublicKey>& trusted, ReplayCache& replay, FenceStore& fences,
+                                       const VerifyOptions& options = {});
 
 }  // namespace courier::auth

@@ -23,6 +23,7 @@
 
 #include "courier/outcome.hpp"
 #include "courier/result.hpp"
+#include "state/state_url.hpp"
 
 namespace courier::journal {
 
@@ -76,6 +77,9 @@ struct Submission {
   // text of a JSON object in compact form, or "" (none; and every
   // submission journalled before notes existed).
   std::string note;
+  // The host that submitted it (ExecutorOptions::host_id, default the host
+  // name): "" for a journal written before hosts were recorded.
+  std::string host;
 };
 
 // One transition. `detail` is a JSON object (text) whose fields depend on
@@ -141,6 +145,20 @@ class Journal {
 // lock held past kLockWaitMs, not ours, a symlink).
 Result<std::unique_ptr<Journal>> open_sqlite(const std::string& path);
 
+// Opens the journal in the PostgreSQL database `url` names (connecting, and
+// creating or migrating the schema: pg::migrate), as one fleet's shared
+// journal. Every call is bounded (kLockWaitMs, connecting included) and a
+// lost connection is made again once, at the next call or, before its
+// commit was sent, within the same call. `application_name` is the
+// session's name on the server ("git-courier/<host>/<instance>").
+// Errors: database_failed (unreachable, refused, timed out: the server named
+// redacted), invalid_argument (a schema newer than this program).
+Result<std::unique_ptr<Journal>> open_postgres(const state::StateUrl& url, const std::string& application_name);
+
+// The journal a state URL names: SQLite (open_sqlite) or PostgreSQL
+// (open_postgres). The one place the backend is chosen. Errors: theirs.
+Result<std::unique_ptr<Journal>> open_state(const state::StateUrl& url, const std::string& application_name);
+
 // ---- the shared vocabulary of entries (journal_record.cpp) ----------------
 
 // This process (or pid), as recovery will identify it. Errors: os_error.
@@ -165,8 +183,8 @@ std::string detail_text(std::string_view detail, std::string_view field);
 
 // The `submitted` entry's detail: the submission as a JSON object (id,
 // attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,
-// submitter {pid, start_ticks, boot_id}, and note {the host's object} when
-// there is one).
+// submitter {pid, start_ticks, boot_id}, note {the host's object} when
+// there is one, and host when it is named).
 std::string submission_detail(const Submission& s);
 // The note of a `submitted` entry's detail, in compact form ("" when it has
 // none, or it is not an object).

@@ -223,6 +223,8 @@ std::string submission_detail(const Submission& s) {
             {"submitter",
              {{"pid", s.submitter.pid}, {"start_ticks", s.submitter.start_ticks}, {"boot_id", s.submitter.boot_id}}}};
   j["expect_old"] = s.expect_old ? json(*s.expect_old) : json(nullptr);
+  // The submitting host (a fleet's journal); absent when none was named.
+  if (!s.host.empty()) j["host"] = s.host;
   // A note that is not an object never reaches here (compact_note refused
   // it at submit); one that cannot be read now is left out, not guessed.
   if (!s.note.empty()) {

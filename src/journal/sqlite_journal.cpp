@@ -383,7 +383,10 @@ Result<std::optional<Record>> SqliteJournal::load(const std::string& id) const {
   // The note lives in the current attempt's submitted entry only (a
   // journal written before notes existed simply has none): no column,
   // no schema change.
-  if (auto submitted = r.last(Step::submitted)) s.note = note_of_detail(submitted->detail);
+  if (auto submitted = r.last(Step::submitted)) {
+    s.note = note_of_detail(submitted->detail);
+    s.host = detail_text(submitted->detail, "host");
+  }
   return std::optional<Record>(std::move(r));
 }
 

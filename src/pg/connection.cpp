@@ -39,8 +39,22 @@ std::string seconds_of(std::chrono::milliseconds ms) {
 }  // namespace
 
 std::string redact_conninfo(std::string_view conninfo) {
-  std::string out = wire::redact_url(conninfo);
-  // A password may also ride in the query (?password=...): blank its value.
+  // The user name stays (it says who connects); a password after it goes.
+  std::string out(conninfo);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  const auto scheme_end = out.find("://");
+  if (scheme_end != std::string::npos) {
+    const std::size_t start = scheme_end + 3;
+    const std::size_t end = std::min(out.find_first_of("/?#", start), out.size());
+    const auto at = out.rfind('@', end == 0 ? 0 : end - 1);
+    if (at != std::string::npos && at >= start) {
+      const auto colon = out.find(':', start);
+      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
+    }
+  }
+  // A password may also ride in the query (?password=...): its value goes too.
   const auto q = out.find('?');
   if (q == std::string::npos) return out;
   std::size_t at = q + 1;

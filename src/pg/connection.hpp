@@ -97,8 +97,9 @@ class Connection {
   bool broken_ = false;
 };
 
-// The conninfo URL as it may be shown: user information and any password
-// parameter of the query removed.
+// The conninfo URL as it may be shown: the password of the user
+// information and any password parameter of the query replaced by "***",
+// control characters by '?'.
 std::string redact_conninfo(std::string_view conninfo);
 
 // Creates or migrates the schema: a version table, each migration in one

@@ -40,8 +40,8 @@ void DeadlineKiller::run() {
     const bool due = timer_.drain();
     const sys::MonoNs now = sys::mono_now_ns();
     if ((due || rearm) && now >= instant()) {
-      const StopCause cause = kill_is_lease(now, deadline_, lease_.get(), lease_kill_) ? StopCause::lease
-                                                                                       : StopCause::deadline;
+      const StopCause cause =
+          kill_is_lease(now, deadline_, lease_.get(), lease_kill_) ? StopCause::lease : StopCause::deadline;
       if (domain_->kill(cause)) fired_.store(true);
       wake_->signal();
       return;
