@@ -181,6 +181,15 @@ struct ExecutorOptions {
   // delivery before dispatch (`failed`, with the reason): a delivery never
   // runs unjournalled when a journal was asked for.
   std::string journal;
+  // The state backend, as a URL (instead of `journal`): `sqlite:PATH` (the
+  // journal above, lanes as flocks in lane_dir) or `postgres://…` (the
+  // journal in PostgreSQL, shared by several hosts, and each lane also a
+  // lease there: L1-L3, docs/design.md "Leases across hosts"). Empty:
+  // `journal` decides. One that cannot be used refuses every delivery.
+  std::string state;
+  // This host's name in the journal and the leases (rows of several hosts
+  // share one database). Empty: the host name.
+  std::string host_id;
   // Recovery's read-back after `possible` (and the service's). Null: no
   // read-back; a recovered outcome then says none was made.
   ReadBackFn read_back;

@@ -248,8 +248,15 @@ struct Executor::Impl {
   bool lease_wanted = false;
   std::string lease_refusal;
   // This host's name, as leases and the journal show it (host_id, or the
-  // host name).
+  // host name), and this executor among every host's.
   std::string host;
+  std::string instance;
+
+  // How this executor's database sessions are named: tests (and operators,
+  // in pg_stat_activity) find a host's sessions by the prefix.
+  std::string application_name(const char* role) const {
+    return "git-courier/" + host + "/" + instance + "/" + role;
+  }
   // Under mu: bumped at each announced release (lease waiters look again),
   // and the delivery holding each lane's lease here.
   std::uint64_t lease_gen = 0;
@@ -849,7 +856,7 @@ struct Executor::Impl {
     c.conninfo = url->conninfo;
     c.redacted = url->redacted;
     c.host = host;
-    c.instance = host + "-" + std::to_string(sys::self_pid()) + "-" + instance_nonce();
+    c.instance = instance;
     c.ttl = opt.lease_ttl;
     c.margin = opt.lease_margin;
     seat::LeaseKeeper::Callbacks cb;
@@ -993,8 +1000,14 @@ struct Executor::Impl {
   // Opens the journal asked for, and finishes what dead processes left in
   // it (J3). One that cannot be opened refuses every delivery.
   void open_journal() {
-    if (opt.journal.empty()) return;
-    auto j = journal::open_sqlite(opt.journal);
+    if (opt.journal.empty() && opt.state.empty()) return;
+    Result<std::unique_ptr<journal::Journal>> j = fail(Errc::invalid_argument, "no journal");
+    if (!opt.state.empty()) {
+      auto url = state::parse_state_url(opt.state);
+      j = url ? journal::open_state(*url, application_name("journal")) : tl::unexpected(url.error());
+    } else {
+      j = journal::open_sqlite(opt.journal);
+    }
     if (!j) {
       journal_refusal = j.error().message;
       log(journal_refusal);
@@ -1034,7 +1047,7 @@ struct Executor::Impl {
   // before anything runs). False when it finished here (replayed or refused).
   bool admit(const std::shared_ptr<DeliveryHandle::Shared>& d) {
     d->record.set_id(d->req.id.empty() ? seat::new_delivery_id() : d->req.id);
-    if (opt.journal.empty()) return true;
+    if (opt.journal.empty() && opt.state.empty()) return true;
     if (!journal) {
       d->claim = kRefused;
       d->finish(d->never_dispatched(OutcomeKind::failed, "the journal cannot be used: " + journal_refusal));
@@ -1224,6 +1237,7 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   impl_->scheduler_wake = std::move(*wake);
   impl_->expiry_timer = std::move(*timer);
   impl_->host = impl_->opt.host_id.empty() ? sys::host_name() : impl_->opt.host_id;
+  impl_->instance = impl_->host + "-" + std::to_string(sys::self_pid()) + "-" + instance_nonce();
   impl_->open_leases();  // first: recovery asks the database about other hosts
   impl_->open_journal();
   for (std::size_t i = 0; i < impl_->opt.workers; ++i) impl_->workers.emplace_back([this] { impl_->worker(); });

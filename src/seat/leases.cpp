@@ -104,7 +104,7 @@ struct LeaseKeeper::Impl {
   pg::ConnectOptions connect_options(const char* role) const {
     pg::ConnectOptions o;
     o.conninfo = cfg.conninfo;
-    o.application_name = "git-courier/" + cfg.host + "/" + cfg.instance + "/" + role;
+    o.application_name = "git-courier/" + cfg.host + "/" + cfg.instance + "/" + role;  // as the executor's journal
     return o;
   }
 
