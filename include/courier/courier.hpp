@@ -176,6 +176,17 @@ struct ExecutorOptions {
   // delivery before dispatch (`failed`, with the reason): a delivery never
   // runs unjournalled when a journal was asked for.
   std::string journal;
+  // The state backend as a URL (docs/operations.md "Where the state lives"):
+  // "sqlite:PATH" (the SQLite journal at PATH, as `journal` is) or
+  // "postgres://..." (the journal in PostgreSQL, shared by the hosts of a
+  // fleet). Empty: `journal` and `lane_dir` as above. Giving both `state`
+  // and `journal` refuses every delivery, as a journal that cannot be
+  // opened does; so does a state URL that cannot be read or reached.
+  std::string state;
+  // This host's name in a shared state (journalled with every submission;
+  // PostgreSQL sessions are named "git-courier/<host_id>/<pid>"). Empty:
+  // the machine's host name.
+  std::string host_id;
   // Recovery's read-back after `possible` (and the service's). Null: no
   // read-back; a recovered outcome then says none was made.
   ReadBackFn read_back;

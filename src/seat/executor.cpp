@@ -30,6 +30,7 @@
 #include "seat/lane.hpp"
 #include "seat/pack_engine.hpp"
 #include "seat/recovery.hpp"
+#include "seat/state_journal.hpp"
 #include "supervisor/supervisor.hpp"
 #include "sys/events.hpp"
 #include "sys/flock.hpp"
@@ -761,8 +762,8 @@ struct Executor::Impl {
   // Opens the journal asked for, and finishes what dead processes left in
   // it (J3). One that cannot be opened refuses every delivery.
   void open_journal() {
-    if (opt.journal.empty()) return;
-    auto j = journal::open_sqlite(opt.journal);
+    if (!seat::wants_journal(opt)) return;
+    auto j = seat::open_executor_journal(opt);
     if (!j) {
       journal_refusal = j.error().message;
       log(journal_refusal);
@@ -793,7 +794,7 @@ struct Executor::Impl {
   // before anything runs). False when it finished here (replayed or refused).
   bool admit(const std::shared_ptr<DeliveryHandle::Shared>& d) {
     d->record.set_id(d->req.id.empty() ? seat::new_delivery_id() : d->req.id);
-    if (opt.journal.empty()) return true;
+    if (!seat::wants_journal(opt)) return true;
     if (!journal) {
       d->claim = kRefused;
       d->finish(d->never_dispatched(OutcomeKind::failed, "the journal cannot be used: " + journal_refusal));
@@ -809,6 +810,7 @@ struct Executor::Impl {
     sub.expect_old = d->req.expect_old;
     sub.deadline_unix_ms = d->deadline_unix_ms;
     sub.submitter = self;
+    sub.host = seat::host_id_of(opt);
     // The host's note: a JSON object, or nothing is journalled.
     auto note = journal::compact_note(d->req.journal_note, kMaxJournalNote);
     if (!note) {

@@ -185,4 +185,10 @@ std::optional<std::string> home_of_effective_user() {
   return home;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
+}
+
 }  // namespace courier::sys

@@ -45,6 +45,9 @@ bool group_has_members(pid_t pgid);
 // absolute path), or nullopt.
 std::optional<std::string> home_of_effective_user();
 
+// This machine's host name (gethostname), or "localhost" if it has none.
+std::string host_name();
+
 // Names of the variables in this process's environment.
 std::vector<std::string> environment_keys();
 // This process's whole environment, as KEY=VALUE entries.
