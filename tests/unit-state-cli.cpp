@@ -10,6 +10,7 @@
 
 #include "journal/journal.hpp"
 #include "pg_support.hpp"
+#include "push_setup.hpp"
 #include "support.hpp"
 
 using namespace courier;
@@ -107,5 +108,44 @@ TEST_SUITE("state-cli") {
       CHECK(r.exit_code == 2);
       CHECK_MESSAGE(r.err.find(c.says) != std::string::npos, r.err);
     }
+  }
+
+  TEST_CASE(
+      "J4: push --state postgres:// journals the delivery with its host; the same id from another host replays it, "
+      "no second POST") {
+    std::string missing;
+    if (!test::PgCluster::available(&missing)) {
+      MESSAGE("skipped: " << missing);
+      return;
+    }
+    test::PgCluster db = test::PgCluster::start();
+    test::PushSetup setup;
+    setup.server.create_bare_repo("r");
+    auto push_from = [&](const std::string& host) {
+      return test::run({COURIER_BINARY,  "push",
+                        "--repo",        setup.source,
+                        "--remote",      setup.server.url("r"),
+                        "--ref",         "refs/heads/main",
+                        "--oid",         setup.tip,
+                        "--ca-file",     setup.server.ca_file(),
+                        "--lane-dir",    setup.dir.path() + "/lanes-" + host,
+                        "--state",       db.url(),
+                        "--host-id",     host,
+                        "--delivery-id", "fleet-1",
+                        "--quiet",       "--json"},
+                       {}, test::Stdin::bytes, kEnv);
+    };
+    auto first = push_from("host-a");
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    CHECK(nlohmann::json::parse(first.out)["outcome"] == "delivered");
+    CHECK(setup.remote_ref("r") == setup.tip);
+    CHECK(setup.posts("r") == 1);
+    auto second = push_from("host-b");
+    REQUIRE_MESSAGE(second.exit_code == 0, second.err);
+    CHECK(nlohmann::json::parse(second.out)["outcome"] == "delivered");
+    CHECK(setup.posts("r") == 1);
+    CHECK(db.sql("SELECT host || ' ' || attempt || ' ' || outcome_kind FROM courier_delivery WHERE id = 'fleet-1'") ==
+          "host-a 1 delivered");
+    CHECK(db.sql("SELECT count(*) FROM courier_entry WHERE id = 'fleet-1' AND step = 'submitted'") == "1");
   }
 }
