@@ -40,9 +40,43 @@ Submission submission(const std::string& id, const std::string& host) {
   return s;
 }
 
+// The shared objects the dynamic loader mapped while running args (its
+// LD_DEBUG=files trace: "file=libpq.so.5 [0]; ..."), one name a line.
+std::string loaded_libraries(const std::vector<std::string>& args) {
+  std::vector<std::string> env = kEnv;
+  env.emplace_back("LD_DEBUG=files");
+  std::vector<std::string> argv = {COURIER_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const test::RunResult r = test::run(argv, {}, test::Stdin::bytes, env);
+  std::string out = "\n";
+  for (std::string::size_type at = 0; (at = r.err.find("file=", at)) != std::string::npos;) {
+    at += 5;
+    const auto end = r.err.find_first_of(" \t\n", at);
+    out += r.err.substr(at, end - at) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("state-cli") {
+  TEST_CASE("start-up: --version, --help and log --journal do not load libpq; log --state postgres:// does") {
+    // A build that links its libraries directly (COURIER_LAZY_LIBS=OFF, the
+    // sanitizers) loads everything at start: nothing to prove there.
+    if (loaded_libraries({"--version"}).find("\nlibcurl.so") != std::string::npos) {
+      MESSAGE("skipped: this git-courier links its libraries directly");
+      return;
+    }
+    test::TempDir dir;
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"--version"}, {"--help"}, {"log", "--journal", dir.path() + "/j.sqlite"}}) {
+      CAPTURE(args.front());
+      CHECK(loaded_libraries(args).find("\nlibpq.so") == std::string::npos);
+    }
+    CHECK(loaded_libraries({"log", "--state", "postgres://courier@127.0.0.1:1/courier"}).find("\nlibpq.so") !=
+          std::string::npos);
+  }
+
   TEST_CASE("J4: log and show --state postgres:// read the deliveries every host journalled, naming the host") {
     std::string missing;
     if (!test::PgCluster::available(&missing)) {
