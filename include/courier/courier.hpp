@@ -181,14 +181,17 @@ struct ExecutorOptions {
   // delivery before dispatch (`failed`, with the reason): a delivery never
   // runs unjournalled when a journal was asked for.
   std::string journal;
-  // The state backend, as a URL (instead of `journal`): `sqlite:PATH` (the
-  // journal above, lanes as flocks in lane_dir) or `postgres://…` (the
-  // journal in PostgreSQL, shared by several hosts, and each lane also a
-  // lease there: L1-L3, docs/design.md "Leases across hosts"). Empty:
-  // `journal` decides. One that cannot be used refuses every delivery.
+  // The state backend as a URL (docs/operations.md "Where the state lives"):
+  // "sqlite:PATH" (the SQLite journal at PATH, as `journal` is) or
+  // "postgres://..." (the journal in PostgreSQL, shared by the hosts of a
+  // fleet, and each lane also a lease there: L1-L3, docs/design.md "Leases
+  // across hosts"). Empty: `journal` and `lane_dir` as above. Giving both
+  // `state` and `journal` refuses every delivery, as a journal that cannot
+  // be opened does; so does a state URL that cannot be read or reached.
   std::string state;
-  // This host's name in the journal and the leases (rows of several hosts
-  // share one database). Empty: the host name.
+  // This host's name in a shared state (journalled with every submission,
+  // named in the leases; PostgreSQL sessions are named
+  // "git-courier/<host_id>/..."). Empty: the machine's host name.
   std::string host_id;
   // Recovery's read-back after `possible` (and the service's). Null: no
   // read-back; a recovered outcome then says none was made.

@@ -1,5 +1,6 @@
 // args.cpp — command-line parsing for `git-courier`.
 #include "cli/args.hpp"
+#include "state/state_url.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -130,6 +131,14 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
   if (flag == "--credential") return o.set(out.credential);
   if (flag == "--journal") return o.set(out.journal);
   if (flag == "--no-journal") return o.set_switch(out.no_journal);
+  if (flag == "--state") return o.set(out.state);
+  if (flag == "--host-id") {
+    auto r = o.set(out.host_id);
+    if (r && !wire::check_delivery_id(*out.host_id)) {
+      return fail(Errc::invalid_argument, "--host-id: 1 to 128 of A-Z a-z 0-9 . _ : -");
+    }
+    return r;
+  }
   if (flag == "--read-back") return o.set_switch(out.read_back);
   if (flag == "--force" || flag == "-f") return o.set_switch(out.force);
   if (flag == "--expect-old") return o.set(out.expect_old);
@@ -174,6 +183,8 @@ const char* service_config_flag_reason(const std::string& flag) {
       {"--lane-dir", "the service keeps the lanes (serve --lane-dir)"},
       {"--journal", "the service keeps the journal (serve --journal); --delivery-id is remembered there"},
       {"--no-journal", "the service keeps the journal, always (serve --journal)"},
+      {"--state", "the service keeps the journal (serve --state)"},
+      {"--host-id", "the service names its host (serve --host-id)"},
       {"--pack-engine", "the service chooses the pack engine"},
       {"--read-back",
        "a read-back needs the remote's credentials, which the service holds: GET "
@@ -189,6 +200,25 @@ const char* service_config_flag_reason(const std::string& flag) {
 }
 
 namespace {
+
+// --state: refused with --journal or --no-journal (two answers to one
+// question); `sqlite:FILE` becomes --journal FILE, so that only a
+// PostgreSQL state remains in `state`. Errors: invalid_argument.
+Result<void> read_state(std::optional<std::string>& state, std::optional<std::string>& journal, bool no_journal) {
+  if (!state) return {};
+  if (journal || no_journal) {
+    return fail(Errc::invalid_argument,
+                std::string("give at most one of --state and ") +
+                    (journal ? "--journal (--state sqlite:FILE is --journal FILE)" : "--no-journal"));
+  }
+  auto url = state::parse_state_url(*state);
+  if (!url) return tl::unexpected(url.error());
+  if (url->kind == state::StateUrl::Kind::sqlite) {
+    journal = url->path;
+    state.reset();
+  }
+  return {};
+}
 
 // --via and --credential: a client of the service configures nothing that is
 // the service's. Errors: invalid_argument naming the flag and why.
@@ -237,6 +267,7 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
   }
   if (out.no_journal && out.journal)
     return fail(Errc::invalid_argument, "give at most one of --journal and --no-journal");
+  if (auto ok = read_state(out.state, out.journal, out.no_journal); !ok) return tl::unexpected(ok.error());
   if (out.no_journal && out.delivery_id) {
     return fail(Errc::invalid_argument, "--delivery-id needs the journal (it is what remembers the id)");
   }
@@ -249,6 +280,7 @@ namespace {
 Result<void> apply_journal_option(const std::string& command, OptionReader& o, JournalArgs& out) {
   const std::string& flag = o.flag();
   if (flag == "--journal") return o.set(out.journal);
+  if (flag == "--state") return o.set(out.state);
   if (flag == "--json") return o.set_switch(out.json);
   if (command == "log" && flag == "--limit") {
     auto v = o.value();
@@ -291,6 +323,7 @@ Result<JournalArgs> parse_journal_args(const std::string& command, const std::ve
     if (auto r = apply_journal_option(command, option, out); !r) return tl::unexpected(r.error());
   }
   if (command == "show" && !out.id) return fail(Errc::invalid_argument, "show needs a delivery id");
+  if (auto ok = read_state(out.state, out.journal, false); !ok) return tl::unexpected(ok.error());
   return out;
 }
 

@@ -57,6 +57,10 @@ struct PushArgs {
   // The journal: a path, or the default (default_journal_path()); off with --no-journal.
   std::optional<std::string> journal;
   bool no_journal = false;
+  // --state URL: a PostgreSQL state (postgres://...); `--state sqlite:FILE`
+  // is read as --journal FILE. Not with --journal or --no-journal.
+  std::optional<std::string> state;
+  std::optional<std::string> host_id;  // --host-id NAME; default: the host name
   std::optional<std::string> delivery_id;
   bool read_back = false;  // after `possible`: one advertisement GET, printed after the outcome
   bool json = false;
@@ -90,8 +94,9 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args);
 // `log`, `show ID` and `recover`: the journal commands.
 struct JournalArgs {
   std::optional<std::string> journal;
-  std::optional<std::string> id;  // show
-  std::size_t limit = 20;         // log
+  std::optional<std::string> state;  // --state postgres://... (sqlite:FILE is read as --journal FILE)
+  std::optional<std::string> id;     // show
+  std::size_t limit = 20;            // log
   // recover: the lane directory whose locks it honours, and how it reads back.
   std::optional<std::string> lane_dir;
   std::string auth = "none";

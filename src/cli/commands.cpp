@@ -10,6 +10,7 @@
 #include "auth/ed25519_minter.hpp"
 #include "cli/args.hpp"
 #include "cli/journal_cmd.hpp"
+#include "state/state_url.hpp"
 #include "cli/output.hpp"
 #include "cli/push.hpp"
 #include "cli/usage.hpp"
@@ -97,6 +98,18 @@ int run_serve_command(const std::vector<std::string>& rest) {
   if (parsed->help) {
     std::fputs(help_of("serve").c_str(), stdout);
     return kExitOk;
+  }
+  // --state sqlite:FILE is --journal FILE; a PostgreSQL state is the service's to open.
+  if (parsed->state) {
+    auto url = state::parse_state_url(*parsed->state);
+    if (!url) {
+      usage_error("serve: " + url.error().message, "");
+      return kExitUsage;
+    }
+    if (url->kind == state::StateUrl::Kind::sqlite) {
+      parsed->journal = url->path;
+      parsed->state.reset();
+    }
   }
   Result<std::string> journal = parsed->journal             ? Result<std::string>(*parsed->journal)
                                 : sys::effective_uid() == 0 ? Result<std::string>("/var/lib/git-courier/journal.db")

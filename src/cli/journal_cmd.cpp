@@ -13,6 +13,7 @@
 #include "sys/lazy_library.hpp"
 #include "sys/process.hpp"
 #include "journal/journal.hpp"
+#include "state/state_url.hpp"
 #include "transport/http_leg.hpp"
 #include "transport/read_back.hpp"
 #include "wire/legs.hpp"
@@ -75,6 +76,8 @@ json record_json(const journal::Record& r, bool entries) {
          {"finished", r.finished},
          {"state", state_of(r, effect)},
          {"remote_effect", effect}};
+  // The host that submitted it, in a fleet's shared journal (absent when none was recorded).
+  if (!r.submission.host.empty()) j["host"] = r.submission.host;
   if (auto done = r.last(journal::Step::finished)) j["outcome"] = detail_json(done->detail);
   if (entries) {
     json list = json::array();
@@ -90,6 +93,11 @@ json record_json(const journal::Record& r, bool entries) {
 }
 
 Result<std::unique_ptr<journal::Journal>> open_for(const JournalArgs& a) {
+  if (a.state) {
+    auto url = state::parse_state_url(*a.state);
+    if (!url) return tl::unexpected(url.error());
+    return journal::open_state(*url, "git-courier/" + sys::host_name() + "/" + std::to_string(sys::self_pid()));
+  }
   auto path = journal_path(a.journal);
   if (!path) return tl::unexpected(path.error());
   return journal::open_sqlite(*path);
@@ -212,10 +220,11 @@ int run_show(const JournalArgs& a) {
 }
 
 int run_recover(const JournalArgs& a) {
-  auto path = journal_path(a.journal);
+  auto path = a.state ? Result<std::string>(std::string()) : journal_path(a.journal);
   if (!path) return journal_error(path.error().message);
   ExecutorOptions eo;
   eo.journal = *path;
+  if (a.state) eo.state = *a.state;
   if (a.lane_dir) eo.lane_dir = *a.lane_dir;
   eo.workers = 1;
   eo.read_back = make_read_back(a.auth, a.ca_file, a.allow_http_loopback);

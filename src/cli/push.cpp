@@ -206,6 +206,8 @@ ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, 
   ExecutorOptions eo;
   if (a.lane_dir) eo.lane_dir = *a.lane_dir;
   eo.journal = journal;
+  if (a.state) eo.state = *a.state;
+  if (a.host_id) eo.host_id = *a.host_id;
   // Recovery at start reads back what it finishes as `possible`, with this
   // command's trust settings and credential mode.
   eo.read_back = make_read_back(a.auth, http.ca_file, a.allow_http_loopback, http.proxy);
@@ -323,7 +325,7 @@ int run_push(const PushArgs& a) {
   });
   if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
 
-  auto journal = a.no_journal ? Result<std::string>(std::string()) : journal_path(a.journal);
+  auto journal = a.no_journal || a.state ? Result<std::string>(std::string()) : journal_path(a.journal);
   if (!journal) return push_usage(a, journal.error().message);
   ProgressView view(ProgressView::Options{show_meters(a), !a.quiet, stderr});
   view.set_lane(v->lane);

@@ -12,6 +12,15 @@ namespace {
 constexpr OptionDoc kJournalOption = {
     "--journal", nullptr, "FILE",
     "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state})", nullptr};
+constexpr OptionDoc kStateOption = {
+    "--state", nullptr, "URL",
+    "where the journal lives, as a URL: sqlite:FILE (as --journal FILE) or postgres://[USER@]HOST[:PORT]/DATABASE "
+    "(one journal for a fleet of hosts; libpq's URL and parameters; a password in it is never printed); not with "
+    "--journal",
+    nullptr};
+constexpr OptionDoc kHostIdOption = {
+    "--host-id", nullptr, "NAME",
+    "this host's name in a shared state, journalled with each delivery (default: the host name)", nullptr};
 constexpr OptionDoc kJsonOption = {"--json", nullptr, nullptr,
                                    "print one JSON object with the outcome on stdout (a usage error too: "
                                    "{\"outcome\":\"usage\",\"message\":...}, exit 2)",
@@ -66,6 +75,8 @@ const std::vector<OptionDoc> kPushOptions = {
      "auto libgit2 git"},
     kJournalOption,
     {"--no-journal", nullptr, nullptr, "keep no record (nothing survives a crash of this command)", nullptr},
+    kStateOption,
+    kHostIdOption,
     {"--delivery-id", nullptr, "ID",
      "the delivery's id: the same id is never pushed twice; after remote_effect `possible` it is delivered again as "
      "a compare-and-swap on the journalled old id",
@@ -75,7 +86,7 @@ const std::vector<OptionDoc> kPushOptions = {
      "$XDG_RUNTIME_DIR/git-courier/serve.sock, /run/git-courier/serve.sock for root) and print its progress and "
      "outcome as a local push does, with the same exit codes; Ctrl-C revokes it through the service. The service "
      "owns keys, trust, lanes and journal: --auth, --ca-file, --allow-http-loopback, --lane-dir, --journal, "
-     "--no-journal, --pack-engine and --read-back are refused with it",
+     "--no-journal, --state, --host-id, --pack-engine and --read-back are refused with it",
      nullptr},
     {"--credential", nullptr, "NAME",
      "with --via: the service's credential to push with (serve --credential NAME=...); none: no credential", nullptr},
@@ -110,7 +121,8 @@ const ManualDoc kManual = {
           "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]",
           "     [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]",
           "     [--pack-engine auto|libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",
-          "     [--progress | --no-progress]", "     [--journal FILE | --no-journal] [--delivery-id ID] [--read-back]",
+          "     [--progress | --no-progress]",
+          "     [--journal FILE | --no-journal | --state URL] [--host-id NAME] [--delivery-id ID] [--read-back]",
           "push --via SOCKET [--credential NAME] --repo DIR --remote URL|NAME --ref REF",
           "     (--oid OID | --rev REV) [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
           "     [--deadline DURATION] [--delivery-id ID] [--json] [-q | --quiet] [-v | --verbose]",
@@ -128,7 +140,7 @@ const ManualDoc kManual = {
         {"serve",
          "run the delivery service: a socket API for any language",
          {"serve --repo-root DIR [--socket PATH] [--listen 127.0.0.1:PORT --api-token-file FILE]",
-          "      [--workers N] [--warm N] [--journal FILE] [--lane-dir DIR]",
+          "      [--workers N] [--warm N] [--journal FILE | --state URL] [--host-id NAME] [--lane-dir DIR]",
           "      [--credential NAME=key:FILE|bearer:FILE|credential]... [--allow-uid UID]...",
           "      [--allow-gid GID]... [--max-queued N] [--drain-timeout DURATION]",
           "      [--lease-ttl DURATION] [--lease-margin DURATION] [--stop-bound DURATION]",
@@ -149,6 +161,8 @@ const ManualDoc kManual = {
            "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state}; for "
            "root /var/lib/git-courier/journal.db)",
            nullptr},
+          kStateOption,
+          kHostIdOption,
           {"--lane-dir", nullptr, "DIR",
            "directory of cross-process lane locks (default: the journal's directory/lanes)", nullptr},
           {"--credential", nullptr, "NAME=SPEC",
@@ -195,21 +209,22 @@ const ManualDoc kManual = {
          {}},
         {"log",
          "recent deliveries from the journal, one line each",
-         {"log [--journal FILE] [--limit N] [--json]"},
+         {"log [--journal FILE | --state URL] [--limit N] [--json]"},
          {kJournalOption,
+          kStateOption,
           {"--limit", nullptr, "N", "how many deliveries, newest first (1 to 999999; default 20)", nullptr},
           kJsonOption},
          {}},
         {"show",
          "every transition of one delivery, with times",
-         {"show ID [--journal FILE] [--json]"},
-         {kJournalOption, kJsonOption},
+         {"show ID [--journal FILE | --state URL] [--json]"},
+         {kJournalOption, kStateOption, kJsonOption},
          {}},
         {"recover",
          "finish deliveries a dead process left unfinished in the journal",
-         {"recover [--journal FILE] [--lane-dir DIR] [--auth MODE] [--ca-file FILE]",
+         {"recover [--journal FILE | --state URL] [--lane-dir DIR] [--auth MODE] [--ca-file FILE]",
           "        [--allow-http-loopback] [--json]"},
-         {kJournalOption, kLaneDirOption, kAuthOption, kCaFileOption, kLoopbackOption, kJsonOption},
+         {kJournalOption, kStateOption, kLaneDirOption, kAuthOption, kCaFileOption, kLoopbackOption, kJsonOption},
          {"recover finishes every delivery whose process is gone (pid, start time and boot id) and whose lane no "
           "live process holds, as `interrupted` with the remote_effect its journal allows, and reads the remote's "
           "ref back after `possible`. Running it twice changes nothing the second time."}},

@@ -36,6 +36,7 @@
 #include "seat/leases.hpp"
 #include "seat/pack_engine.hpp"
 #include "seat/recovery.hpp"
+#include "seat/state_journal.hpp"
 #include "supervisor/supervisor.hpp"
 #include "sys/events.hpp"
 #include "sys/flock.hpp"
@@ -252,11 +253,6 @@ struct Executor::Impl {
   std::string host;
   std::string instance;
 
-  // How this executor's database sessions are named: tests (and operators,
-  // in pg_stat_activity) find a host's sessions by the prefix.
-  std::string application_name(const char* role) const {
-    return "git-courier/" + host + "/" + instance + "/" + role;
-  }
   // Under mu: bumped at each announced release (lease waiters look again),
   // and the delivery holding each lane's lease here.
   std::uint64_t lease_gen = 0;
@@ -1000,14 +996,8 @@ struct Executor::Impl {
   // Opens the journal asked for, and finishes what dead processes left in
   // it (J3). One that cannot be opened refuses every delivery.
   void open_journal() {
-    if (opt.journal.empty() && opt.state.empty()) return;
-    Result<std::unique_ptr<journal::Journal>> j = fail(Errc::invalid_argument, "no journal");
-    if (!opt.state.empty()) {
-      auto url = state::parse_state_url(opt.state);
-      j = url ? journal::open_state(*url, application_name("journal")) : tl::unexpected(url.error());
-    } else {
-      j = journal::open_sqlite(opt.journal);
-    }
+    if (!seat::wants_journal(opt)) return;
+    auto j = seat::open_executor_journal(opt);
     if (!j) {
       journal_refusal = j.error().message;
       log(journal_refusal);
@@ -1047,7 +1037,7 @@ struct Executor::Impl {
   // before anything runs). False when it finished here (replayed or refused).
   bool admit(const std::shared_ptr<DeliveryHandle::Shared>& d) {
     d->record.set_id(d->req.id.empty() ? seat::new_delivery_id() : d->req.id);
-    if (opt.journal.empty() && opt.state.empty()) return true;
+    if (!seat::wants_journal(opt)) return true;
     if (!journal) {
       d->claim = kRefused;
       d->finish(d->never_dispatched(OutcomeKind::failed, "the journal cannot be used: " + journal_refusal));
@@ -1063,7 +1053,7 @@ struct Executor::Impl {
     sub.expect_old = d->req.expect_old;
     sub.deadline_unix_ms = d->deadline_unix_ms;
     sub.submitter = self;
-    sub.host = host;
+    sub.host = seat::host_id_of(opt);
     // The host's note: a JSON object, or nothing is journalled.
     auto note = journal::compact_note(d->req.journal_note, kMaxJournalNote);
     if (!note) {
@@ -1236,7 +1226,7 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   if (!wake || !timer) std::abort();  // out of descriptors at construction: nothing sensible to do
   impl_->scheduler_wake = std::move(*wake);
   impl_->expiry_timer = std::move(*timer);
-  impl_->host = impl_->opt.host_id.empty() ? sys::host_name() : impl_->opt.host_id;
+  impl_->host = seat::host_id_of(impl_->opt);
   impl_->instance = impl_->host + "-" + std::to_string(sys::self_pid()) + "-" + instance_nonce();
   impl_->open_leases();  // first: recovery asks the database about other hosts
   impl_->open_journal();

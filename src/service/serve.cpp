@@ -17,7 +17,9 @@
 #include "service/metrics.hpp"
 #include "service/resume.hpp"
 #include "service/service_log.hpp"
+#include "state/state_url.hpp"
 #include "sys/lazy_library.hpp"
+#include "sys/process.hpp"
 #include "sys/service_socket.hpp"
 #include "sys/signals.hpp"
 
@@ -82,7 +84,15 @@ Result<ApiConfig> api_config(const ServiceOptions& o) {
 
 ExecutorOptions executor_options(const ServiceOptions& o, const std::string& journal, ReadBackFn read_back) {
   ExecutorOptions eo;
-  eo.journal = journal;
+  // journal: the SQLite file (--journal, --state sqlite:FILE, or the
+  // default); with a PostgreSQL state the default's directory still holds
+  // the lanes.
+  if (o.state) {
+    eo.state = *o.state;
+  } else {
+    eo.journal = journal;
+  }
+  if (o.host_id) eo.host_id = *o.host_id;
   eo.lane_dir = o.lane_dir ? *o.lane_dir : (std::filesystem::path(journal).parent_path() / "lanes").string();
   eo.workers = o.workers;
   eo.warm_children = o.warm;
@@ -150,6 +160,19 @@ int wait_for_signal(StopSignal& stop) {
 
 }  // namespace
 
+namespace {
+
+// The registry's journal: the one the executor opens too (--state, else the SQLite file).
+Result<std::unique_ptr<journal::Journal>> open_service_journal(const ServiceOptions& o, const std::string& path) {
+  if (!o.state) return journal::open_sqlite(path);
+  auto url = state::parse_state_url(*o.state);
+  if (!url) return tl::unexpected(url.error());
+  return journal::open_state(*url, "git-courier/" + (o.host_id ? *o.host_id : sys::host_name()) + "/" +
+                                       std::to_string(sys::self_pid()) + "/api");
+}
+
+}  // namespace
+
 int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBackFn read_back) {
   if (auto libs = load_libraries(); !libs) {
     log_event(LogLevel::error, "library_missing", {{"message", libs.error().message}});
@@ -178,7 +201,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   if (!sock) return config_error(sock.error().message);
   auto tcp = tcp_listener(o);
   if (!tcp) return config_error(tcp.error().message);
-  auto journal = journal::open_sqlite(journal_path);
+  auto journal = open_service_journal(o, journal_path);
   if (!journal) {
     sys::remove_service_socket(*sock);
     return config_error(journal.error().message);
@@ -213,13 +236,14 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
     log_event(LogLevel::error, "http_failed", {{"message", http.error().message}});
     return kExitRuntime;
   }
-  log_event(LogLevel::info, "listening",
-            {{"socket", socket_path},
-             {"listen", o.listen ? nlohmann::json(*o.listen) : nlohmann::json(nullptr)},
-             {"journal", journal_path},
-             {"lane_dir", executor->lane_dir()},
-             {"workers", o.workers},
-             {"warm", o.warm}});
+  log_event(
+      LogLevel::info, "listening",
+      {{"socket", socket_path},
+       {"listen", o.listen ? nlohmann::json(*o.listen) : nlohmann::json(nullptr)},
+       {"journal", o.state ? state::parse_state_url(*o.state).value_or(state::StateUrl{}).redacted : journal_path},
+       {"lane_dir", executor->lane_dir()},
+       {"workers", o.workers},
+       {"warm", o.warm}});
   const int signo = wait_for_signal(stop);
   log_event(LogLevel::info, "stopping", {{"signal", signo == SIGINT ? "SIGINT" : "SIGTERM"}});
   drain(deliveries, o);

@@ -20,7 +20,7 @@ const std::set<std::string> kSwitches = {"allow-http-loopback", "help"};
 const std::set<std::string> kValued = {"socket",    "listen",     "api-token-file", "workers",    "warm",
                                        "journal",   "lane-dir",   "repo-root",      "credential", "allow-uid",
                                        "allow-gid", "max-queued", "drain-timeout",  "ca-file",    "config",
-                                       "lease-ttl", "lease-margin", "stop-bound"};
+                                       "state",     "host-id",    "lease-ttl",      "lease-margin", "stop-bound"};
 const std::set<std::string> kRepeatable = {"credential", "allow-uid", "allow-gid"};
 
 Result<std::uint64_t> count(const std::string& flag, const std::string& v, std::uint64_t min, std::uint64_t max) {
@@ -42,6 +42,11 @@ Result<void> apply(ServiceOptions& o, const std::string& flag, const std::string
   if (flag == "listen") o.listen = v;
   if (flag == "api-token-file") o.api_token_file = v;
   if (flag == "journal") o.journal = v;
+  if (flag == "state") o.state = v;
+  if (flag == "host-id") {
+    if (!wire::check_delivery_id(v)) return fail(Errc::invalid_argument, "--host-id: 1 to 128 of A-Z a-z 0-9 . _ : -");
+    o.host_id = v;
+  }
   if (flag == "lane-dir") o.lane_dir = v;
   if (flag == "repo-root") o.repo_root = v;
   if (flag == "ca-file") o.ca_file = v;
@@ -191,6 +196,10 @@ Result<ServiceOptions> parse_service_options(const std::vector<std::string>& arg
     }
   }
   if (o.repo_root.empty()) return fail(Errc::invalid_argument, "serve needs --repo-root DIR");
+  if (o.state && o.journal) {
+    return fail(Errc::invalid_argument,
+                "give at most one of --state and --journal (--state sqlite:FILE is --journal FILE)");
+  }
   if (o.listen && !o.api_token_file) return fail(Errc::invalid_argument, "--listen requires --api-token-file FILE");
   if (o.listen) {
     if (auto l = parse_listen(*o.listen); !l) return tl::unexpected(l.error());

@@ -22,6 +22,8 @@ struct ServiceOptions {
   std::size_t workers = 4;
   std::size_t warm = 0;
   std::optional<std::string> journal;              // default: the caller's (cli)
+  std::optional<std::string> state;                // a state URL (sqlite:PATH, postgres://...); not with journal
+  std::optional<std::string> host_id;              // this host's name in a shared state; default: the host name
   std::optional<std::string> lane_dir;             // default: the journal's directory + "/lanes"
   std::string repo_root;                           // required
   std::map<std::string, std::string> credentials;  // NAME -> key:FILE | bearer:FILE | credential

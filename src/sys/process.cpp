@@ -96,11 +96,6 @@ Result<void> kill_own_process_group() {
 
 pid_t self_pid() { return ::getpid(); }
 
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
 pid_t parent_pid() { return ::getppid(); }
 bool is_tty(int fd) { return ::isatty(fd) == 1; }
 
@@ -194,6 +189,12 @@ std::optional<std::string> home_of_effective_user() {
   std::string home = pw->pw_dir;
   while (home.size() > 1 && home.back() == '/') home.pop_back();
   return home;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
 }
 
 }  // namespace courier::sys

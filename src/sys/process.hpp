@@ -17,8 +17,6 @@ namespace courier::sys {
 Result<void> set_parent_death_kill();
 
 pid_t self_pid();
-// This host's name (gethostname), or "localhost" when it has none.
-std::string host_name();
 pid_t parent_pid();
 
 // SIGKILL to the caller's own process group, the caller included (the
@@ -51,6 +49,9 @@ bool group_has_members(pid_t pgid);
 // The effective user's home directory from the password database (an
 // absolute path), or nullopt.
 std::optional<std::string> home_of_effective_user();
+
+// This machine's host name (gethostname), or "localhost" if it has none.
+std::string host_name();
 
 // Names of the variables in this process's environment.
 std::vector<std::string> environment_keys();
