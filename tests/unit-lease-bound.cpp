@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "protocol/messages.hpp"
 #include "supervisor/lease_bound.hpp"
 #include "supervisor/supervisor.hpp"
 #include "support.hpp"
@@ -119,5 +120,31 @@ TEST_SUITE("lease") {
     CHECK(o.revoke_cause == "lease_lost");
     CHECK_FALSE(o.dispatched);
     CHECK(o.child.pid == 0);
+  }
+
+  TEST_CASE("L2: the job's lease bound and the lease frame round-trip; a bound that is not positive is refused") {
+    protocol::Job job;
+    job.parent_pid = 1;
+    job.repo = "/r";
+    job.remote = "https://h/r.git";
+    job.ref = "refs/heads/main";
+    job.oid = std::string(40, 'a');
+    job.deadline_mono_ns = 5;
+    job.scratch_dir = "/tmp/s";
+    job.lease_bound_mono_ns = 4;
+    const auto body = protocol::encode(protocol::ParentMessage{job});
+    REQUIRE(body.has_value());
+    const auto back = protocol::decode_parent(*body);
+    REQUIRE(back.has_value());
+    CHECK(std::get<protocol::Job>(*back).lease_bound_mono_ns == 4);
+    const auto lease = protocol::encode(protocol::ParentMessage{protocol::Lease{123}});
+    REQUIRE(lease.has_value());
+    CHECK(*lease == R"({"bound_mono_ns":123,"type":"lease"})");
+    const auto lease_back = protocol::decode_parent(*lease);
+    REQUIRE(lease_back.has_value());
+    CHECK(std::get<protocol::Lease>(*lease_back).bound_mono_ns == 123);
+    CHECK_FALSE(protocol::decode_parent(R"({"type":"lease","bound_mono_ns":0})").has_value());
+    CHECK_FALSE(protocol::decode_parent(R"({"type":"lease"})").has_value());
+    CHECK_FALSE(protocol::decode_parent(R"({"type":"lease","bound_mono_ns":1,"extra":1})").has_value());
   }
 }

@@ -115,6 +115,8 @@ struct Supervisor::Loop final : Conversation::Driver {
     if (!opt().lease || !job.lease_bound_mono_ns) return;
     lease_told = *job.lease_bound_mono_ns;
     lease_listener = LeaseListener(opt().lease, [w = wake] { w->signal(); });
+    // A move between the job's bound and the listener: not missed.
+    if (opt().lease->get() > lease_told) wake->signal();
   }
 
   void on_lease_moved() {
