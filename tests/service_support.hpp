@@ -5,6 +5,7 @@
 // journal after the first was killed).
 #pragma once
 
+#include <algorithm>
 #include <signal.h>
 #include <unistd.h>
 
@@ -106,8 +107,11 @@ class ServeProcess {
       : socket_(state + "/run/serve.sock"), journal_(state + "/journal/journal.sqlite") {
     const std::string cmd =
         "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " \"$0\" serve \"$@\" 2>&1";
-    std::vector<std::string> argv = {"/bin/sh", "-c",       cmd,     COURIER_BINARY, "--repo-root",
-                                     repo_root, "--socket", socket_, "--journal",    journal_};
+    std::vector<std::string> argv = {"/bin/sh", "-c", cmd, COURIER_BINARY, "--repo-root", repo_root, "--socket", socket_};
+    // A service given a state URL keeps its journal there instead.
+    if (std::find(extra.begin(), extra.end(), "--state") == extra.end()) {
+      argv.insert(argv.end(), {"--journal", journal_});
+    }
     argv.insert(argv.end(), extra.begin(), extra.end());
     proc_ = std::make_unique<LineProcess>(argv);
     up_ = !proc_->wait_line("{\"event\":\"listening\"", 30'000).empty();

@@ -152,7 +152,7 @@ struct Fleet {
   // Milliseconds since the epoch of the lane's lease expiry, by the database.
   std::int64_t lease_expiry_ms(const std::string& repo) const {
     const std::string v = pg.sql("SELECT (extract(epoch FROM expires_at) * 1000)::bigint FROM courier_lease WHERE lane LIKE " +
-                                 test::sql_literal("%/" + repo + ".git"));
+                                 test::sql_literal("%/" + repo));
     return std::atoll(v.c_str());
   }
 };
@@ -292,7 +292,8 @@ TEST_SUITE("fleet") {
     REQUIRE_MESSAGE(b->up(), b->log());
     f.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
     REQUIRE(a->post(f.body("cut-a", "r", "refs/heads/a")).status == 202);
-    REQUIRE(f.fx.wait_for_held(30'000).has_value());
+    REQUIRE_MESSAGE(f.fx.wait_for_held(30'000).has_value(),
+                    first_event(a->socket(), "cut-a", "pending", 1'000).dump() << "\n" << a->log());
     REQUIRE(b->post(f.body("cut-b", "r", "refs/heads/b")).status == 202);
     const json pending = first_event(b->socket(), "cut-b", "pending", 20'000);
     REQUIRE(pending.is_object());
@@ -313,7 +314,7 @@ TEST_SUITE("fleet") {
                  "ms");
     test::report("fleet partition", "confirmed stop before the lease's expiry", static_cast<double>(expiry_ms - stopped_wall),
                  "ms");
-    CHECK(out["kind"] == "revoked");
+    CHECK(out["outcome"] == "revoked");
     CHECK_MESSAGE(out["reason"].get<std::string>().find("lease") != std::string::npos, out.dump());
     CHECK(out["remote_effect"] == "possible");
     CHECK_MESSAGE(stopped_wall < expiry_ms, "L1: the stop was confirmed " << stopped_wall - expiry_ms
@@ -321,7 +322,7 @@ TEST_SUITE("fleet") {
     // Host b: seat only after the expiry plus the margin, by the database's clock.
     json got_b;
     REQUIRE(wait_for_fact([&] { return (got_b = outcome_of(*b, "cut-b")).is_object(); }, kTtlMs + kMarginMs + 20'000));
-    CHECK(got_b["kind"] == "delivered");
+    CHECK(got_b["outcome"] == "delivered");
     // The cut heals: host a's journal entries that waited are written.
     f.pg.sql("ALTER ROLE host_a LOGIN");
     auto j = f.journal();
@@ -392,11 +393,11 @@ TEST_SUITE("fleet") {
                                         << kTtlMs - kMarginMs << " ms away");
     json got_b;
     REQUIRE(wait_for_fact([&] { return (got_b = outcome_of(*b, "frozen-b")).is_object(); }, kTtlMs + kMarginMs + 20'000));
-    CHECK(got_b["kind"] == "delivered");
+    CHECK(got_b["outcome"] == "delivered");
     REQUIRE(::kill(a->pid(), SIGCONT) == 0);
     json out;
     REQUIRE(wait_for_fact([&] { return (out = outcome_of(*a, "frozen-a")).is_object(); }, 20'000));
-    CHECK(out["kind"] == "revoked");
+    CHECK(out["outcome"] == "revoked");
     CHECK_MESSAGE(out["revoke_cause"].dump().find("lease") != std::string::npos, out.dump());
     // It did not push: the remote has b's ref and not a's.
     auto refs = test::git({"--git-dir", f.fx.repo_path("r"), "for-each-ref", "--format=%(refname)"});
@@ -471,7 +472,7 @@ TEST_SUITE("fleet") {
     REQUIRE(wait_for_fact([&] { return all_idle({a.get(), b.get()}); }, 120'000, 100'000));
     for (int k : again) {
       const json o = outcome_of(k % 2 ? *a : *b, "restart-" + std::to_string(k));
-      CHECK_MESSAGE((o["kind"] == "delivered" || o["kind"] == "up_to_date"), o.dump());
+      CHECK_MESSAGE((o["outcome"] == "delivered" || o["outcome"] == "up_to_date"), o.dump());
     }
     long refs = 0;
     for (int i = 0; i < kRemotes; ++i) {

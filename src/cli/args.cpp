@@ -106,6 +106,15 @@ Result<void> parse_lease(OptionReader& o, PushArgs& out) {
   return {};
 }
 
+// --host-id NAME: checked as a delivery id is. Errors: invalid_argument.
+Result<void> set_host_id(OptionReader& o, std::optional<std::string>& host_id) {
+  auto r = o.set(host_id);
+  if (r && !wire::check_delivery_id(*host_id)) {
+    return fail(Errc::invalid_argument, "--host-id: 1 to 128 of A-Z a-z 0-9 . _ : -");
+  }
+  return r;
+}
+
 // Applies one option of `push` to out. Errors: invalid_argument (unknown
 // option, stray argument, bad value).
 Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
@@ -132,13 +141,7 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
   if (flag == "--journal") return o.set(out.journal);
   if (flag == "--no-journal") return o.set_switch(out.no_journal);
   if (flag == "--state") return o.set(out.state);
-  if (flag == "--host-id") {
-    auto r = o.set(out.host_id);
-    if (r && !wire::check_delivery_id(*out.host_id)) {
-      return fail(Errc::invalid_argument, "--host-id: 1 to 128 of A-Z a-z 0-9 . _ : -");
-    }
-    return r;
-  }
+  if (flag == "--host-id") return set_host_id(o, out.host_id);
   if (flag == "--read-back") return o.set_switch(out.read_back);
   if (flag == "--force" || flag == "-f") return o.set_switch(out.force);
   if (flag == "--expect-old") return o.set(out.expect_old);
@@ -294,6 +297,7 @@ Result<void> apply_journal_option(const std::string& command, OptionReader& o, J
   }
   if (command == "recover") {
     if (flag == "--lane-dir") return o.set(out.lane_dir);
+    if (flag == "--host-id") return set_host_id(o, out.host_id);
     if (flag == "--ca-file") return o.set(out.ca_file);
     if (flag == "--allow-http-loopback") return o.set_switch(out.allow_http_loopback);
     if (flag == "--auth") {

@@ -99,6 +99,7 @@ struct JournalArgs {
   std::size_t limit = 20;            // log
   // recover: the lane directory whose locks it honours, and how it reads back.
   std::optional<std::string> lane_dir;
+  std::optional<std::string> host_id;  // recover: this host's name in a shared state
   std::string auth = "none";
   std::optional<std::string> ca_file;
   bool allow_http_loopback = false;

@@ -226,6 +226,7 @@ int run_recover(const JournalArgs& a) {
   eo.journal = *path;
   if (a.state) eo.state = *a.state;
   if (a.lane_dir) eo.lane_dir = *a.lane_dir;
+  if (a.host_id) eo.host_id = *a.host_id;
   eo.workers = 1;
   eo.read_back = make_read_back(a.auth, a.ca_file, a.allow_http_loopback);
   eo.on_log = [](std::string_view line) {

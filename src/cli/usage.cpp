@@ -222,12 +222,15 @@ const ManualDoc kManual = {
          {}},
         {"recover",
          "finish deliveries a dead process left unfinished in the journal",
-         {"recover [--journal FILE | --state URL] [--lane-dir DIR] [--auth MODE] [--ca-file FILE]",
+         {"recover [--journal FILE | --state URL] [--host-id NAME] [--lane-dir DIR] [--auth MODE] [--ca-file FILE]",
           "        [--allow-http-loopback] [--json]"},
-         {kJournalOption, kStateOption, kLaneDirOption, kAuthOption, kCaFileOption, kLoopbackOption, kJsonOption},
+         {kJournalOption, kStateOption, kHostIdOption, kLaneDirOption, kAuthOption, kCaFileOption, kLoopbackOption,
+          kJsonOption},
          {"recover finishes every delivery whose process is gone (pid, start time and boot id) and whose lane no "
           "live process holds, as `interrupted` with the remote_effect its journal allows, and reads the remote's "
-          "ref back after `possible`. Running it twice changes nothing the second time."}},
+          "ref back after `possible`. Running it twice changes nothing the second time. With a postgres:// state, "
+          "another host's delivery is finished only when that host shows no life and the lane's lease has expired "
+          "plus the margin."}},
         {"version", "print the version (as --version)", {"version"}, {}, {}},
         {"help", "this text, or a command's (as COMMAND --help)", {"help [COMMAND]"}, {}, {}},
     },

@@ -73,7 +73,14 @@ CREATE TABLE courier_instance (
   alive_until timestamptz NOT NULL);
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations = {{{1, kVersion1}}};
+// Version 2: a lease names the margin its holder kills by, so a host (or a
+// recovery) configured with a shorter one still waits the holder's out
+// (L3: the takeable instant is the expiry plus the larger margin).
+constexpr const char* kVersion2 = R"sql(
+ALTER TABLE courier_lease ADD COLUMN margin_ms bigint NOT NULL DEFAULT 0;
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{{1, kVersion1}, {2, kVersion2}}};
 
 // Reads the version under the lock; 0 for a database without our schema.
 Result<int> current_version(Connection& c, sys::MonoNs until) {

@@ -26,33 +26,38 @@ constexpr const char* kListen = "LISTEN courier_lane";
 std::string ms_text(sys::MonoNs ns) { return std::to_string(ns / sys::kNsPerMs); }
 
 // L3, in one place: the instant a lease may be taken without its holder's
-// release is its expiry plus the margin, by the database's clock. (The
+// release is its expiry plus the margin, by the database's clock: the
+// larger of this host's margin and the one the holder kills by. (The
 // margin is this program's own number, not text from outside.)
-std::string takeable_at(sys::MonoNs margin) { return "(expires_at + interval '" + ms_text(margin) + " milliseconds')"; }
+std::string takeable_at(const char* row, sys::MonoNs margin) {
+  return std::string("(") + row + "expires_at + interval '1 millisecond' * GREATEST(" + row + "margin_ms, " +
+         ms_text(margin) + "))";
+}
 
 // The lane is taken when it has no lease, a released one, or one past the
 // instant above. The fence comes from one sequence, so it grows for every
 // lane. ($5: the ttl in ms.)
 std::string take_statement(sys::MonoNs margin) {
-  return "INSERT INTO courier_lease AS l (lane, fence, host, instance, delivery, expires_at, released) "
-         "VALUES ($1, nextval('courier_fence'), $2, $3, $4, now() + $5::bigint * interval '1 millisecond', false) "
-         "ON CONFLICT (lane) DO UPDATE SET fence = nextval('courier_fence'), host = EXCLUDED.host, "
+  return "INSERT INTO courier_lease AS l (lane, fence, host, instance, delivery, expires_at, released, margin_ms) "
+         "VALUES ($1, nextval('courier_fence'), $2, $3, $4, now() + $5::bigint * interval '1 millisecond', false, " +
+         ms_text(margin) +
+         ") ON CONFLICT (lane) DO UPDATE SET fence = nextval('courier_fence'), host = EXCLUDED.host, "
          "instance = EXCLUDED.instance, delivery = EXCLUDED.delivery, expires_at = EXCLUDED.expires_at, "
-         "released = false WHERE l.released OR " +
-         takeable_at(margin) + " <= now() RETURNING l.fence";
+         "margin_ms = EXCLUDED.margin_ms, released = false WHERE l.released OR " +
+         takeable_at("l.", margin) + " <= now() RETURNING l.fence";
 }
 
 // Who holds it, and how long until that instant (ms, by the database's
 // clock; 0 when already past).
 std::string holder_statement(sys::MonoNs margin) {
   return "SELECT host, instance, delivery, fence, released, GREATEST(0, CEIL(EXTRACT(EPOCH FROM (" +
-         takeable_at(margin) + " - now())) * 1000))::bigint FROM courier_lease WHERE lane = $1";
+         takeable_at("", margin) + " - now())) * 1000))::bigint FROM courier_lease WHERE lane = $1";
 }
 
-// Whether the lane is held: not released and not yet takeable.
-std::string leased_statement(sys::MonoNs margin) {
-  return "SELECT count(*) FROM courier_lease WHERE lane = $1 AND NOT released AND " + takeable_at(margin) +
-         " > now()";
+// Whether the lane is held: not released and not yet takeable by the
+// holder's own margin (recovery reads the lease as its holder stated it).
+std::string leased_statement() {
+  return "SELECT count(*) FROM courier_lease WHERE lane = $1 AND NOT released AND " + takeable_at("", 0) + " > now()";
 }
 
 // A renewal moves the expiry only of a lease still ours and not yet
@@ -233,7 +238,7 @@ Result<std::unique_ptr<LeaseKeeper>> LeaseKeeper::open(LeaseConfig config, Callb
   impl->cb = std::move(callbacks);
   impl->take = take_statement(impl->cfg.margin);
   impl->holder = holder_statement(impl->cfg.margin);
-  impl->leased = leased_statement(impl->cfg.margin);
+  impl->leased = leased_statement();
   auto wake = sys::EventFd::create();
   if (!wake) return tl::unexpected(wake.error());
   impl->wake = std::move(*wake);
