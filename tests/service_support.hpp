@@ -107,7 +107,8 @@ class ServeProcess {
       : socket_(state + "/run/serve.sock"), journal_(state + "/journal/journal.sqlite") {
     const std::string cmd =
         "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " \"$0\" serve \"$@\" 2>&1";
-    std::vector<std::string> argv = {"/bin/sh", "-c", cmd, COURIER_BINARY, "--repo-root", repo_root, "--socket", socket_};
+    std::vector<std::string> argv = {"/bin/sh",     "-c",      cmd,        COURIER_BINARY,
+                                     "--repo-root", repo_root, "--socket", socket_};
     // A service given a state URL keeps its journal there instead.
     if (std::find(extra.begin(), extra.end(), "--state") == extra.end()) {
       argv.insert(argv.end(), {"--journal", journal_});

@@ -44,7 +44,7 @@ constexpr long kMarginMs = 1'200;
 constexpr long kStopBoundMs = 500;
 
 std::vector<std::string> lease_flags() {
-  return {"--lease-ttl",  std::to_string(kTtlMs) + "ms", "--lease-margin", std::to_string(kMarginMs) + "ms",
+  return {"--lease-ttl",  std::to_string(kTtlMs) + "ms",      "--lease-margin", std::to_string(kMarginMs) + "ms",
           "--stop-bound", std::to_string(kStopBoundMs) + "ms"};
 }
 
@@ -151,8 +151,9 @@ struct Fleet {
   }
   // Milliseconds since the epoch of the lane's lease expiry, by the database.
   std::int64_t lease_expiry_ms(const std::string& repo) const {
-    const std::string v = pg.sql("SELECT (extract(epoch FROM expires_at) * 1000)::bigint FROM courier_lease WHERE lane LIKE " +
-                                 test::sql_literal("%/" + repo));
+    const std::string v =
+        pg.sql("SELECT (extract(epoch FROM expires_at) * 1000)::bigint FROM courier_lease WHERE lane LIKE " +
+               test::sql_literal("%/" + repo));
     return std::atoll(v.c_str());
   }
 };
@@ -222,7 +223,11 @@ TEST_SUITE("fleet") {
       });
     }
     for (auto& t : clients) t.join();
-    REQUIRE_MESSAGE(wait_for_fact([&] { return all_idle({a.get(), b.get()}); }, 400'000, 200'000),
+    REQUIRE_MESSAGE(wait_for_fact(
+                        [&] {
+                          return all_idle({a.get(), b.get()});
+                        },
+                        400'000, 200'000),
                     "the deliveries did not all finish");
     const double secs = sys::ns_to_ms(sys::mono_now_ns() - t0) / 1000.0;
     test::report("fleet", "deliveries (two hosts, one database)", kDeliveries, "");
@@ -255,7 +260,8 @@ TEST_SUITE("fleet") {
     long out_of_order = 0;
     for (auto& [lane, v] : fences) {
       std::sort(v.begin(), v.end());
-      for (std::size_t i = 1; i < v.size(); ++i) out_of_order += v[i].first > v[i - 1].first && v[i].second <= v[i - 1].second;
+      for (std::size_t i = 1; i < v.size(); ++i)
+        out_of_order += v[i].first > v[i - 1].first && v[i].second <= v[i - 1].second;
       CHECK(v.front().second > 0);
     }
     CHECK_MESSAGE(out_of_order == 0, out_of_order << " claims had a fence not above the earlier claim's on their lane");
@@ -270,7 +276,8 @@ TEST_SUITE("fleet") {
     CHECK_MESSAGE(worst == 1, "S1 across hosts: " << worst << " POSTs were live at once on one remote");
     long refs = 0;
     for (int i = 0; i < kRemotes; ++i) {
-      auto r = test::git({"--git-dir", f.fx.repo_path("r" + std::to_string(i)), "for-each-ref", "--format=%(objectname)"});
+      auto r =
+          test::git({"--git-dir", f.fx.repo_path("r" + std::to_string(i)), "for-each-ref", "--format=%(objectname)"});
       REQUIRE(r.ok());
       refs += std::count(r.out.begin(), r.out.end(), '\n');
     }
@@ -292,8 +299,9 @@ TEST_SUITE("fleet") {
     REQUIRE_MESSAGE(b->up(), b->log());
     f.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
     REQUIRE(a->post(f.body("cut-a", "r", "refs/heads/a")).status == 202);
-    REQUIRE_MESSAGE(f.fx.wait_for_held(30'000).has_value(),
-                    first_event(a->socket(), "cut-a", "pending", 1'000).dump() << "\n" << a->log());
+    REQUIRE_MESSAGE(f.fx.wait_for_held(30'000).has_value(), first_event(a->socket(), "cut-a", "pending", 1'000).dump()
+                                                                << "\n"
+                                                                << a->log());
     REQUIRE(b->post(f.body("cut-b", "r", "refs/heads/b")).status == 202);
     const json pending = first_event(b->socket(), "cut-b", "pending", 20'000);
     REQUIRE(pending.is_object());
@@ -312,13 +320,13 @@ TEST_SUITE("fleet") {
     const std::int64_t stopped_wall = journal::wall_now_ms();
     test::report("fleet partition", "cut to the held push's confirmed stop", sys::ns_to_ms(sys::mono_now_ns() - cut_at),
                  "ms");
-    test::report("fleet partition", "confirmed stop before the lease's expiry", static_cast<double>(expiry_ms - stopped_wall),
-                 "ms");
+    test::report("fleet partition", "confirmed stop before the lease's expiry",
+                 static_cast<double>(expiry_ms - stopped_wall), "ms");
     CHECK(out["outcome"] == "revoked");
     CHECK_MESSAGE(out["reason"].get<std::string>().find("lease") != std::string::npos, out.dump());
     CHECK(out["remote_effect"] == "possible");
-    CHECK_MESSAGE(stopped_wall < expiry_ms, "L1: the stop was confirmed " << stopped_wall - expiry_ms
-                                                                          << " ms after the lease expired");
+    CHECK_MESSAGE(stopped_wall < expiry_ms,
+                  "L1: the stop was confirmed " << stopped_wall - expiry_ms << " ms after the lease expired");
     // Host b: seat only after the expiry plus the margin, by the database's clock.
     json got_b;
     REQUIRE(wait_for_fact([&] { return (got_b = outcome_of(*b, "cut-b")).is_object(); }, kTtlMs + kMarginMs + 20'000));
@@ -341,11 +349,11 @@ TEST_SUITE("fleet") {
     CHECK(journal::detail_text(fin_a->detail, "kind") == "revoked");
     const auto claimed_b = (*rb)->last(journal::Step::claimed);
     REQUIRE(claimed_b.has_value());
-    test::report("fleet partition", "lane taken after the lease's expiry", static_cast<double>(claimed_b->at_unix_ms - expiry_ms),
-                 "ms");
+    test::report("fleet partition", "lane taken after the lease's expiry",
+                 static_cast<double>(claimed_b->at_unix_ms - expiry_ms), "ms");
     CHECK_MESSAGE(claimed_b->at_unix_ms >= expiry_ms + kMarginMs,
-                  "L3: host b claimed " << claimed_b->at_unix_ms - expiry_ms << " ms after the expiry (margin " << kMarginMs
-                                        << " ms)");
+                  "L3: host b claimed " << claimed_b->at_unix_ms - expiry_ms << " ms after the expiry (margin "
+                                        << kMarginMs << " ms)");
     const std::int64_t fa = fence_of(*ra), fb = fence_of(**rb);
     test::report("fleet partition", "fence of host a", static_cast<double>(fa), "");
     test::report("fleet partition", "fence of host b", static_cast<double>(fb), "");
@@ -392,7 +400,8 @@ TEST_SUITE("fleet") {
                   "L2: the child died " << after_ms << " ms after the freeze; its bound was at most "
                                         << kTtlMs - kMarginMs << " ms away");
     json got_b;
-    REQUIRE(wait_for_fact([&] { return (got_b = outcome_of(*b, "frozen-b")).is_object(); }, kTtlMs + kMarginMs + 20'000));
+    REQUIRE(
+        wait_for_fact([&] { return (got_b = outcome_of(*b, "frozen-b")).is_object(); }, kTtlMs + kMarginMs + 20'000));
     CHECK(got_b["outcome"] == "delivered");
     REQUIRE(::kill(a->pid(), SIGCONT) == 0);
     json out;
@@ -430,7 +439,8 @@ TEST_SUITE("fleet") {
     REQUIRE_MESSAGE(a->up(), a->log());
     REQUIRE_MESSAGE(b->up(), b->log());
     auto body_of = [&](int k) {
-      return f.body("restart-" + std::to_string(k), "r" + std::to_string(k % kRemotes), "refs/heads/d-" + std::to_string(k));
+      return f.body("restart-" + std::to_string(k), "r" + std::to_string(k % kRemotes),
+                    "refs/heads/d-" + std::to_string(k));
     };
     for (int k = 0; k < kDeliveries; ++k) REQUIRE((k % 2 ? a : b)->post(body_of(k)).status == 202);
     // Some have finished (a fact at the server) when the database stops.
@@ -476,7 +486,8 @@ TEST_SUITE("fleet") {
     }
     long refs = 0;
     for (int i = 0; i < kRemotes; ++i) {
-      auto r = test::git({"--git-dir", f.fx.repo_path("r" + std::to_string(i)), "for-each-ref", "--format=%(objectname)"});
+      auto r =
+          test::git({"--git-dir", f.fx.repo_path("r" + std::to_string(i)), "for-each-ref", "--format=%(objectname)"});
       REQUIRE(r.ok());
       refs += std::count(r.out.begin(), r.out.end(), '\n');
     }
@@ -499,8 +510,8 @@ TEST_SUITE("fleet") {
     a->crash();
     const std::int64_t expiry_ms = f.lease_expiry_ms("r");
     auto recover = [&] {
-      std::vector<std::string> argv = {COURIER_BINARY, "recover", "--state", f.url_as("host_b"), "--host-id", "host-b",
-                                       "--lane-dir", f.dir.path() + "/b-lanes"};
+      std::vector<std::string> argv = {COURIER_BINARY, "recover", "--state",    f.url_as("host_b"),
+                                       "--host-id",    "host-b",  "--lane-dir", f.dir.path() + "/b-lanes"};
       std::filesystem::create_directories(f.dir.path() + "/b-lanes");
       return test::run(argv, {}, test::Stdin::bytes, test::cli_env());
     };
@@ -519,12 +530,14 @@ TEST_SUITE("fleet") {
     // from the database), recovery on host b finishes it.
     REQUIRE(wait_for_fact(
         [&] {
-          return f.pg.sql("SELECT count(*) FROM courier_lease WHERE expires_at + interval '" + std::to_string(kMarginMs) +
-                          " milliseconds' <= now()") == "1";
+          return f.pg.sql("SELECT count(*) FROM courier_lease WHERE expires_at + interval '" +
+                          std::to_string(kMarginMs) + " milliseconds' <= now()") == "1";
         },
         kTtlMs + kMarginMs + 5'000, 50'000));
     REQUIRE(wait_for_fact(
-        [&] { return f.pg.sql("SELECT count(*) FROM courier_instance WHERE host = 'host-a' AND alive_until > now()") == "0"; },
+        [&] {
+          return f.pg.sql("SELECT count(*) FROM courier_instance WHERE host = 'host-a' AND alive_until > now()") == "0";
+        },
         kTtlMs + 5'000, 50'000));
     const auto late = recover();
     INFO(late.out << late.err);

@@ -1007,8 +1007,8 @@ struct Executor::Impl {
     journal = std::move(*j);
     // Its log is a copy of the host's sink: a handle may keep the outbox
     // (through its record) past this executor.
-    outbox = std::make_shared<seat::JournalOutbox>(journal,
-                                                   [sink = log_sink()](const std::string& line) { sink(line); });
+    outbox =
+        std::make_shared<seat::JournalOutbox>(journal, [sink = log_sink()](const std::string& line) { sink(line); });
     if (auto me = journal::identify(sys::self_pid())) self = *me;
     recovered = run_recovery();
     if (!recovered) log("recovery: " + recovered.error().message);

@@ -95,7 +95,7 @@ struct LeaseKeeper::Impl {
   LeaseConfig cfg;
   Callbacks cb;
   std::string take, holder, leased;  // the statements, with this margin
-  std::mutex ops_mu;  // the connection for taking and releasing
+  std::mutex ops_mu;                 // the connection for taking and releasing
   std::optional<pg::Connection> ops;
   // Under mu: the leases the keeper renews.
   std::mutex mu;
@@ -131,9 +131,7 @@ struct LeaseKeeper::Impl {
     return (*c)->exec(sql, params, until);
   }
 
-  sys::MonoNs bounded(sys::MonoNs until) const {
-    return std::min(until, sys::mono_now_ns() + cfg.statement_bound);
-  }
+  sys::MonoNs bounded(sys::MonoNs until) const { return std::min(until, sys::mono_now_ns() + cfg.statement_bound); }
 
   // The keeper thread's connection: LISTENing, for renewals and the
   // heartbeat. Errors: database_failed.

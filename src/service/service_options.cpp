@@ -17,9 +17,9 @@ namespace {
 using nlohmann::json;
 
 const std::set<std::string> kSwitches = {"allow-http-loopback", "help"};
-const std::set<std::string> kValued = {"socket",    "listen",     "api-token-file", "workers",    "warm",
-                                       "journal",   "lane-dir",   "repo-root",      "credential", "allow-uid",
-                                       "allow-gid", "max-queued", "drain-timeout",  "ca-file",    "config",
+const std::set<std::string> kValued = {"socket",    "listen",     "api-token-file", "workers",      "warm",
+                                       "journal",   "lane-dir",   "repo-root",      "credential",   "allow-uid",
+                                       "allow-gid", "max-queued", "drain-timeout",  "ca-file",      "config",
                                        "state",     "host-id",    "lease-ttl",      "lease-margin", "stop-bound"};
 const std::set<std::string> kRepeatable = {"credential", "allow-uid", "allow-gid"};
 
