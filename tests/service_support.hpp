@@ -11,11 +11,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "fixture_server.hpp"
 #include "support.hpp"
 #include "sys/clock.hpp"
 #include "sys/events.hpp"
@@ -163,5 +165,37 @@ class ServeProcess {
   bool up_ = false;
   bool exited_ = false;
 };
+
+// The most requests to one path in flight at once, by the server's log.
+inline std::map<std::string, long> peak_in_flight(const std::vector<JournalEntry>& log, const std::string& method) {
+  std::map<std::string, std::vector<std::pair<std::int64_t, int>>> edges;
+  for (const auto& e : log) {
+    if (e.method != method) continue;
+    edges[e.path].emplace_back(e.start_ns, +1);
+    edges[e.path].emplace_back(e.end_ns.value_or(INT64_MAX), -1);
+  }
+  std::map<std::string, long> out;
+  for (auto& [path, ev] : edges) {
+    std::sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second < b.second;
+    });
+    long live = 0, peak = 0;
+    for (const auto& [at, d] : ev) peak = std::max(peak, live += d);
+    out[path] = peak;
+  }
+  return out;
+}
+
+// How many refs the bare repositories `names` of the fixture server hold
+// (each one read back with git).
+inline long refs_on(const FixtureServer& fx, const std::vector<std::string>& names) {
+  long refs = 0;
+  for (const auto& name : names) {
+    auto r = git({"--git-dir", fx.repo_path(name), "for-each-ref", "--format=%(objectname)"});
+    if (!r.ok()) return -1;
+    refs += std::count(r.out.begin(), r.out.end(), '\n');
+  }
+  return refs;
+}
 
 }  // namespace courier::test

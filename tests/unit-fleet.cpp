@@ -158,23 +158,9 @@ struct Fleet {
   }
 };
 
-// The most requests to one path in flight at once, by the server's log.
-std::map<std::string, long> peak_in_flight(const std::vector<test::JournalEntry>& log, const std::string& method) {
-  std::map<std::string, std::vector<std::pair<std::int64_t, int>>> edges;
-  for (const auto& e : log) {
-    if (e.method != method) continue;
-    edges[e.path].emplace_back(e.start_ns, +1);
-    edges[e.path].emplace_back(e.end_ns.value_or(INT64_MAX), -1);
-  }
-  std::map<std::string, long> out;
-  for (auto& [path, ev] : edges) {
-    std::sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second < b.second;
-    });
-    long live = 0, peak = 0;
-    for (const auto& [at, d] : ev) peak = std::max(peak, live += d);
-    out[path] = peak;
-  }
+std::vector<std::string> remotes_named(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back("r" + std::to_string(i));
   return out;
 }
 
@@ -271,17 +257,10 @@ TEST_SUITE("fleet") {
     for (const auto& e : log) posts += e.method == "POST";
     CHECK(posts == kDeliveries);
     long worst = 0;
-    for (const auto& [path, peak] : peak_in_flight(log, "POST")) worst = std::max(worst, peak);
+    for (const auto& [path, peak] : test::peak_in_flight(log, "POST")) worst = std::max(worst, peak);
     test::report("fleet", "peak live POSTs on one remote (two hosts)", static_cast<double>(worst), "");
     CHECK_MESSAGE(worst == 1, "S1 across hosts: " << worst << " POSTs were live at once on one remote");
-    long refs = 0;
-    for (int i = 0; i < kRemotes; ++i) {
-      auto r =
-          test::git({"--git-dir", f.fx.repo_path("r" + std::to_string(i)), "for-each-ref", "--format=%(objectname)"});
-      REQUIRE(r.ok());
-      refs += std::count(r.out.begin(), r.out.end(), '\n');
-    }
-    CHECK(refs == kDeliveries);
+    CHECK(test::refs_on(f.fx, remotes_named(kRemotes)) == kDeliveries);
     CHECK(f.pg.sql("SELECT count(*) FROM courier_lease WHERE NOT released") == "0");
     CHECK(a->stop() == 0);
     CHECK(b->stop() == 0);
@@ -493,14 +472,7 @@ TEST_SUITE("fleet") {
       const json o = outcome_of(k % 2 ? *a : *b, id);
       CHECK_MESSAGE((o["outcome"] == "delivered" || o["outcome"] == "up_to_date"), o.dump());
     }
-    long refs = 0;
-    for (int i = 0; i < kRemotes; ++i) {
-      auto r =
-          test::git({"--git-dir", f.fx.repo_path("r" + std::to_string(i)), "for-each-ref", "--format=%(objectname)"});
-      REQUIRE(r.ok());
-      refs += std::count(r.out.begin(), r.out.end(), '\n');
-    }
-    CHECK(refs == kDeliveries);
+    CHECK(test::refs_on(f.fx, remotes_named(kRemotes)) == kDeliveries);
     CHECK(f.pg.sql("SELECT count(*) FROM courier_lease WHERE NOT released AND expires_at > now()") == "0");
     CHECK(a->stop() == 0);
     CHECK(b->stop() == 0);

@@ -124,27 +124,6 @@ struct Scene {
   std::string repo(int i) const { return "r" + std::to_string(i); }
 };
 
-// The most requests to one path in flight at once, by the server's own
-// request log (start and end instants).
-std::map<std::string, long> peak_in_flight(const std::vector<test::JournalEntry>& log, const std::string& method) {
-  std::map<std::string, std::vector<std::pair<std::int64_t, int>>> edges;
-  for (const auto& e : log) {
-    if (e.method != method) continue;
-    edges[e.path].emplace_back(e.start_ns, +1);
-    edges[e.path].emplace_back(e.end_ns.value_or(INT64_MAX), -1);
-  }
-  std::map<std::string, long> out;
-  for (auto& [path, ev] : edges) {
-    std::sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second < b.second;  // an end before a start at one instant
-    });
-    long live = 0, peak = 0;
-    for (const auto& [at, d] : ev) peak = std::max(peak, live += d);
-    out[path] = peak;
-  }
-  return out;
-}
-
 }  // namespace
 
 TEST_SUITE("service-load") {
@@ -252,7 +231,7 @@ TEST_SUITE("service-load") {
     }
     CHECK(total_posts == kDeliveries);
     long worst = 0;
-    for (const auto& [path, peak] : peak_in_flight(log, "POST")) worst = std::max(worst, peak);
+    for (const auto& [path, peak] : test::peak_in_flight(log, "POST")) worst = std::max(worst, peak);
     test::report("service load", "peak live POSTs on one remote", static_cast<double>(worst), "");
     CHECK_MESSAGE(worst == 1, "S1: " << worst << " POSTs were live at once on one remote");
     // And the remotes have every ref (each delivery read back with git).
