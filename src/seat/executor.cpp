@@ -68,9 +68,10 @@ std::string instance_nonce() {
   if (!bytes) return std::to_string(sys::mono_now_ns());
   static const char kHex[] = "0123456789abcdef";
   std::string out;
-  for (unsigned char c : *bytes) {
-    out.push_back(kHex[c >> 4]);
-    out.push_back(kHex[c & 15]);
+  for (char c : *bytes) {
+    const auto u = static_cast<unsigned>(static_cast<unsigned char>(c));
+    out.push_back(kHex[u >> 4]);
+    out.push_back(kHex[u & 15]);
   }
   return out;
 }
