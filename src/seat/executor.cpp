@@ -851,7 +851,6 @@ struct Executor::Impl {
     }
     seat::LeaseConfig c;
     c.conninfo = url->conninfo;
-    c.redacted = url->redacted;
     c.host = host;
     c.instance = instance;
     c.ttl = opt.lease_ttl;

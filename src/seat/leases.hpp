@@ -36,8 +36,7 @@
 namespace courier::seat {
 
 struct LeaseConfig {
-  std::string conninfo;  // postgres:// URL (may hold a password: never printed)
-  std::string redacted;  // the same, for messages
+  std::string conninfo;  // postgres:// URL (may hold a password: never printed; pg::Connection redacts it)
   std::string host;      // this host's name, as leases and the journal show it
   std::string instance;  // this executor: unique among every host's executors
   sys::MonoNs ttl = 0;
