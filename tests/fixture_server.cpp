@@ -19,6 +19,7 @@
 #include "sys/io.hpp"
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
+#include "support.hpp"
 
 namespace courier::test {
 

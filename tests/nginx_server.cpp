@@ -17,6 +17,7 @@
 #include "sys/events.hpp"
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
+#include "support.hpp"
 
 namespace courier::test {
 

@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 
 namespace courier::test {
@@ -25,6 +28,29 @@ TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
 }
+
+namespace {
+
+// One stable string per name asked for: the callers keep the pointer.
+const char* interned(const std::string& value) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<std::string>> seen;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = seen[value];
+  if (!slot) slot = std::make_unique<std::string>(value);
+  return slot->c_str();
+}
+
+}  // namespace
+
+const char* built_program(const char* name) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("cannot read /proc/self/exe: " + ec.message());
+  return interned((self.parent_path() / name).string());
+}
+
+const char* source_path(const char* relative) { return interned(std::string(COURIER_SOURCE_DIR) + "/" + relative); }
 
 std::string raw_frame(const std::string& body) {
   const auto n = static_cast<std::uint32_t>(body.size());

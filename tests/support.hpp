@@ -35,6 +35,15 @@ enum class Stdin { bytes, tty };
 RunResult run(const std::vector<std::string>& argv, const std::string& input = {}, Stdin mode = Stdin::bytes,
               const std::vector<std::string>& env = {"PATH=/usr/bin:/bin"});
 
+// A program of this build, found next to the running test binary, and a
+// file of the source tree. Resolved at run time rather than compiled in, so
+// the test objects do not depend on where their build directory is: the
+// mutation builds (scripts/mutation-control) get them from the compiler
+// cache instead of compiling every suite again. The pointers stay valid for
+// the life of the process.
+const char* built_program(const char* name);
+const char* source_path(const char* relative);
+
 // Frames the JSON bodies the way the protocol does (no cap checks: tests use
 // this to build deliberately bad streams too).
 std::string raw_frame(const std::string& body);

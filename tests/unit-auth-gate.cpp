@@ -13,6 +13,7 @@
 #include "supervisor/host_calls.hpp"
 #include "supervisor/supervisor.hpp"
 #include "unit-auth-support.hpp"
+#include "support.hpp"
 
 using namespace courier;
 using namespace courier::auth;

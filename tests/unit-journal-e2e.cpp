@@ -18,6 +18,7 @@
 #include "sys/events.hpp"
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
+#include "support.hpp"
 
 using namespace courier;
 using nlohmann::json;

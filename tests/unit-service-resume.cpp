@@ -23,6 +23,7 @@
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 #include "wire/remote.hpp"
+#include "support.hpp"
 
 using namespace courier;
 using nlohmann::json;
