@@ -6,7 +6,9 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "journal/journal.hpp"
 #include "pg/connection.hpp"
 #include "pg_support.hpp"
+#include "service_support.hpp"
 #include "support.hpp"
 #include "sys/clock.hpp"
 
@@ -83,6 +86,18 @@ std::vector<std::string> ids_of(const std::vector<Record>& records) {
   return out;
 }
 
+// What the session named `app` waits for, as pg_locks shows it: "<table>
+// <mode>", or "transactionid ShareLock" for a row another transaction
+// wrote and has not ended yet; "" while it waits for no lock.
+std::string waits_for(pg::Connection& watch, const std::string& app) {
+  auto q = watch.exec(
+      "SELECT coalesce(l.relation::regclass::text, l.locktype) || ' ' || l.mode FROM pg_locks l"
+      " JOIN pg_stat_activity a ON a.pid = l.pid WHERE NOT l.granted AND a.application_name = $1",
+      {app}, within_ms(5000));
+  if (!q) return "(pg_locks unreadable: " + q.error().message + ")";
+  return q->rows.empty() ? std::string() : q->rows[0][0].value_or("");
+}
+
 }  // namespace
 
 TEST_SUITE("pg-journal") {
@@ -134,32 +149,134 @@ TEST_SUITE("pg-journal") {
 
   TEST_CASE("J4: one id submitted by two hosts at once is recorded once; the other gets journal_conflict") {
     PG_CLUSTER_OR_SKIP(db);
-    auto a = open_pg(db.url(), "git-courier/host-a/1");
-    auto b = open_pg(db.url(), "git-courier/host-b/1");
-    constexpr int kIds = 30;
+    const std::string app_a = "git-courier/host-a/1", app_b = "git-courier/host-b/1";
+    auto a = open_pg(db.url(), app_a);
+    auto b = open_pg(db.url(), app_b);
+    // A submission reads the id's row, then writes the row and its
+    // `submitted` entry, in one transaction. Two submissions of one id meet
+    // at one of three points, by when the second one reads the row; left
+    // to two threads, the scheduler picks the point. Only the last one
+    // (the first's row committed when the second reads) shows that the
+    // journal refuses an id it knows: at the other two, the primary key
+    // refuses the second. So each id is made to meet at one point, by
+    // locks that sessions of the test hold on the real server, every point
+    // in both host orders; the journal runs its own statements unchanged.
+    enum Meet { both_read_first, read_uncommitted, read_committed, kMeets };
+    const char* const meet_name[kMeets] = {"both read before either writes",
+                                           "the second reads while the first's row is uncommitted",
+                                           "the second's call is in flight when the first commits"};
+    constexpr int kIds = 4 * kMeets;
+    constexpr int kEach = kIds / kMeets;
+    pg::Connection watch = connect(db.url(), "git-courier/test/watch");
+    pg::Connection gate = connect(db.url(), "git-courier/test/gate");
+    pg::Connection queue = connect(db.url(), "git-courier/test/queue");
     std::atomic<int> won{0}, conflicts{0}, other{0};
-    auto race = [&](Journal& j, const std::string& host) {
-      for (int i = 0; i < kIds; ++i) {
-        Submission s = submission("race-" + std::to_string(i));
-        s.host = host;
-        auto r = j.submit(s, 1000 + i);
-        if (r) {
+    int first_won[kMeets] = {}, refused_known[kMeets] = {}, refused_by_key[kMeets] = {};
+    double longest_ms = 0;
+    std::string unforced;  // where a meeting was not reached as planned
+    for (int i = 0; i < kIds; ++i) {
+      const auto how = static_cast<Meet>(i % kMeets);
+      const bool a_first = (i / kMeets) % 2 == 0;
+      const std::string id = "race-" + std::to_string(i);
+      struct Side {
+        Journal& journal;
+        std::string host, app;
+        std::optional<Result<void>> result;
+        double ms = 0;
+      };
+      Side first{a_first ? *a : *b, a_first ? "host-a" : "host-b", a_first ? app_a : app_b, {}, 0};
+      Side second{a_first ? *b : *a, a_first ? "host-b" : "host-a", a_first ? app_b : app_a, {}, 0};
+      auto submit = [&](Side& side) {
+        Submission s = submission(id);
+        s.host = side.host;
+        const sys::MonoNs t0 = sys::mono_now_ns();
+        side.result = side.journal.submit(s, 1000 + i);
+        side.ms = sys::ns_to_ms(sys::mono_now_ns() - t0);
+        if (*side.result) {
           ++won;
-        } else if (r.error().code == Errc::journal_conflict) {
+        } else if (side.result->error().code == Errc::journal_conflict) {
           ++conflicts;
         } else {
           ++other;
-          MESSAGE(r.error().message);
+        }
+      };
+      // The fact a meeting waits for: the session `app` waits for the lock
+      // `what` (pg_locks), so it has reached that statement and no further.
+      auto reached = [&](const std::string& app, const std::string& what) {
+        std::string last;
+        if (test::wait_for_fact([&] { return (last = waits_for(watch, app)) == what; }, 5'000, 1'000)) return;
+        unforced += id + " (" + meet_name[how] + "): " + app + " waited for '" + last + "', not '" + what + "'\n";
+      };
+      // The gate, a table lock another session holds, stops the first
+      // submission: at its write of the row, its read done (both_read_first:
+      // SHARE lets the reads' FOR UPDATE through, not a write), or at its
+      // `submitted` entry, its row written and not committed.
+      require_ok(gate.exec_script(how == both_read_first ? "BEGIN; LOCK TABLE courier_delivery IN SHARE MODE"
+                                                         : "BEGIN; LOCK TABLE courier_entry IN EXCLUSIVE MODE",
+                                  within_ms(5000)));
+      Result<void> queued;
+      {
+        // Joined when this block ends, whatever happened in it; every call
+        // they make is bounded (kLockWaitMs, the queue's 10 s).
+        std::jthread t1, tq, t2;
+        t1 = std::jthread([&] { submit(first); });
+        reached(first.app,
+                how == both_read_first ? "courier_delivery RowExclusiveLock" : "courier_entry RowExclusiveLock");
+        if (how == read_committed) {
+          // A table lock queued behind the first's transaction. A lock
+          // request that conflicts with one already waiting waits behind
+          // it, so the second's read runs only once the first has
+          // committed and the queue has had its turn and let go.
+          tq = std::jthread([&] {
+            queued =
+                queue.exec_script("BEGIN; LOCK TABLE courier_delivery IN EXCLUSIVE MODE; COMMIT", within_ms(10'000));
+          });
+          reached("git-courier/test/queue", "courier_delivery ExclusiveLock");
+        }
+        t2 = std::jthread([&] { submit(second); });
+        reached(second.app, how == both_read_first    ? "courier_delivery RowExclusiveLock"  // read no row, writing
+                            : how == read_uncommitted ? "transactionid ShareLock"  // its row waits for the first's end
+                                                      : "courier_delivery RowShareLock");  // its read, queued
+        if (auto opened = gate.exec_script("COMMIT", within_ms(5000)); !opened) {
+          unforced += id + ": the gate did not open: " + opened.error().message + "\n";
         }
       }
-    };
-    std::thread ta([&] { race(*a, "host-a"); });
-    std::thread tb([&] { race(*b, "host-b"); });
-    ta.join();
-    tb.join();
+      if (how == read_committed && !queued)
+        unforced += id + ": the queued lock failed: " + queued.error().message + "\n";
+      REQUIRE(first.result.has_value());
+      REQUIRE(second.result.has_value());
+      longest_ms = std::max({longest_ms, first.ms, second.ms});
+      first_won[how] += *first.result && !*second.result;
+      for (const Side* side : {&first, &second}) {
+        if (*side->result) continue;
+        const std::string& why = side->result->error().message;
+        const bool known = why.find("already has attempt 1, not finished") != std::string::npos;
+        const bool by_key = why.find("submitted by another process or host at the same time") != std::string::npos;
+        refused_known[how] += known;
+        refused_by_key[how] += by_key;
+        if (!known && !by_key) MESSAGE(meet_name[how] << ": " << why);
+      }
+    }
+    for (int m = 0; m < kMeets; ++m) {
+      test::report("pg-journal two hosts", std::string(meet_name[m]) + ": the first won", first_won[m], "");
+      test::report("pg-journal two hosts", std::string(meet_name[m]) + ": refused as a known id", refused_known[m], "");
+      test::report("pg-journal two hosts", std::string(meet_name[m]) + ": refused by the primary key",
+                   refused_by_key[m], "");
+    }
+    test::report("pg-journal two hosts", "longest submit (bound " + std::to_string(kLockWaitMs) + " ms)", longest_ms,
+                 "ms");
     CHECK(won.load() == kIds);
     CHECK(conflicts.load() == kIds);
     CHECK(other.load() == 0);
+    CHECK_MESSAGE(unforced.empty(), unforced);
+    // Stopped inside its transaction, the first one wins; the second one
+    // is refused where it met the first: by the primary key when it read
+    // no row, by the row's state when it read the committed row.
+    CHECK(first_won[read_uncommitted] == kEach);
+    CHECK(first_won[read_committed] == kEach);
+    CHECK(refused_by_key[both_read_first] == kEach);
+    CHECK(refused_by_key[read_uncommitted] == kEach);
+    CHECK(refused_known[read_committed] == kEach);
     CHECK(db.sql("SELECT count(*) FROM courier_entry WHERE step = 'submitted'") == std::to_string(kIds));
     // The row's host is the winner's, and its submitted entry says the same.
     CHECK(db.sql("SELECT count(*) FROM courier_delivery d JOIN courier_entry e USING (id)"
