@@ -4,6 +4,9 @@
 // Compiled only into the mutation build (COURIER_MUTANT_SCHEMATA), together
 // with the generated table of mutant ids (mutant_ids.cpp, written by
 // scripts/mutation-control next to the mutated copies).
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -41,9 +44,34 @@ std::string read_selector(std::string dir) {
   return {};
 }
 
+// TMPDIR as the session's leader was started with: "" if unreadable.
+std::string session_tmpdir() {
+  const pid_t sid = ::getsid(0);
+  if (sid <= 0 || sid == ::getpid()) return {};
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(sid) + "/environ").c_str(), "re");
+  if (!f) return {};
+  std::string env;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0 && env.size() < (1u << 20);) env.append(buf, n);
+  std::fclose(f);
+  for (std::size_t at = 0; at < env.size();) {
+    const std::size_t end = std::min(env.find('\0', at), env.size());
+    if (env.compare(at, 7, "TMPDIR=") == 0) return env.substr(at + 7, end - at - 7);
+    at = end + 1;
+  }
+  return {};
+}
+
 int select_at_start() {
+  // The run's TMPDIR, else (a process a test started with a scrubbed
+  // environment) the TMPDIR its session's leader, the test program that
+  // mutation control started in a session of its own, was given.
   const char* tmp = std::getenv("TMPDIR");
-  const std::string id = read_selector(tmp && *tmp == '/' ? tmp : "/tmp");
+  std::string id = tmp && *tmp == '/' ? read_selector(tmp) : std::string();
+  if (id.empty()) {
+    const std::string leader_tmp = session_tmpdir();
+    if (!leader_tmp.empty() && leader_tmp[0] == '/') id = read_selector(leader_tmp);
+  }
   if (id.empty() || id == "none") return -1;
   for (int i = 0; i < kCount; ++i) {
     if (std::strcmp(kIds[i], id.c_str()) == 0) return i;

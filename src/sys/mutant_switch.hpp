@@ -13,9 +13,12 @@
 namespace courier::mutant {
 
 // The file that selects the mutant of a run: the first one found walking up
-// from $TMPDIR (else /tmp) to the root. Its content is one mutant id, or
-// "none". A directory below the run's $TMPDIR (a test's private tmpfs, say)
-// still belongs to the run.
+// from $TMPDIR to the root. Its content is one mutant id, or "none". A
+// directory below the run's $TMPDIR (a test's private tmpfs, say) still
+// belongs to the run. A process without TMPDIR, or whose TMPDIR leads to no
+// such file (a test's scrubbed environment), takes the TMPDIR its session's
+// leader was started with: mutation control starts each run's test program
+// in a session of its own, and the product never leaves its session.
 inline constexpr const char* kSelectorName = "courier-mutant";
 
 // Whether mutant number `index` is the one selected for this process. Reads
