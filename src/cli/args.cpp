@@ -169,7 +169,7 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
     }
     return r;
   }
-  if (flag.rfind("-", 0) == 0) return fail(Errc::invalid_argument, "unknown option '" + flag + "' for push");
+  if (flag.rfind('-', 0) == 0) return fail(Errc::invalid_argument, "unknown option '" + flag + "' for push");
   return fail(Errc::invalid_argument, "unexpected argument '" + flag + "' for push");
 }
 
@@ -305,7 +305,7 @@ Result<void> apply_journal_option(const std::string& command, OptionReader& o, J
       return r ? check_auth_spelling(out.auth) : r;
     }
   }
-  if (flag.rfind("-", 0) == 0) return fail(Errc::invalid_argument, "unknown option '" + flag + "' for " + command);
+  if (flag.rfind('-', 0) == 0) return fail(Errc::invalid_argument, "unknown option '" + flag + "' for " + command);
   if (command == "show" && !out.id) {
     if (auto ok = check_delivery_id(flag); !ok) return ok;
     out.id = flag;

@@ -109,7 +109,7 @@ class Fields {
   do {                                                          \
     auto courier_v_ = (expr);                                   \
     if (!courier_v_) return tl::unexpected(courier_v_.error()); \
-    dst = std::move(*courier_v_);                               \
+    (dst) = std::move(*courier_v_);                             \
   } while (0)
 
 Result<void> nonempty(const std::string& type, const char* field, const std::string& v) {

@@ -563,7 +563,7 @@ struct Executor::Impl {
   // with the old id it will compare against (and the journal keeps for a
   // compare-and-swap re-delivery, J4).
   static std::function<Result<void>(const std::optional<std::string>&)> write_ahead(
-      std::weak_ptr<DeliveryHandle::Shared> weak) {
+      const std::weak_ptr<DeliveryHandle::Shared>& weak) {
     return [weak](const std::optional<std::string>& old_oid) -> Result<void> {
       auto s = weak.lock();
       if (!s) return fail(Errc::journal_failed, "the delivery is gone");
@@ -572,7 +572,8 @@ struct Executor::Impl {
   }
 
   // The child's progress, as the delivery's progress events.
-  static std::function<void(const protocol::Progress&)> progress_relay(std::weak_ptr<DeliveryHandle::Shared> weak) {
+  static std::function<void(const protocol::Progress&)> progress_relay(
+      const std::weak_ptr<DeliveryHandle::Shared>& weak) {
     return [weak](const protocol::Progress& p) {
       if (auto s = weak.lock()) {
         DeliveryEvent e;
@@ -589,7 +590,7 @@ struct Executor::Impl {
 
   // The child exists: its pid goes into the lane's holder record (while
   // this delivery still holds the seat) and out as the dispatched event.
-  std::function<void(std::int64_t)> spawn_observer(std::weak_ptr<DeliveryHandle::Shared> weak) {
+  std::function<void(std::int64_t)> spawn_observer(const std::weak_ptr<DeliveryHandle::Shared>& weak) {
     return [this, weak](std::int64_t pid) {
       auto s = weak.lock();
       if (!s) return;

@@ -130,7 +130,7 @@ Result<std::vector<std::pair<std::string, std::string>>> read_config(const std::
     return fail(Errc::invalid_argument, "--config " + path + ": not a JSON object");
   std::vector<std::pair<std::string, std::string>> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string key = it.key();
+    const std::string& key = it.key();
     const bool known = kValued.count(key) != 0 || kSwitches.count(key) != 0;
     if (!known || key == "config" || key == "help") {
       return fail(Errc::invalid_argument, "--config " + path + ": unknown key \"" + key + "\"");

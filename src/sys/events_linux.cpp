@@ -105,6 +105,7 @@ Result<std::vector<Epoll::Ready>> Epoll::wait(int timeout_ms) const {
 
 Result<std::vector<std::size_t>> wait_readable_until(const std::vector<int>& fds, MonoNs until) {
   std::vector<pollfd> p;
+  p.reserve(fds.size());
   for (int fd : fds) p.push_back({fd, POLLIN, 0});
   for (;;) {
     const MonoNs now = mono_now_ns();

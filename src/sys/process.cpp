@@ -123,7 +123,7 @@ bool group_has_members(pid_t pgid) { return pgid > 0 && (::kill(-pgid, 0) == 0 |
 
 char proc_state(pid_t pid) {
   const auto st = proc_stat(pid);
-  return st ? st->state : 0;
+  return st ? st->state : '\0';
 }
 
 std::vector<pid_t> pids_in_group(pid_t pgid) {
