@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -225,9 +226,111 @@ void report_on_wire_sigkill() {
   s.server.release(held->request);
 }
 
+// A push of `oid` under delivery id `id`, as the CLI's JSON.
+std::vector<std::string> push_of(const Setup& s, const std::string& oid, const std::string& id) {
+  std::vector<std::string> a = s.cli({"--delivery-id", id, "--json"});
+  *(std::find(a.begin(), a.end(), "--oid") + 1) = oid;
+  return a;
+}
+
+// A delivery ("cancelled") journalled, queued behind another ("holder",
+// which then delivers tip~1) and cancelled there by Ctrl-C, after which a
+// power cut loses its finished entry: the journal keeps the synced
+// revoke_requested {claimed: false} and nothing after it.
+void cancel_queued_then_lose_finished(Setup& s, const std::string& first) {
+  auto journalled = [&](const std::string& id) {
+    auto j = journal::open_sqlite(s.journal_path);
+    auto r = j ? (*j)->find(id) : Result<std::optional<journal::Record>>(std::nullopt);
+    return r && r->has_value();
+  };
+  // The lane is held: a first delivery's child waits at its advertisement.
+  s.server.hold(test::RequestMatch::next("GET", "info/refs"));
+  test::LineProcess holder(push_of(s, first, "holder"));
+  REQUIRE_MESSAGE(s.server.wait_for_held(20'000).has_value(), s.server.log());
+  // The second is journalled, waits for the lane, and is cancelled there
+  // (Ctrl-C): the cancellation wins the dispatch claim.
+  test::LineProcess queued(push_of(s, s.tip, "cancelled"));
+  REQUIRE(wait_for_fact([&] { return journalled("cancelled"); }, 20'000));
+  ::kill(queued.pid(), SIGINT);
+  const std::string said = queued.wait_line("{", 20'000);
+  CHECK(queued.wait_exit() == 5);
+  CHECK(json::parse(said)["outcome"] == "cancelled_no_dispatch");
+  REQUIRE(has_step(s.record("cancelled"), journal::Step::revoke_requested));
+  REQUIRE(s.record("cancelled").finished);
+  // A power cut: the finished entry, written after the synced
+  // revoke_requested without a sync of its own, is lost with the
+  // deliveries row's flag that its transaction set.
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open_v2(s.journal_path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       "DELETE FROM entries WHERE id = 'cancelled' AND step = 'finished';"
+                       "UPDATE deliveries SET finished = 0, outcome = NULL WHERE id = 'cancelled';",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  REQUIRE_FALSE(s.record("cancelled").finished);
+  s.server.release();
+  CHECK(holder.wait_exit() == 0);
+  CHECK(s.remote_ref("r") == first);
+}
+
+// The same id pushed again replays the cancellation: no child, no POST.
+void check_cancellation_replayed(Setup& s, const std::string& first) {
+  auto again = test::run(push_of(s, s.tip, "cancelled"), {}, test::Stdin::bytes, {"PATH=/usr/bin:/bin", "LANG=C"});
+  CHECK(again.exit_code == 5);
+  const json replay = json::parse(again.out);
+  CHECK_MESSAGE(replay["outcome"] == "cancelled_no_dispatch", "the cancelled id was run again: " << again.out);
+  CHECK(s.posts("r") == 1);
+  CHECK_MESSAGE(s.remote_ref("r") == first, "a cancelled delivery was delivered");
+}
+
 }  // namespace
 
 TEST_SUITE("journal") {
+  TEST_CASE(
+      "J5: a cancellation before dispatch is final after a power cut loses its finished entry: recover and the same "
+      "id replay it, nothing is sent") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    const std::string first = s.rev(s.tip + "~1");
+    cancel_queued_then_lose_finished(s, first);
+    // Recovery finishes it as what it was: cancelled before dispatch.
+    auto rec = s.recover();
+    REQUIRE_MESSAGE(rec.exit_code == 0, rec.err);
+    const json out = json::parse(rec.out);
+    MESSAGE("recovered " << out.dump());
+    REQUIRE(out.size() == 1);
+    CHECK(out[0]["delivery_id"] == "cancelled");
+    CHECK_MESSAGE(out[0]["kind"] == "cancelled_no_dispatch", "recovery undid the journalled cancellation");
+    CHECK(out[0]["remote_effect"] == "none");
+    check_cancellation_replayed(s, first);
+  }
+
+  TEST_CASE(
+      "J5: an id whose cancellation before dispatch a recovery finished as interrupted still replays the "
+      "cancellation") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    const std::string first = s.rev(s.tip + "~1");
+    cancel_queued_then_lose_finished(s, first);
+    // What a recovery that ignored the cancellation wrote: interrupted,
+    // nothing sent (a journal kept from before J5).
+    {
+      auto j = journal::open_sqlite(s.journal_path);
+      REQUIRE(j.has_value());
+      Outcome o;
+      o.kind = OutcomeKind::interrupted;
+      o.delivery_id = "cancelled";
+      o.remote_effect = RemoteEffect::none;
+      o.reason = "finished by recovery";
+      REQUIRE((*j)->append("cancelled",
+                           {journal::Step::finished, 1, journal::wall_now_ms(), journal::outcome_detail(o)}, true));
+    }
+    REQUIRE(s.record("cancelled").finished);
+    check_cancellation_replayed(s, first);
+  }
+
   TEST_CASE(
       "J1 J2: a child killed while the advertisement GET is held sent nothing: remote_effect none, no "
       "post_started in the journal") {

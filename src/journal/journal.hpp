@@ -180,6 +180,8 @@ Result<Outcome> outcome_from_detail(std::string_view detail);
 
 // A field of an entry's detail as text ("" when absent or not a string).
 std::string detail_text(std::string_view detail, std::string_view field);
+// A boolean field of an entry's detail; nullopt when absent or not a boolean.
+std::optional<bool> detail_flag(std::string_view detail, std::string_view field);
 
 // The `submitted` entry's detail: the submission as a JSON object (id,
 // attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,

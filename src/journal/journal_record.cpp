@@ -211,6 +211,18 @@ std::string detail_text(std::string_view detail, std::string_view field) {
   }
 }
 
+std::optional<bool> detail_flag(std::string_view detail, std::string_view field) {
+  try {
+    const json j = json::parse(detail, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return std::nullopt;
+    const auto it = j.find(std::string(field));
+    if (it == j.end() || !it->is_boolean()) return std::nullopt;
+    return it->get<bool>();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 std::string submission_detail(const Submission& s) {
   json j = {{"id", s.id},
             {"attempt", s.attempt},

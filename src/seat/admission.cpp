@@ -74,11 +74,16 @@ bool lost_its_lease_unsent(const Outcome& recorded) {
 
 // A finished id: replay it, run it again when it was interrupted before its
 // dispatch claim, or run it again as a compare-and-swap when it ended
-// interrupted or revoked with the remote's effect `possible`.
+// interrupted or revoked with the remote's effect `possible`. A cancellation
+// that won the claim is final whatever the finished entry says (a recovery
+// that finished it `interrupted` before J5 was kept).
 Admission finished(const journal::Record& r, const journal::Submission& asked) {
   auto last = r.last(journal::Step::finished);
   auto recorded = last ? journal::outcome_from_detail(last->detail) : Result<Outcome>(fail(Errc::journal_failed, ""));
   if (!recorded) return refuse("delivery id " + asked.id + " has no readable outcome in the journal");
+  if (recorded->kind == OutcomeKind::interrupted) {
+    if (auto cancelled = cancelled_before_dispatch(r)) recorded = std::move(*cancelled);
+  }
   if (interrupted_before_claim(r, *recorded) || lost_its_lease_unsent(*recorded)) {
     Admission a;
     a.verdict = Admission::Verdict::run;
@@ -111,6 +116,21 @@ Admission finished(const journal::Record& r, const journal::Submission& asked) {
 }
 
 }  // namespace
+
+std::optional<Outcome> cancelled_before_dispatch(const journal::Record& r) {
+  const auto revoked = r.last(journal::Step::revoke_requested);
+  if (!revoked || journal::detail_flag(revoked->detail, "claimed") != std::optional<bool>(false)) return std::nullopt;
+  const std::string cause = journal::detail_text(revoked->detail, "cause");
+  Outcome o;
+  o.kind = OutcomeKind::cancelled_no_dispatch;
+  o.delivery_id = r.submission.id;
+  o.attempt = r.submission.attempt;
+  o.remote_effect = RemoteEffect::none;
+  o.bytes_sent = 0;
+  o.revoke_cause = cause;
+  o.reason = "revoked before dispatch: " + cause + " (the journalled cancellation, its process gone)";
+  return o;
+}
 
 std::optional<std::string> journalled_old_oid(const journal::Record& r) {
   for (auto step : {journal::Step::post_started, journal::Step::advertised}) {

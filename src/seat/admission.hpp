@@ -41,6 +41,13 @@ Admission admit(journal::Journal& j, journal::Submission draft);
 // randomness, as 32 hex digits in UUID layout (ordered by time).
 std::string new_delivery_id();
 
+// J5: the outcome of a latest attempt whose cancellation won the dispatch
+// claim (its revoke_requested entry says claimed: false), rebuilt from the
+// journal: cancelled_no_dispatch, nothing sent. That entry is synced before
+// the claim's loser could run, so the decision stands even when a crash lost
+// the finished entry written after it; nullopt for any other attempt.
+std::optional<Outcome> cancelled_before_dispatch(const journal::Record& r);
+
 // The journalled old id of the latest attempt (advertised or post_started).
 std::optional<std::string> journalled_old_oid(const journal::Record& r);
 

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "seat/admission.hpp"
 #include "seat/lane.hpp"
 #include "sys/events.hpp"
 #include "sys/process.hpp"
@@ -100,7 +101,10 @@ void read_back(const RecoveryOptions& opt, const journal::Record& r, Outcome& o)
 // One unfinished delivery whose submitter is gone. nullopt: left alone.
 std::optional<Outcome> finish_unfinished(const RecoveryOptions& opt, const journal::Record& r) {
   if (auto child = child_of(r); child && !stop_leftover(*child, opt.stop_bound)) return std::nullopt;
-  Outcome o = interrupted_outcome(r, recovered_effect(r));
+  // J5: a cancellation that won the dispatch claim is the outcome, not an
+  // interruption: only its finished entry was lost.
+  auto cancelled = cancelled_before_dispatch(r);
+  Outcome o = cancelled ? std::move(*cancelled) : interrupted_outcome(r, recovered_effect(r));
   read_back(opt, r, o);
   journal::Entry e{journal::Step::finished, r.submission.attempt, journal::wall_now_ms(), journal::outcome_detail(o)};
   if (auto ok = opt.journal->append(r.submission.id, e, true); !ok) return std::nullopt;
@@ -159,10 +163,13 @@ std::optional<Outcome> finish_foreign(const RecoveryOptions& opt, const journal:
   if (!alive || *alive) return std::nullopt;
   auto leased = opt.lane_leased(r.submission.lane);
   if (!leased || *leased) return std::nullopt;
-  Outcome o = interrupted_outcome(r, recovered_effect(r));
-  o.reason = "host " + r.submission.host + " (which ran this delivery in process " +
-             std::to_string(r.submission.submitter.pid) +
-             ") shows no life and its lease on the lane has expired; finished by recovery on host " + opt.host;
+  auto cancelled = cancelled_before_dispatch(r);  // J5, as on this host
+  Outcome o = cancelled ? std::move(*cancelled) : interrupted_outcome(r, recovered_effect(r));
+  if (!cancelled) {
+    o.reason = "host " + r.submission.host + " (which ran this delivery in process " +
+               std::to_string(r.submission.submitter.pid) +
+               ") shows no life and its lease on the lane has expired; finished by recovery on host " + opt.host;
+  }
   read_back(opt, r, o);
   journal::Entry e{journal::Step::finished, r.submission.attempt, journal::wall_now_ms(), journal::outcome_detail(o)};
   if (auto ok = opt.journal->append(r.submission.id, e, true); !ok) return std::nullopt;
