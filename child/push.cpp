@@ -305,7 +305,6 @@ class Push {
     // before it answers, and nothing of the POST leaves before its ok.
     auto granted = ch_.check(std::string(protocol::kCheckPost), result_.old_oid);
     if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
-    bool authority = true;  // granted just now; any later refusal ends us by a kill
     transport::ReportReader reader(body.request.side_band);
     transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
     post.proxy_authorization = *granted;
@@ -317,7 +316,6 @@ class Push {
       post.body_fd = body.fd.get();
       post.body_len = body.body_len;
     }
-    post.may_send = [&]() { return authority; };
     result_.bytes_sent = 0;
     // A streamed body's length is known only once it has all left: its
     // meter ends with one frame whose total is what was sent, given when

@@ -11,6 +11,7 @@
 #include <random>
 #include <regex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "courier/courier.hpp"
@@ -125,6 +126,22 @@ void stalled_observer_case(bool on_stderr) {
 }  // namespace
 
 TEST_SUITE("seat") {
+  TEST_CASE("an empty delivery handle says so when asked about its delivery, and revoking it does nothing") {
+    DeliveryHandle empty;
+    CHECK(empty.id() == 0);
+    empty.revoke("nothing to revoke");
+    std::string said;
+    try {
+      (void)empty.wait();
+    } catch (const std::logic_error& e) {
+      said = e.what();
+    }
+    CHECK_MESSAGE(said.find("this handle is empty") != std::string::npos, "wait() on an empty handle said: ", said);
+    CHECK_THROWS_AS(empty.wait_for(std::chrono::milliseconds(1)), std::logic_error);
+    CHECK_THROWS_AS((void)empty.state(), std::logic_error);
+    CHECK_THROWS_AS((void)empty.last_pending(), std::logic_error);
+  }
+
   TEST_CASE("H2: lane keys: scheme, host and path case folded, default port, one trailing slash and .git removed") {
     const std::vector<std::pair<std::string, std::string>> same = {
         {"https://Example.COM/team/repo.git", "https://example.com/team/repo"},

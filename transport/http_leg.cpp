@@ -184,11 +184,11 @@ std::size_t on_write(char* data, std::size_t size, std::size_t n, void* p) {
   return len;
 }
 
-// T3: the deadline and authority are checked before every chunk of a body,
-// spooled or streamed. True (and the transfer marked as ended by us) when
-// no more may be sent.
+// T3: the deadline is checked before every chunk of a body, spooled or
+// streamed (authority within a leg is the parent's kill, A4). True (and the
+// transfer marked as ended by us) when no more may be sent.
 bool must_stop_sending(Transfer* t) {
-  if (sys::mono_now_ns() < t->opt->deadline && (!t->opt->may_send || t->opt->may_send())) return false;
+  if (sys::mono_now_ns() < t->opt->deadline) return false;
   t->aborted_by_sender = true;
   return true;
 }
@@ -206,8 +206,8 @@ std::size_t copy_prefix(Transfer* t, char* buf, std::size_t room) {
 // deadline) rather than answering CURL_READFUNC_PAUSE: with the easy
 // interface nothing but this callback could unpause the transfer, and while
 // the body is unfinished there is nothing else for the transfer to do
-// (receive-pack answers only after the whole pack). The deadline and
-// authority are checked before every chunk, as for a spooled body (T3).
+// (receive-pack answers only after the whole pack). The deadline is checked
+// before every chunk, as for a spooled body (T3).
 std::size_t read_streamed(Transfer* t, char* buf, std::size_t room) {
   if (t->body_ended) return 0;
   if (must_stop_sending(t)) return CURL_READFUNC_ABORT;

@@ -12,8 +12,9 @@
 //  * a POST on a fresh connection that is never reused, with no seek
 //    callback, so libcurl can never replay it (a spooled body or a streamed
 //    one alike);
-//  * every wait bounded by the absolute deadline; before each upload chunk a
-//    callback decides whether to go on (deadline, authority).
+//  * every wait bounded by the absolute deadline, which is checked again
+//    before each upload chunk (a withdrawn authority is enforced by the
+//    parent's kill, A4: the child holds no authority of its own to check).
 #pragma once
 
 #include <cstdint>
@@ -63,8 +64,6 @@ struct LegOptions {
   // body, or an error, which aborts the leg before the terminating chunk
   // (the server never sees a complete body).
   std::function<Result<std::size_t>(char*, std::size_t)> body_source;
-  // Called before every upload chunk; false aborts the upload.
-  std::function<bool()> may_send;
   // Told how much of the request body libcurl has taken (sent, total;
   // total 0 for a streamed body, whose length is known only at its end).
   std::function<void(std::uint64_t, std::uint64_t)> on_upload;

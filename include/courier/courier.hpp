@@ -262,6 +262,10 @@ class DeliveryHandle {
   // (cancelled_no_dispatch); after it, the child is killed and its stop
   // confirmed (revoked). Idempotent, any thread.
   void revoke(const std::string& reason);
+  // wait(), wait_for(), state() and last_pending() on an empty handle
+  // (default-constructed, or moved from) throw std::logic_error: it names no
+  // delivery. id() is 0 and revoke() does nothing.
+  //
   // Blocks until the delivery has finished: its outcome is final and the
   // seat has been released or retained.
   Outcome wait();

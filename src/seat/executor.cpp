@@ -23,8 +23,9 @@
 #include <deque>
 #include <future>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "courier/courier.hpp"
@@ -1176,26 +1177,45 @@ void DeliveryHandle::revoke(const std::string& reason) {
   if (first) (void)s->record.revoke_requested(reason, true);
 }
 
+namespace {
+
+// An empty handle (default-constructed, or moved from) names no delivery:
+// asking it about one is the caller's mistake, said loudly, never a crash.
+const std::shared_ptr<DeliveryHandle::Shared>& named(const std::shared_ptr<DeliveryHandle::Shared>& s,
+                                                     const char* what) {
+  if (!s) {
+    throw std::logic_error(std::string("DeliveryHandle::") + what +
+                           ": this handle is empty (default-constructed or moved from) and names no delivery");
+  }
+  return s;
+}
+
+}  // namespace
+
 Outcome DeliveryHandle::wait() {
-  std::unique_lock<std::mutex> lock(s_->mu);
-  s_->cv.wait(lock, [&] { return s_->outcome.has_value(); });
-  return *s_->outcome;
+  const auto& s = named(s_, "wait");
+  std::unique_lock<std::mutex> lock(s->mu);
+  s->cv.wait(lock, [&] { return s->outcome.has_value(); });
+  return *s->outcome;
 }
 
 std::optional<Outcome> DeliveryHandle::wait_for(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(s_->mu);
-  if (!s_->cv.wait_for(lock, timeout, [&] { return s_->outcome.has_value(); })) return std::nullopt;
-  return *s_->outcome;
+  const auto& s = named(s_, "wait_for");
+  std::unique_lock<std::mutex> lock(s->mu);
+  if (!s->cv.wait_for(lock, timeout, [&] { return s->outcome.has_value(); })) return std::nullopt;
+  return *s->outcome;
 }
 
 DeliveryState DeliveryHandle::state() const {
-  std::lock_guard<std::mutex> lock(s_->mu);
-  return s_->state;
+  const auto& s = named(s_, "state");
+  std::lock_guard<std::mutex> lock(s->mu);
+  return s->state;
 }
 
 DeliveryEvent DeliveryHandle::last_pending() const {
-  std::lock_guard<std::mutex> lock(s_->mu);
-  return s_->pending;
+  const auto& s = named(s_, "last_pending");
+  std::lock_guard<std::mutex> lock(s->mu);
+  return s->pending;
 }
 
 // ---- Executor -------------------------------------------------------------
