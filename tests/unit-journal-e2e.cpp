@@ -237,7 +237,10 @@ std::vector<std::string> push_of(const Setup& s, const std::string& oid, const s
 // which then delivers tip~1) and cancelled there by Ctrl-C, after which a
 // power cut loses its finished entry: the journal keeps the synced
 // revoke_requested {claimed: false} and nothing after it.
-void cancel_queued_then_lose_finished(Setup& s, const std::string& first) {
+// Returns tip~1, the id the remote's ref is left at.
+std::string cancel_queued_then_lose_finished(Setup& s) {
+  s.server.create_bare_repo("r");
+  const std::string first = s.rev(s.tip + "~1");
   auto journalled = [&](const std::string& id) {
     auto j = journal::open_sqlite(s.journal_path);
     auto r = j ? (*j)->find(id) : Result<std::optional<journal::Record>>(std::nullopt);
@@ -273,6 +276,7 @@ void cancel_queued_then_lose_finished(Setup& s, const std::string& first) {
   s.server.release();
   CHECK(holder.wait_exit() == 0);
   CHECK(s.remote_ref("r") == first);
+  return first;
 }
 
 // The same id pushed again replays the cancellation: no child, no POST.
@@ -292,9 +296,7 @@ TEST_SUITE("journal") {
       "J5: a cancellation before dispatch is final after a power cut loses its finished entry: recover and the same "
       "id replay it, nothing is sent") {
     Setup s;
-    s.server.create_bare_repo("r");
-    const std::string first = s.rev(s.tip + "~1");
-    cancel_queued_then_lose_finished(s, first);
+    const std::string first = cancel_queued_then_lose_finished(s);
     // Recovery finishes it as what it was: cancelled before dispatch.
     auto rec = s.recover();
     REQUIRE_MESSAGE(rec.exit_code == 0, rec.err);
@@ -311,9 +313,7 @@ TEST_SUITE("journal") {
       "J5: an id whose cancellation before dispatch a recovery finished as interrupted still replays the "
       "cancellation") {
     Setup s;
-    s.server.create_bare_repo("r");
-    const std::string first = s.rev(s.tip + "~1");
-    cancel_queued_then_lose_finished(s, first);
+    const std::string first = cancel_queued_then_lose_finished(s);
     // What a recovery that ignored the cancellation wrote: interrupted,
     // nothing sent (a journal kept from before J5).
     {
