@@ -242,6 +242,12 @@ struct ExecutorOptions {
   // its supervising loop (stderr capped at 256 KiB per delivery).
   std::function<void(std::string_view)> on_child_stderr;
   std::function<void(std::string_view)> on_log;
+  // Tests only: called on the worker at named points of a turn, with the
+  // delivery's id: "claimed" (the dispatch claim won, nothing handed to a
+  // child yet) and "assigned" (a warm child was given the job, before the
+  // delivery reaches that child). A test revokes there to hit the window
+  // deterministically. Null: nothing.
+  std::function<void(std::uint64_t delivery, std::string_view point)> at_point_for_tests;
 };
 
 enum class DeliveryState { queued, pending, running, finished };
@@ -260,8 +266,14 @@ class DeliveryHandle {
   std::uint64_t id() const;
   // Revokes: before the dispatch claim nothing is ever spawned
   // (cancelled_no_dispatch); after it, the child is killed and its stop
-  // confirmed (revoked). Idempotent, any thread.
-  void revoke(const std::string& reason);
+  // confirmed (revoked). Idempotent, any thread: the first revocation's
+  // cause and words stand. The cause is `caller` unless said otherwise
+  // (RevokeCause: a service's drain says `shutdown`); a cancellation by the
+  // caller or by authority is final under its id (J5). After the claim
+  // the revocation's intent is made durable in the journal first, waiting
+  // at most kRevokeJournalBound, then the child is killed (J1);
+  // RevokeCause::lease_lost waits for nothing.
+  void revoke(const std::string& reason, RevokeCause cause = RevokeCause::caller);
   // wait(), wait_for(), state() and last_pending() on an empty handle
   // (default-constructed, or moved from) throw std::logic_error: it names no
   // delivery. id() is 0 and revoke() does nothing.

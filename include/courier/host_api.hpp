@@ -58,6 +58,10 @@ enum class CgroupMode { automatic, off, required };
 // deadline + kill latency + kReapBound + kEofBound.
 inline constexpr MonoNs kReapBound = 5'000'000'000;  // 5 s
 inline constexpr MonoNs kEofBound = 5'000'000'000;   // 5 s
+// J1: a live revocation's kill waits at most this long for its intent to
+// be durable in the journal (REVOKE_JOURNAL_BOUND); past it the kill goes
+// ahead and the outcome says the intent was not journalled.
+inline constexpr MonoNs kRevokeJournalBound = 5'000'000;  // 5 ms
 // A lane's lease across hosts (L1, L3; docs/design.md "Leases across
 // hosts"): its time to live, renewed every ttl/3, and the margin taken off
 // it by the holder (its kill instant) and added to it by the next holder.

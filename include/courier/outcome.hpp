@@ -71,6 +71,27 @@ std::optional<RemoteEffect> remote_effect_from_name(const std::string& name);
 // The kind a name spells (nullopt: no such name).
 std::optional<OutcomeKind> outcome_from_name(const std::string& name);
 
+// Why a delivery was revoked (J5): every revocation carries one.
+#define COURIER_REVOKE_CAUSE_LIST(X)                                                              \
+  X(caller)     /* the host or user: revoke(), a destroyed handle, Ctrl-C, the API's DELETE */     \
+  X(authority)  /* the host's authority said the delivery no longer owns its turn (A3, A4) */   \
+  X(shutdown)   /* the executor or the service stopped (a drain), nobody asked for this stop */  \
+  X(lease_lost) /* the lane's lease was not renewed in time, or its bound came (L1) */
+
+enum class RevokeCause {
+#define COURIER_REVOKE_CAUSE_ENUMERATOR(n) n,
+  COURIER_REVOKE_CAUSE_LIST(COURIER_REVOKE_CAUSE_ENUMERATOR)
+#undef COURIER_REVOKE_CAUSE_ENUMERATOR
+};
+
+const char* revoke_cause_name(RevokeCause c);
+// The cause a name spells (nullopt: no such name).
+std::optional<RevokeCause> revoke_cause_from_name(const std::string& name);
+// A cancellation by the caller or by authority is final (J5): the same id
+// replays it and never runs again. shutdown and lease_lost are stops nobody
+// asked for: the same id runs again (DESIGN §6).
+bool revocation_is_final(RevokeCause c);
+
 // A read-back (J2, J3): one advertisement GET made after the delivery's
 // turn ended and its seat was released. An observation with a time, never
 // a verdict: it may see a later delivery's update.
@@ -118,6 +139,10 @@ struct Timings {
   MonoNs reaped = 0;
   MonoNs confirmed = 0;     // stop confirmed: seat ready (0: never)
   MonoNs revoke = 0;        // revoke() called (0: never)
+  // The revocation's intent was durable in the journal (0: no journal, or
+  // not before the outcome): J1 puts it before `kill` unless the journal
+  // took longer than kRevokeJournalBound.
+  MonoNs revoke_journalled = 0;
   MonoNs post_started = 0;  // the POST was cleared to begin (0: never)
 };
 
@@ -142,8 +167,13 @@ struct Outcome {
   std::string kill_domain;
   // cancel_uncertain: the unconfirmed kind the revocation's stop ended in.
   std::optional<OutcomeKind> stop_failure;
-  // The revocation's cause, when the delivery was revoked (timings.revoke: when).
+  // The revocation's words, when the delivery was revoked (timings.revoke: when).
   std::string revoke_cause;
+  // Who revoked it (J5): set whenever revoke_cause is.
+  std::optional<RevokeCause> revoked_by;
+  // The revocation's intent was not durable in the journal within
+  // kRevokeJournalBound, so the kill went ahead without it (J1).
+  bool revoke_unjournalled = false;
   // The child's scratch directory, kept because the stop is unconfirmed
   // (the work that may still run keeps its files). Empty: removed.
   std::string scratch_kept;

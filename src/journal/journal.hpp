@@ -180,6 +180,10 @@ Result<Outcome> outcome_from_detail(std::string_view detail);
 
 // A field of an entry's detail as text ("" when absent or not a string).
 std::string detail_text(std::string_view detail, std::string_view field);
+// Who revoked (J5), from a cause's name (a revoke_requested entry's
+// "cause", a finished outcome's "revoked_by"); an entry written before
+// causes were named has only the words, and the cause is read from them.
+RevokeCause revoke_cause_in(const std::string& name, const std::string& words);
 // A boolean field of an entry's detail; nullopt when absent or not a boolean.
 std::optional<bool> detail_flag(std::string_view detail, std::string_view field);
 

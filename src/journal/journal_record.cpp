@@ -61,6 +61,11 @@ ObservedAfter observed_from(const json& j) {
   return o;
 }
 
+std::optional<RevokeCause> revoked_by_of(const json& j, const std::string& words) {
+  if (words.empty() && text_field(j, "revoked_by").empty()) return std::nullopt;
+  return revoke_cause_in(text_field(j, "revoked_by"), words);
+}
+
 tl::unexpected<Error> not_an_outcome(const std::string& why) {
   return fail(Errc::journal_failed, "a finished entry's detail is not an outcome: " + why);
 }
@@ -83,6 +88,8 @@ Result<Outcome> outcome_from_json(const json& j) {
   o.kill_domain = text_field(j, "kill_domain");
   if (const auto failure = opt_text(j, "stop_failure")) o.stop_failure = outcome_from_name(*failure);
   o.revoke_cause = text_field(j, "revoke_cause");
+  o.revoked_by = revoked_by_of(j, o.revoke_cause);
+  o.revoke_unjournalled = bool_field(j, "revoke_unjournalled");
   o.scratch_kept = text_field(j, "scratch_kept");
   o.journal_error = text_field(j, "journal_error");
   o.dispatched = bool_field(j, "dispatched");
@@ -167,6 +174,17 @@ bool is_alive(const ProcessIdentity& who) {
 
 std::int64_t wall_now_ms() { return sys::wall_now_ms(); }
 
+RevokeCause revoke_cause_in(const std::string& name, const std::string& words) {
+  if (auto named = revoke_cause_from_name(name)) return *named;
+  // Written before causes were named: the words of a lost lease and of
+  // authority begin with their cause, the executor's shutdown says so, and
+  // anything else came from a caller.
+  if (words.rfind(kLeaseLostCause, 0) == 0) return RevokeCause::lease_lost;
+  if (words.rfind("authority", 0) == 0) return RevokeCause::authority;
+  if (words.find("shutting down") != std::string::npos) return RevokeCause::shutdown;
+  return RevokeCause::caller;
+}
+
 // ---- details --------------------------------------------------------------------
 
 std::string outcome_detail(const Outcome& o) {
@@ -177,6 +195,7 @@ std::string outcome_detail(const Outcome& o) {
             {"remote_effect", remote_effect_name(o.remote_effect)},
             {"kill_domain", o.kill_domain},
             {"revoke_cause", o.revoke_cause},
+            {"revoke_unjournalled", o.revoke_unjournalled},
             {"scratch_kept", o.scratch_kept},
             {"journal_error", o.journal_error},
             {"dispatched", o.dispatched}};
@@ -184,6 +203,7 @@ std::string outcome_detail(const Outcome& o) {
   if (o.objects) j["objects"] = *o.objects;
   if (o.bytes_sent) j["bytes_sent"] = *o.bytes_sent;
   if (o.stop_failure) j["stop_failure"] = outcome_name(*o.stop_failure);
+  if (o.revoked_by) j["revoked_by"] = revoke_cause_name(*o.revoked_by);
   if (o.child.pid != 0) j["child"] = json{{"pid", o.child.pid}};
   if (o.observed_after) j["observed_after"] = observed_json(*o.observed_after);
   // Text from elsewhere (a remote's reason) may hold invalid UTF-8: replaced, never thrown.

@@ -94,6 +94,8 @@ json outcome_to_json(const Outcome& o, const OutcomeFacts& f) {
   j["kill_domain"] = or_null(o.kill_domain);
   j["replayed"] = o.replayed;
   j["revoke_cause"] = or_null(o.revoke_cause);
+  j["revoked_by"] = o.revoked_by ? json(revoke_cause_name(*o.revoked_by)) : json(nullptr);
+  j["revoke_unjournalled"] = o.revoke_unjournalled;
   j["stop_failure"] = o.stop_failure ? json(outcome_name(*o.stop_failure)) : json(nullptr);
   j["scratch_kept"] = or_null(o.scratch_kept);
   j["journal_error"] = or_null(o.journal_error);
@@ -290,6 +292,8 @@ void decode_fields(Reader& r, Outcome& o) {
   o.kill_domain = r.opt_str("kill_domain").value_or("");
   o.replayed = r.boolean("replayed");
   o.revoke_cause = r.opt_str("revoke_cause").value_or("");
+  if (r.opt_str("revoked_by")) o.revoked_by = named(r, "revoked_by", revoke_cause_from_name, RevokeCause::caller);
+  o.revoke_unjournalled = r.boolean("revoke_unjournalled");
   if (r.opt_str("stop_failure")) o.stop_failure = named(r, "stop_failure", outcome_from_name, OutcomeKind::unreaped);
   o.scratch_kept = r.opt_str("scratch_kept").value_or("");
   o.journal_error = r.opt_str("journal_error").value_or("");

@@ -55,63 +55,135 @@ Admission unfinished(const journal::Record& r, const journal::Submission& asked)
                 ", which is gone: run `git-courier recover` first");
 }
 
-// True when the latest attempt ended interrupted before its dispatch claim:
-// its process died while it was queued, so no child could have existed and
-// nothing was sent (remote_effect none, no claimed entry). Running it again
-// is the same delivery, not a second one.
-bool interrupted_before_claim(const journal::Record& r, const Outcome& recorded) {
-  return recorded.kind == OutcomeKind::interrupted && recorded.remote_effect == RemoteEffect::none &&
-         !r.last(journal::Step::claimed);
+// The latest attempt's journalled revocation, when one was (J5).
+std::optional<journal::Entry> latest_revocation(const journal::Record& r) {
+  auto e = r.last(journal::Step::revoke_requested);
+  if (!e || e->attempt != r.submission.attempt) return std::nullopt;
+  return e;
 }
 
-// True when the latest attempt was stopped because its lane's lease was
-// lost (L1: a renewal failed, or the lease bound came), before anything was
-// sent. Nobody asked for that stop: running it again is the same delivery.
-bool lost_its_lease_unsent(const Outcome& recorded) {
-  return recorded.kind == OutcomeKind::revoked && recorded.remote_effect == RemoteEffect::none &&
-         recorded.revoke_cause.rfind(kLeaseLostCause, 0) == 0;
+RevokeCause cause_of(const journal::Entry& revocation) {
+  const std::string name = journal::detail_text(revocation.detail, "cause");
+  const std::string words = journal::detail_text(revocation.detail, "reason");
+  return journal::revoke_cause_in(name, words.empty() ? name : words);
 }
 
-// A finished id: replay it, run it again when it was interrupted before its
-// dispatch claim, or run it again as a compare-and-swap when it ended
-// interrupted or revoked with the remote's effect `possible`. A cancellation
-// that won the claim is final whatever the finished entry says (a recovery
-// that finished it `interrupted` before J5 was kept).
-Admission finished(const journal::Record& r, const journal::Submission& asked) {
+// The outcome the id table reads: the finished entry's, where a journalled
+// cancellation that won the claim stands over a recovery's `interrupted`
+// (the finished entry after it was lost, J5), and a revocation's cause is
+// the journalled one when the outcome names none.
+std::optional<Outcome> recorded_outcome(const journal::Record& r) {
   auto last = r.last(journal::Step::finished);
-  auto recorded = last ? journal::outcome_from_detail(last->detail) : Result<Outcome>(fail(Errc::journal_failed, ""));
-  if (!recorded) return refuse("delivery id " + asked.id + " has no readable outcome in the journal");
-  if (recorded->kind == OutcomeKind::interrupted) {
-    if (auto cancelled = cancelled_before_dispatch(r)) recorded = std::move(*cancelled);
+  if (!last) return std::nullopt;
+  auto o = journal::outcome_from_detail(last->detail);
+  if (!o) return std::nullopt;
+  if (o->kind == OutcomeKind::interrupted) {
+    if (auto cancelled = cancelled_before_dispatch(r)) return cancelled;
   }
-  if (interrupted_before_claim(r, *recorded) || lost_its_lease_unsent(*recorded)) {
-    Admission a;
-    a.verdict = Admission::Verdict::run;
-    a.attempt = r.submission.attempt + 1;
-    a.resumed = true;
+  return std::move(*o);
+}
+
+bool is_final_answer(OutcomeKind k) {
+  return k == OutcomeKind::delivered || k == OutcomeKind::up_to_date || k == OutcomeKind::rejected ||
+         k == OutcomeKind::cancelled_no_dispatch;
+}
+
+SameIdAgain replay(Outcome recorded, std::string why) {
+  SameIdAgain a;
+  a.action = SameIdAgain::Action::replay;
+  a.recorded = std::move(recorded);
+  a.why = std::move(why);
+  return a;
+}
+
+SameIdAgain refused(std::string why) {
+  SameIdAgain a;
+  a.action = SameIdAgain::Action::refuse;
+  a.why = std::move(why);
+  return a;
+}
+
+// The kinds that run again: nothing the remote could apply was sent (run
+// as the next attempt), or it may have been (a compare-and-swap on the old
+// id journalled at post_started).
+SameIdAgain run_again(const journal::Record& r, const Outcome& recorded, bool resumed) {
+  SameIdAgain a;
+  a.recorded = recorded;
+  a.attempt = r.submission.attempt + 1;
+  if (recorded.remote_effect == RemoteEffect::none) {
+    a.action = SameIdAgain::Action::run;
+    a.resumed = resumed;
+    a.why = "nothing was sent: it runs again as attempt " + std::to_string(a.attempt);
     return a;
   }
-  const bool again = (recorded->kind == OutcomeKind::interrupted || recorded->kind == OutcomeKind::revoked) &&
-                     recorded->remote_effect == RemoteEffect::possible;
-  if (!again) {
-    Admission a;
-    a.verdict = Admission::Verdict::replay;
-    a.recorded = std::move(*recorded);
-    a.recorded.replayed = true;
-    a.recorded.delivery_id = asked.id;
-    return a;
+  a.old_oid = journalled_old_oid(r);
+  if (!a.old_oid) {
+    return refused("it may have been applied (" + std::string(remote_effect_name(recorded.remote_effect)) +
+                   "), and the journal has no old id to compare against");
   }
-  auto old = journalled_old_oid(r);
-  if (!old)
-    return refuse("delivery id " + asked.id + " may have been applied, and the journal has no old id to compare");
-  if (asked.expect_old && *asked.expect_old != *old) {
-    return refuse("delivery id " + asked.id + " may have been applied over " + *old +
+  a.action = SameIdAgain::Action::compare_and_swap;
+  a.why = "it may have been applied: it runs again as attempt " + std::to_string(a.attempt) +
+          ", a compare-and-swap on the old id " + *a.old_oid +
+          " (the ref already at the object: up_to_date; at the old id: pushed; elsewhere: rejected)";
+  return a;
+}
+
+}  // namespace
+
+SameIdAgain same_id_again(const journal::Record& r) {
+  auto recorded = recorded_outcome(r);
+  if (!recorded) return refused("it has no readable outcome in the journal");
+  const auto revocation = latest_revocation(r);
+  if (recorded->kind == OutcomeKind::revoked || recorded->kind == OutcomeKind::cancel_uncertain) {
+    if (!recorded->revoked_by && revocation) recorded->revoked_by = cause_of(*revocation);
+  }
+  const RevokeCause cause = recorded->revoked_by.value_or(revocation ? cause_of(*revocation) : RevokeCause::caller);
+  const bool cancelled = revocation && revocation_is_final(cause_of(*revocation));
+  if (is_final_answer(recorded->kind)) return replay(std::move(*recorded), "its outcome is final: it is replayed");
+  if (is_unconfirmed(recorded->kind) && !r.last(journal::Step::stop_confirmed)) {
+    return refused("its stop is unconfirmed (" + std::string(outcome_name(recorded->kind)) +
+                   "): refused until `git-courier recover` confirms it");
+  }
+  if (recorded->kind == OutcomeKind::cancel_uncertain ||
+      (recorded->kind == OutcomeKind::revoked && revocation_is_final(cause)) || cancelled) {
+    return replay(std::move(*recorded), "it was cancelled (by " + std::string(revoke_cause_name(cause)) +
+                                            "), and a cancellation is final: a new delivery needs a new id");
+  }
+  const bool resumed = (recorded->kind == OutcomeKind::interrupted && !r.last(journal::Step::claimed)) ||
+                       recorded->kind == OutcomeKind::revoked;
+  return run_again(r, *recorded, resumed);
+}
+
+namespace {
+
+// A finished id, by the id table (same_id_again).
+Admission finished(const journal::Record& r, const journal::Submission& asked) {
+  SameIdAgain again = same_id_again(r);
+  Admission a;
+  switch (again.action) {
+    case SameIdAgain::Action::replay:
+      a.verdict = Admission::Verdict::replay;
+      a.recorded = std::move(again.recorded);
+      a.recorded.replayed = true;
+      a.recorded.delivery_id = asked.id;
+      return a;
+    case SameIdAgain::Action::refuse:
+      return refuse("delivery id " + asked.id + ": " + again.why);
+    case SameIdAgain::Action::run:
+      a.verdict = Admission::Verdict::run;
+      a.attempt = again.attempt;
+      a.resumed = again.resumed;
+      return a;
+    case SameIdAgain::Action::compare_and_swap:
+      break;
+  }
+  if (asked.expect_old && *asked.expect_old != *again.old_oid) {
+    return refuse("delivery id " + asked.id + " may have been applied over " + *again.old_oid +
                   "; a re-delivery compares against that, not " + *asked.expect_old);
   }
-  Admission a;
   a.verdict = Admission::Verdict::run;
-  a.attempt = r.submission.attempt + 1;
-  a.expect_old = *old;
+  a.attempt = again.attempt;
+  a.expect_old = again.old_oid;
   return a;
 }
 
@@ -120,7 +192,9 @@ Admission finished(const journal::Record& r, const journal::Submission& asked) {
 std::optional<Outcome> cancelled_before_dispatch(const journal::Record& r) {
   const auto revoked = r.last(journal::Step::revoke_requested);
   if (!revoked || journal::detail_flag(revoked->detail, "claimed") != std::optional<bool>(false)) return std::nullopt;
-  const std::string cause = journal::detail_text(revoked->detail, "cause");
+  const std::string name = journal::detail_text(revoked->detail, "cause");
+  std::string cause = journal::detail_text(revoked->detail, "reason");
+  if (cause.empty()) cause = name;  // written before causes were named: the words were the cause
   Outcome o;
   o.kind = OutcomeKind::cancelled_no_dispatch;
   o.delivery_id = r.submission.id;
@@ -128,6 +202,7 @@ std::optional<Outcome> cancelled_before_dispatch(const journal::Record& r) {
   o.remote_effect = RemoteEffect::none;
   o.bytes_sent = 0;
   o.revoke_cause = cause;
+  o.revoked_by = journal::revoke_cause_in(name, cause);
   o.reason = "revoked before dispatch: " + cause + " (the journalled cancellation, its process gone)";
   return o;
 }

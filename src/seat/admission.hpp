@@ -37,6 +37,28 @@ struct Admission {
 // errors refuse (a delivery never runs unjournalled).
 Admission admit(journal::Journal& j, journal::Submission draft);
 
+// What the same id does now, by how its latest attempt ended: the id table
+// of DESIGN §6, decided here and nowhere else (admission, `show`, the
+// service). For a finished record.
+struct SameIdAgain {
+  enum class Action {
+    replay,            // the recorded outcome is the answer; nothing is sent
+    run,               // nothing was sent: it runs again as `attempt`
+    compare_and_swap,  // it may have been applied: runs again as `attempt`, expecting `old_oid`
+    refuse,            // `why`
+  };
+  Action action = Action::refuse;
+  std::string why;  // one line for people, for every action
+  Outcome recorded;
+  int attempt = 0;
+  std::optional<std::string> old_oid;
+  // run: the previous attempt stopped before anything ran for a reason of
+  // its own (interrupted before its claim, or stopped by a shutdown or a
+  // lost lease): its deadline's message says so.
+  bool resumed = false;
+};
+SameIdAgain same_id_again(const journal::Record& r);
+
 // A new delivery id: the wall-clock milliseconds, then 10 bytes of
 // randomness, as 32 hex digits in UUID layout (ordered by time).
 std::string new_delivery_id();

@@ -62,10 +62,9 @@ Result<void> DeliveryRecord::post_started(const std::optional<std::string>& old_
   return note(journal::Step::post_started, detail_of("old_oid", old_oid.value_or("")), true, false);
 }
 
-Result<void> DeliveryRecord::revoke_requested(const std::string& cause, bool claimed) {
-  return note(journal::Step::revoke_requested,
-              nlohmann::json{{"cause", cause}, {"claimed", claimed}}.dump(-1, ' ', false,
-                                                                          nlohmann::json::error_handler_t::replace),
+Result<void> DeliveryRecord::revoke_requested(const std::string& reason, RevokeCause cause, bool claimed) {
+  const nlohmann::json detail{{"cause", revoke_cause_name(cause)}, {"reason", reason}, {"claimed", claimed}};
+  return note(journal::Step::revoke_requested, detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
               true);
 }
 

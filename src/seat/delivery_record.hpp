@@ -45,8 +45,9 @@ class DeliveryRecord {
   // J1: durable before the child hears it may begin the POST, with the old
   // id the journal keeps for a compare-and-swap re-delivery (J4).
   Result<void> post_started(const std::optional<std::string>& old_oid);
-  // The revocation and its cause (durable). `claimed`: a child may exist.
-  Result<void> revoke_requested(const std::string& cause, bool claimed);
+  // The revocation: its cause, its words (durable). `claimed`: a child may
+  // exist. Detail {"cause": revoke_cause_name, "reason", "claimed"}.
+  Result<void> revoke_requested(const std::string& reason, RevokeCause cause, bool claimed);
 
   // The end of this attempt: what was still unjournalled of the old id and
   // the report, then the outcome, which also gets the id and attempt. A

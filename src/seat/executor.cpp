@@ -56,8 +56,14 @@ using supervisor::SupervisorOptions;
 
 namespace {
 
-// The dispatch claim (S5): one atomic word, moved exactly once out of queued.
-enum Claim : int { kQueued, kClaimed, kCancelled, kExpired, kRefused };
+// The dispatch claim (S5) and the one writer of the outcome (J5): one
+// atomic word. Queued: waiting for a seat; seated: a worker holds the seat
+// and has not claimed yet. Whoever moves the word out of queued by a
+// compare-and-swap writes the outcome (the revoker, the scheduler, the
+// refusing worker); out of seated, the seat's worker always writes it,
+// after the seat is released (a revocation there only marks the word), so
+// wait() never returns while the seat is still held.
+enum Claim : int { kQueued, kSeated, kClaimed, kCancelled, kCancelledSeated, kExpired, kRefused };
 
 // How much of a lane lock's holder text a pending event shows.
 constexpr std::size_t kMaxHolderShown = 120;
@@ -148,7 +154,18 @@ struct DeliveryHandle::Shared {
   std::optional<Outcome> outcome;
   std::shared_ptr<Supervisor> sup;  // set before the claim is attempted
   std::string revoke_reason;
+  RevokeCause revoke_by = RevokeCause::caller;
   sys::MonoNs revoke_ns = 0;
+  // J1: the revocation's journal entry, written on a thread of its own when
+  // the kill may not wait for it; joined before `finished` is written, so
+  // a late entry still comes first.
+  std::thread revoke_writer;
+  bool revoke_unjournalled = false;
+  sys::MonoNs revoke_journalled_ns = 0;  // under mu: its entry was taken (durable)
+  // Under mu: the first revocation is still deciding what it writes; its
+  // entry (when it has one) must precede `finished`, whoever writes that.
+  bool revoke_pending = false;
+  bool finishing = false;  // under mu: finish() has begun (one writer)
   DeliveryEvent pending;
   std::weak_ptr<Executor::Impl> exec;
 
@@ -156,16 +173,40 @@ struct DeliveryHandle::Shared {
     if (req.on_event) req.on_event(e);
   }
 
-  // Publishes the final outcome once; wakes every waiter.
+  ~Shared() {
+    if (revoke_writer.joinable()) revoke_writer.join();
+  }
+
+  // Publishes the final outcome once; wakes every waiter. Only the writer
+  // the claim word names calls it (J5); a second call is a defect, logged
+  // and ignored, never a second `finished` entry.
   void finish(Outcome o) {
+    std::thread writer;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return !revoke_pending; });
+      if (finishing) {
+        std::fprintf(stderr, "git-courier: delivery %llu was finished twice; the second outcome (%s) is ignored\n",
+                     static_cast<unsigned long long>(id), outcome_name(o.kind));
+        return;
+      }
+      finishing = true;
+      writer = std::move(revoke_writer);
+      if (revoke_unjournalled && !o.revoke_unjournalled) {
+        o.revoke_unjournalled = true;
+        o.reason += "; the revocation's intent was not journalled within " +
+                    std::to_string(kRevokeJournalBound / sys::kNsPerMs) + " ms, so the kill went ahead without it";
+      }
+    }
+    if (writer.joinable()) writer.join();  // its revoke_requested entry precedes `finished`
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (outcome) return;
+      o.timings.revoke_journalled = revoke_journalled_ns;
+      if (revoke_ns != 0) o.timings.revoke = revoke_ns;  // the caller's instant, before its entry
     }
     record.finish(o);
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (outcome) return;
       outcome = std::move(o);
       state = DeliveryState::finished;
     }
@@ -176,6 +217,36 @@ struct DeliveryHandle::Shared {
     emit(e);
   }
 
+  // J1: a live revocation's intent is durable before its kill: the entry
+  // is written on a thread of its own and the kill waits for it at most
+  // kRevokeJournalBound (past it, the outcome says so and the entry still
+  // comes before `finished`). A lost lease's kill waits for nothing (L1).
+  void revoke_live(const std::string& reason, RevokeCause cause) {
+    if (!record.journalled()) return;
+    auto written = std::make_shared<std::promise<void>>();
+    auto done = written->get_future();
+    std::thread writer([this, reason, cause, written] {
+      journal_revocation(reason, cause, true);
+      written->set_value();
+    });
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      revoke_writer = std::move(writer);
+    }
+    if (cause == RevokeCause::lease_lost) return;
+    if (done.wait_for(std::chrono::nanoseconds(kRevokeJournalBound)) != std::future_status::ready) {
+      std::lock_guard<std::mutex> lock(mu);
+      revoke_unjournalled = true;
+    }
+  }
+
+  // The revoke_requested entry (durable), and when it was taken.
+  void journal_revocation(const std::string& reason, RevokeCause cause, bool claimed) {
+    if (!record.revoke_requested(reason, cause, claimed)) return;
+    std::lock_guard<std::mutex> lock(mu);
+    revoke_journalled_ns = sys::mono_now_ns();
+  }
+
   Outcome never_dispatched(OutcomeKind kind, std::string reason) const {
     Outcome o;
     o.kind = kind;
@@ -184,7 +255,10 @@ struct DeliveryHandle::Shared {
     o.timings.submitted = submitted;
     o.timings.revoke = revoke_ns;
     o.bytes_sent = 0;
-    if (revoke_ns != 0) o.revoke_cause = revoke_reason;
+    if (revoke_ns != 0) {
+      o.revoke_cause = revoke_reason;
+      o.revoked_by = revoke_by;
+    }
     return o;
   }
 };
@@ -345,6 +419,13 @@ struct Executor::Impl {
       }
       if (l.holder == 0) {
         auto locked = l.file->try_lock();
+        int queued = kQueued;
+        if (locked && *locked && !d->claim.compare_exchange_strong(queued, kSeated)) {
+          // Revoked or expired a moment ago: its writer finishes it.
+          l.file->unlock();
+          it = queue.erase(it);
+          continue;
+        }
         if (locked && *locked) {
           l.holder = d->id;
           l.holder_child = 0;
@@ -460,15 +541,26 @@ struct Executor::Impl {
   }
 
   // Makes `sup` the one a revocation of `d` reaches, and passes on a
-  // revocation that arrived while `d` had none.
+  // revocation that arrived while `d` had none (S5: at any instant after
+  // the claim, whatever its words, even none). One still journalling its
+  // intent kills by itself once done (J1): revoke() reads d->sup after.
   static void adopt(const std::shared_ptr<DeliveryHandle::Shared>& d, const std::shared_ptr<Supervisor>& sup) {
-    std::string revoked_reason;
+    bool revoked = false;
+    std::string reason;
+    RevokeCause cause = RevokeCause::caller;
     {
       std::lock_guard<std::mutex> lock(d->mu);
       d->sup = sup;
-      if (d->revoke_ns != 0) revoked_reason = d->revoke_reason;
+      revoked = d->revoke_ns != 0 && !d->revoke_pending;
+      reason = d->revoke_reason;
+      cause = d->revoke_by;
     }
-    if (!revoked_reason.empty()) sup->revoke(revoked_reason);
+    if (revoked) sup->revoke(reason, cause);
+  }
+
+  // Tests only: the worker stops at a named point of a turn.
+  void at_point(const std::shared_ptr<DeliveryHandle::Shared>& d, std::string_view point) const {
+    if (opt.at_point_for_tests) opt.at_point_for_tests(d->id, point);
   }
 
   // Puts an unused warm child back in the pool; one that has no place
@@ -621,13 +713,14 @@ struct Executor::Impl {
   // spawned, the work provably never started, so the seat went straight
   // back and the delivery is finished; a warm child taken for it stays warm.
   bool claim(const std::shared_ptr<DeliveryHandle::Shared>& d, std::shared_ptr<WarmSlot>& warm_slot) {
-    int expected = kQueued;
+    int expected = kSeated;
     // D1: a deadline that passed while it waited for its seat is expired
     // here, not claimed: no claimed entry, no child (warm or cold) for it.
     if (sys::mono_now_ns() >= d->deadline && d->claim.compare_exchange_strong(expected, kExpired)) {
       expected = kExpired;
     }
-    if (expected != kQueued || !d->claim.compare_exchange_strong(expected, kClaimed)) {
+    if (expected != kSeated || !d->claim.compare_exchange_strong(expected, kClaimed)) {
+      // Seated: this worker writes the outcome whoever moved the word.
       if (warm_slot) keep_warm(std::move(warm_slot));
       Outcome o;
       {
@@ -650,6 +743,7 @@ struct Executor::Impl {
       d->state = DeliveryState::running;
     }
     d->record.claimed(fence_of(*d));
+    at_point(d, "claimed");
     return true;
   }
 
@@ -676,6 +770,7 @@ struct Executor::Impl {
     }
     std::optional<Outcome> o;
     if (sup->assign(so)) {
+      at_point(d, "assigned");
       adopt(d, sup);
       // Its place in the pool is filled now, while it works: the next
       // delivery finds a warm child ready without waiting for this one.
@@ -716,15 +811,16 @@ struct Executor::Impl {
         std::lock_guard<std::mutex> lock(mu);
         gen = lease_gen;
       }
-      if (d->claim.load() != kQueued) return end_without_lease(d, std::nullopt);
+      if (d->claim.load() != kSeated) return end_without_lease(d, cancelled_while_seated(d));
       std::string holder;
       {
         std::lock_guard<std::mutex> lock(d->mu);
         holder = d->pending.holder;
       }
       if (sys::mono_now_ns() >= d->deadline) {
-        int expected = kQueued;
-        if (!d->claim.compare_exchange_strong(expected, kExpired)) return end_without_lease(d, std::nullopt);
+        int expected = kSeated;
+        if (!d->claim.compare_exchange_strong(expected, kExpired))
+          return end_without_lease(d, cancelled_while_seated(d));
         return end_without_lease(d, d->never_dispatched(OutcomeKind::deadline_killed,
                                                         "the deadline passed while waiting for the lane's lease" +
                                                             (holder.empty() ? std::string() : " (" + holder + ")") +
@@ -768,20 +864,26 @@ struct Executor::Impl {
       wake_at = std::min(wake_at, d->deadline);
       std::unique_lock<std::mutex> lock(mu);
       cv.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(wake_at)),
-                    [&] { return lease_gen != gen || d->claim.load() != kQueued; });
+                    [&] { return lease_gen != gen || d->claim.load() != kSeated; });
     }
   }
 
+  // The outcome of a seated delivery revoked before its claim: this
+  // worker writes it (the revoker only marked the claim word).
+  static Outcome cancelled_while_seated(const std::shared_ptr<DeliveryHandle::Shared>& d) {
+    std::lock_guard<std::mutex> lock(d->mu);
+    return d->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + d->revoke_reason);
+  }
+
   // A turn that ends before its lease was taken: the seat here goes back,
-  // and the outcome (when this call decided it) is published.
-  bool end_without_lease(const std::shared_ptr<DeliveryHandle::Shared>& d, std::optional<Outcome> o) {
-    Outcome ended = o ? *o : d->never_dispatched(OutcomeKind::cancelled_no_dispatch, "no lease was taken");
+  // then the outcome is published (wait() returns after the release).
+  bool end_without_lease(const std::shared_ptr<DeliveryHandle::Shared>& d, Outcome o) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      end_turn(d->lane, d->id, ended);
+      end_turn(d->lane, d->id, o);
       running.erase(std::remove(running.begin(), running.end(), d), running.end());
     }
-    if (o) d->finish(std::move(*o));
+    d->finish(std::move(o));
     return false;
   }
 
@@ -830,7 +932,7 @@ struct Executor::Impl {
 
   void lease_lost(const std::string& lane, std::int64_t fence, const std::string& why) {
     if (auto d = lease_holder(lane, fence)) {
-      DeliveryHandle(d).revoke(std::string(kLeaseLostCause) + ": " + why);
+      DeliveryHandle(d).revoke(std::string(kLeaseLostCause) + ": " + why, RevokeCause::lease_lost);
     } else {
       log("lane " + lane + ": the lease (fence " + std::to_string(fence) + ") was lost: " + why);
     }
@@ -1116,6 +1218,19 @@ struct Executor::Impl {
 
 // ---- DeliveryHandle -------------------------------------------------------
 
+namespace {
+
+// Wakes the executor's workers and lease waiters: a delivery's claim word
+// moved (a worker waiting on its lease, or for a free queue, looks again).
+void wake_executor(const DeliveryHandle::Shared& s) {
+  if (auto exec = s.exec.lock()) {
+    std::lock_guard<std::mutex> lock(exec->mu);
+    exec->cv.notify_all();
+  }
+}
+
+}  // namespace
+
 DeliveryHandle& DeliveryHandle::operator=(DeliveryHandle&& o) noexcept {
   if (this != &o) {
     if (s_) revoke("delivery handle replaced");
@@ -1138,43 +1253,70 @@ DeliveryHandle::~DeliveryHandle() {
 
 std::uint64_t DeliveryHandle::id() const { return s_ ? s_->id : 0; }
 
-void DeliveryHandle::revoke(const std::string& reason) {
+void DeliveryHandle::revoke(const std::string& reason, RevokeCause cause) {
   // A local owner: once finish() runs, a waiter may destroy this handle.
   const std::shared_ptr<Shared> s = s_;
   if (!s) return;
-  std::shared_ptr<Supervisor> sup;
   bool first = false;  // the revocation that is journalled
   {
     std::lock_guard<std::mutex> lock(s->mu);
-    if (s->outcome) return;
+    if (s->outcome || s->finishing) return;
     if (s->revoke_ns == 0) {
       s->revoke_ns = sys::mono_now_ns();
       s->revoke_reason = reason;
+      s->revoke_by = cause;
+      s->revoke_pending = true;
       first = true;
     }
   }
+  // Only the first revocation acts: it alone moves the claim word, writes
+  // the entry and kills (a later one would add nothing but a race).
+  if (!first) return;
+  // Every way out of here below lets finish() go on (after the entry).
+  auto entry_decided = [&s] {
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      s->revoke_pending = false;
+    }
+    s->cv.notify_all();
+  };
   int expected = kQueued;
   if (s->claim.compare_exchange_strong(expected, kCancelled)) {
-    // Cancellation won: nothing was, or ever will be, spawned for it. J1:
-    // the revocation is durable before revoke() returns, so a restarted
-    // service never resumes it.
-    if (first) (void)s->record.revoke_requested(reason, false);
+    // Cancellation won while queued: nothing was, or ever will be,
+    // spawned for it, no seat is held, and this call writes its outcome.
+    // J1, J5: the revocation is durable before revoke() returns, so neither
+    // a restart nor a lost `finished` can run it again.
+    s->journal_revocation(reason, cause, false);
+    entry_decided();
     s->finish(s->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + reason));
-    if (auto exec = s->exec.lock()) {
-      std::lock_guard<std::mutex> lock(exec->mu);
-      exec->cv.notify_all();
-    }
+    wake_executor(*s);
     return;
   }
+  expected = kSeated;
+  if (s->claim.compare_exchange_strong(expected, kCancelledSeated)) {
+    // Cancellation won while a worker holds the seat: that worker writes
+    // the outcome once the seat is back (J5, S2); the entry goes first.
+    s->journal_revocation(reason, cause, false);
+    entry_decided();
+    wake_executor(*s);  // the seat's worker writes the outcome
+    return;
+  }
+  if (expected != kClaimed) {
+    // Expired or refused a moment ago: that outcome stands, nothing to stop.
+    entry_decided();
+    return;
+  }
+  // Live: the intent first (J1), then the kill.
+  s->revoke_live(reason, cause);
+  entry_decided();
+  std::shared_ptr<Supervisor> sup;
   {
     std::lock_guard<std::mutex> lock(s->mu);
     sup = s->sup;
   }
-  // The claim won: kill and confirm (the supervisor handles both). The kill
-  // comes first and the journal right after: a revocation never waits for
-  // a disk (a crash in between is finished by recovery as interrupted).
-  if (sup) sup->revoke(reason);
-  if (first) (void)s->record.revoke_requested(reason, true);
+  // The claim won: kill and confirm (the supervisor handles both). A warm
+  // child not yet adopted gets it from adopt() (d->sup is null until then).
+  if (sup) sup->revoke(reason, cause);
 }
 
 namespace {
@@ -1264,7 +1406,7 @@ Executor::~Executor() {
     all.assign(impl_->queue.begin(), impl_->queue.end());
     all.insert(all.end(), impl_->running.begin(), impl_->running.end());
   }
-  for (auto& d : all) DeliveryHandle(d).revoke("the executor is shutting down");
+  for (auto& d : all) DeliveryHandle(d).revoke("the executor is shutting down", RevokeCause::shutdown);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->cv.notify_all();

@@ -25,6 +25,7 @@ struct Delivery::Impl {
   std::vector<std::function<void()>> wakes;
   bool waiting = true;       // counted as queued (not yet granted a seat)
   std::string revoke_cause;  // a revocation that came before the handle
+  RevokeCause revoke_by = RevokeCause::caller;
   std::unique_ptr<auth::AuthSetup> auth;
 
   void push_locked(nlohmann::json j) {
@@ -324,6 +325,7 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
     d->impl->attempt = r->submission.attempt;
   }
   std::string late_revoke;
+  RevokeCause late_by = RevokeCause::caller;
   bool complete = false;
   {
     std::lock_guard<std::mutex> lock(d->impl->mu);
@@ -331,9 +333,10 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
     d->impl->has_handle = true;
     complete = d->impl->finish_seen;
     late_revoke = d->impl->revoke_cause;
+    late_by = d->impl->revoke_by;
   }
   if (complete) finished(*d->impl);
-  if (!late_revoke.empty()) d->impl->handle.revoke(late_revoke);
+  if (!late_revoke.empty()) d->impl->handle.revoke(late_revoke, late_by);
   auto o = d->outcome();
   if (o && o->replayed) {
     // The journal already finished this id: nothing was sent now. The
@@ -546,9 +549,13 @@ void Deliveries::revoke_all(const std::string& cause) {
     {
       std::lock_guard<std::mutex> lock(d->mu);
       has_handle = d->has_handle;
-      if (!has_handle) d->revoke_cause = cause;
+      if (!has_handle) {
+        d->revoke_cause = cause;
+        d->revoke_by = RevokeCause::shutdown;
+      }
     }
-    if (has_handle) d->handle.revoke(cause);
+    // A drain: nobody asked for this stop, so the same id runs again (J5).
+    if (has_handle) d->handle.revoke(cause, RevokeCause::shutdown);
   }
 }
 

@@ -55,6 +55,27 @@ std::optional<RemoteEffect> remote_effect_from_name(const std::string& name) {
   return std::nullopt;
 }
 
+const char* revoke_cause_name(RevokeCause c) {
+  switch (c) {
+#define COURIER_REVOKE_CAUSE_NAME(n) \
+  case RevokeCause::n:               \
+    return #n;
+    COURIER_REVOKE_CAUSE_LIST(COURIER_REVOKE_CAUSE_NAME)
+#undef COURIER_REVOKE_CAUSE_NAME
+  }
+  return "unknown";
+}
+
+std::optional<RevokeCause> revoke_cause_from_name(const std::string& name) {
+#define COURIER_REVOKE_CAUSE_PARSE(n) \
+  if (name == #n) return RevokeCause::n;
+  COURIER_REVOKE_CAUSE_LIST(COURIER_REVOKE_CAUSE_PARSE)
+#undef COURIER_REVOKE_CAUSE_PARSE
+  return std::nullopt;
+}
+
+bool revocation_is_final(RevokeCause c) { return c == RevokeCause::caller || c == RevokeCause::authority; }
+
 SeatDisposition release_rule(OutcomeKind k) {
   return is_unconfirmed(k) ? SeatDisposition::retain : SeatDisposition::release;
 }

@@ -101,7 +101,7 @@ struct Supervisor::Loop final : Conversation::Driver {
   // ---- Conversation::Driver ----------------------------------------------
   bool stopping() const override { return child.domain()->first_kill_ns() != 0; }
   void fault_stop(const std::string& why) override { stop(StopCause::protocol_fault, why); }
-  void revoke(std::string why) override { sup.revoke(std::move(why)); }
+  void revoke(std::string why) override { sup.revoke(std::move(why), RevokeCause::authority); }
   bool revoked() override { return sup.revocation().revoked; }
   void hello_received() override {
     sup.ready_ = true;
@@ -263,7 +263,7 @@ bool Supervisor::assign(SupervisorOptions delivery) {
   return true;
 }
 
-void Supervisor::revoke(std::string reason) {
+void Supervisor::revoke(std::string reason, RevokeCause cause) {
   std::shared_ptr<KillDomain> domain;
   std::shared_ptr<void> wake;
   {
@@ -271,6 +271,7 @@ void Supervisor::revoke(std::string reason) {
     if (!revoked_) {
       revoked_ = true;
       revoke_reason_ = std::move(reason);
+      revoke_cause_ = cause;
       revoke_ns_ = sys::mono_now_ns();
     }
     domain = domain_;
@@ -283,7 +284,7 @@ void Supervisor::revoke(std::string reason) {
 
 Supervisor::Revocation Supervisor::revocation() {
   std::lock_guard<std::mutex> lock(mu_);
-  return Revocation{revoked_, revoke_reason_, revoke_ns_};
+  return Revocation{revoked_, revoke_reason_, revoke_ns_, revoke_cause_};
 }
 
 const SupervisorOptions* Supervisor::take_assignment() {
@@ -322,6 +323,8 @@ std::optional<Outcome> Supervisor::prepare(Loop& L) {
       L.obs.out.kind = OutcomeKind::cancelled_no_dispatch;
       L.obs.out.reason = "revoked before dispatch: " + revoke_reason_;
       L.obs.out.timings.revoke = revoke_ns_;
+      L.obs.out.revoke_cause = revoke_reason_;
+      L.obs.out.revoked_by = revoke_cause_;
       return L.obs.out;
     }
     wake_ = L.wake;
@@ -334,6 +337,7 @@ std::optional<Outcome> Supervisor::prepare(Loop& L) {
   if (L.plan.job_at_spawn() && sys::mono_now_ns() >= stop_instant(opt_)) {
     L.obs.out.kind = OutcomeKind::revoked;
     L.obs.out.revoke_cause = std::string(kLeaseLostCause);
+    L.obs.out.revoked_by = RevokeCause::lease_lost;
     L.obs.out.reason = std::string(kLeaseLostReason) + ": its bound passed before a child was spawned";
     return L.obs.out;
   }
@@ -407,6 +411,7 @@ Outcome Supervisor::decide(Loop& L) {
     f.deadline = L.opt().deadline;
     f.lease_bound = L.opt().lease ? L.opt().lease->get() : 0;
     f.revoke_reason = revocation().reason;
+  f.revoke_by = revocation().cause;
     f.upload_done = L.conv->upload_done();
     Outcome o = verdict(std::move(f));
     // The work that may still run keeps its files: the scratch directory
@@ -426,6 +431,7 @@ Outcome Supervisor::decide(Loop& L) {
   f.deadline = L.opt().deadline;
   f.lease_bound = L.opt().lease ? L.opt().lease->get() : 0;
   f.revoke_reason = revocation().reason;
+  f.revoke_by = revocation().cause;
   f.upload_done = L.conv->upload_done();
   return verdict(std::move(f));
 }

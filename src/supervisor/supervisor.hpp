@@ -144,7 +144,8 @@ class Supervisor {
   // From any thread, any time: revoke the delivery (A4). Before the spawn,
   // run() returns cancelled_no_dispatch without spawning; after it, the kill
   // domain is killed at once from the revoking thread and the loop confirms.
-  void revoke(std::string reason);
+  // `cause` is carried into the outcome (J5).
+  void revoke(std::string reason, RevokeCause cause = RevokeCause::caller);
 
   // Warm mode: hands this child a delivery. `delivery` is a full set of
   // options for a cold delivery; its job, deadline, inherit_fd (sent by
@@ -165,6 +166,7 @@ class Supervisor {
     bool revoked = false;
     std::string reason;
     sys::MonoNs at = 0;
+    RevokeCause cause = RevokeCause::caller;
   };
   Revocation revocation();
   // Warm mode: the assignment waiting, moved to assigned_ (null: none).
@@ -178,6 +180,7 @@ class Supervisor {
   std::mutex mu_;  // guards revoked_/domain_ publication
   bool revoked_ = false;
   std::string revoke_reason_;
+  RevokeCause revoke_cause_ = RevokeCause::caller;
   sys::MonoNs revoke_ns_ = 0;
   std::shared_ptr<KillDomain> domain_;
   std::shared_ptr<void> wake_;  // sys::EventFd, type-erased to keep sys out of this header

@@ -115,8 +115,14 @@ std::string confirmed_scope(const ChildFacts& c) {
 void finish_facts(const StopFacts& f, Outcome& out) {
   if (!out.bytes_sent) out.bytes_sent = f.upload_done.value_or(0);
   if (out.dispatched) out.kill_domain = out.child.cgroup ? "cgroup" : "process_group";
-  if (f.cause == StopCause::revoked) out.revoke_cause = f.revoke_reason;
-  if (f.cause == StopCause::lease) out.revoke_cause = std::string(kLeaseLostCause);
+  if (f.cause == StopCause::revoked) {
+    out.revoke_cause = f.revoke_reason;
+    out.revoked_by = f.revoke_by;
+  }
+  if (f.cause == StopCause::lease) {
+    out.revoke_cause = std::string(kLeaseLostCause);
+    out.revoked_by = RevokeCause::lease_lost;
+  }
   out.remote_effect = remote_effect_of(out);
 }
 

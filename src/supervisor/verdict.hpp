@@ -69,6 +69,7 @@ struct StopFacts {
   sys::MonoNs deadline = 0;
   sys::MonoNs lease_bound = 0;               // the lane's lease bound at the end (0: no lease)
   std::string revoke_reason;                 // when revoked
+  RevokeCause revoke_by = RevokeCause::caller;  // when revoked: who asked (J5)
   std::optional<std::uint64_t> upload_done;  // the last upload progress (bytes)
 };
 

@@ -34,6 +34,11 @@ Result<ReadResult> read_nonblocking(int fd, char* buf, std::size_t len) {
     if (n == 0) return ReadResult{ReadStatus::eof, 0};
     if (errno == EINTR) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) return ReadResult{ReadStatus::would_block, 0};
+    // A Unix stream socket says ECONNRESET when its peer's last descriptor
+    // closed with bytes we sent still unread (a warm child killed before it
+    // read its job): the peer is gone for good, the same fact end-of-file
+    // states, and never a reason to doubt that the child stopped (S3).
+    if (errno == ECONNRESET) return ReadResult{ReadStatus::eof, 0};
     return tl::unexpected(os_error("read", errno));
   }
 }

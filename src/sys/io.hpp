@@ -23,7 +23,8 @@ struct ReadResult {
   ReadStatus status;
   std::size_t bytes = 0;
 };
-// For O_NONBLOCK descriptors. Errors: os_error.
+// For O_NONBLOCK descriptors. A connection reset (a socket whose peer
+// closed with our bytes unread) is end-of-file. Errors: os_error.
 Result<ReadResult> read_nonblocking(int fd, char* buf, std::size_t len);
 
 // write(2) retried on EINTR and short writes, for blocking descriptors.
