@@ -372,10 +372,11 @@ TEST_SUITE("journal") {
       const auto r = s.record("queued");
       auto rr = r.last(journal::Step::revoke_requested);
       REQUIRE_MESSAGE(rr.has_value(), "revoke_requested is not durable when revoke() returns: " << steps_text(r));
-      CHECK(journal::detail_text(rr->detail, "cause") == "the buyer cancelled the queued one");
+      CHECK(journal::detail_text(rr->detail, "reason") == "the buyer cancelled the queued one");
+      CHECK(journal::detail_text(rr->detail, "cause") == "caller");
     }
     CHECK(second.wait().kind == OutcomeKind::cancelled_no_dispatch);
-    // A live one: the kill first, the journal right after.
+    // A live one: the intent first (J1), then the kill.
     first.revoke("the buyer cancelled the live one");
     Outcome o = first.wait();
     CHECK_MESSAGE(o.kind == OutcomeKind::revoked, o.reason);
@@ -383,7 +384,9 @@ TEST_SUITE("journal") {
     const auto r = s.record("holder");
     auto rr = r.last(journal::Step::revoke_requested);
     REQUIRE_MESSAGE(rr.has_value(), steps_text(r));
-    CHECK(journal::detail_text(rr->detail, "cause") == "the buyer cancelled the live one");
+    CHECK(journal::detail_text(rr->detail, "reason") == "the buyer cancelled the live one");
+    CHECK(journal::detail_text(rr->detail, "cause") == "caller");
+    CHECK(o.revoked_by == RevokeCause::caller);
     s.server.release();
   }
 

@@ -13,6 +13,7 @@
 #include "sys/lazy_library.hpp"
 #include "sys/process.hpp"
 #include "journal/journal.hpp"
+#include "seat/admission.hpp"
 #include "state/state_url.hpp"
 #include "transport/http_leg.hpp"
 #include "transport/read_back.hpp"
@@ -62,6 +63,28 @@ std::string state_of(const journal::Record& r, std::string& effect) {
   return std::string("in flight: ") + journal::step_name(latest.back().step);
 }
 
+// What submitting the same id would do now (J4, DESIGN §6), as the one
+// place that decides it says; an unfinished one is in flight, or left for
+// recovery by a process that is gone.
+std::pair<std::string, std::string> same_id_now(const journal::Record& r) {
+  if (!r.finished) {
+    return {"refuse", "not finished: refused while it is in flight; if its process is gone, `git-courier recover` "
+                      "finishes it first"};
+  }
+  const seat::SameIdAgain again = seat::same_id_again(r);
+  switch (again.action) {
+    case seat::SameIdAgain::Action::replay:
+      return {"replay", again.why};
+    case seat::SameIdAgain::Action::run:
+      return {"run", again.why};
+    case seat::SameIdAgain::Action::compare_and_swap:
+      return {"compare_and_swap", again.why};
+    case seat::SameIdAgain::Action::refuse:
+      break;
+  }
+  return {"refuse", again.why};
+}
+
 json record_json(const journal::Record& r, bool entries) {
   std::string effect;
   json j{{"id", r.submission.id},
@@ -80,6 +103,8 @@ json record_json(const journal::Record& r, bool entries) {
   if (!r.submission.host.empty()) j["host"] = r.submission.host;
   if (auto done = r.last(journal::Step::finished)) j["outcome"] = detail_json(done->detail);
   if (entries) {
+    const auto [action, why] = same_id_now(r);
+    j["same_id_again"] = {{"action", action}, {"why", why}};
     json list = json::array();
     for (const auto& e : r.entries) {
       list.push_back({{"step", journal::step_name(e.step)},
@@ -216,6 +241,7 @@ int run_show(const JournalArgs& a) {
     std::printf("  %s  #%d %-16s %s\n", iso_time(e.at_unix_ms).c_str(), e.attempt, journal::step_name(e.step),
                 wire::printable(e.detail, 2000).c_str());
   }
+  std::printf("the same id again: %s\n", wire::printable(same_id_now(**r).second, 2000).c_str());
   return kExitOk;
 }
 
