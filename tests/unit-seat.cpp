@@ -299,11 +299,22 @@ TEST_SUITE("seat") {
     test::TempDir dir;
     const std::string journal = dir.path() + "/spawns";
     Executor executor(executor_options(dir.path() + "/lanes", 2));
-    auto a = executor.submit(request("wedge@" + journal, "a", 600));
-    auto b = executor.submit(request("wedge@" + journal, "b", 600));
-    test::Latch queued_seen;
+    // Both workers busy, as a fact: each has dispatched a child that wedges
+    // until its deadline, so neither can look at the queue before then.
+    test::Latch a_dispatched, b_dispatched;
+    auto busy = [&](const std::string& lane, const test::Latch& dispatched) {
+      auto r = request("wedge@" + journal, lane, 1'500);
+      r.on_event = [dispatched](const DeliveryEvent& e) {
+        if (e.kind == DeliveryEvent::Kind::dispatched) dispatched.open();
+      };
+      return executor.submit(r);
+    };
+    auto a = busy("a", a_dispatched);
+    auto b = busy("b", b_dispatched);
+    REQUIRE(a_dispatched.wait(10'000));
+    REQUIRE(b_dispatched.wait(10'000));
     auto c = executor.submit(request("deliver@" + journal, "c", 20'000));
-    CHECK(c.state() == DeliveryState::queued);
+    CHECK_MESSAGE(c.state() == DeliveryState::queued, "a worker took the delivery while every worker was busy");
     c.revoke("no longer wanted");
     auto now = c.wait_for(std::chrono::milliseconds(0));
     REQUIRE(now.has_value());

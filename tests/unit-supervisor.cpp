@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "report/outcome_json.hpp"
 #include "supervisor/host_calls.hpp"
 #include "supervisor/kill_domain.hpp"
 #include "supervisor/supervisor.hpp"
@@ -126,8 +127,8 @@ struct Escape {
   char state = 0;
 };
 
-Escape run_escape(const std::string& scenario, CgroupMode mode, bool subreaper) {
-  auto opt = standin(scenario, 10'000, mode);
+Escape run_escape(const std::string& scenario, CgroupMode mode, bool subreaper, std::int64_t budget_ms = 10'000) {
+  auto opt = standin(scenario, budget_ms, mode);
   opt.subreaper = subreaper;
   Escape e;
   opt.on_stderr = [&e](std::string_view s) { e.err.append(s); };
@@ -315,12 +316,23 @@ TEST_SUITE("supervisor") {
       "S2 S3: without subreaping an escapee is outside the claim, and the outcome says the stop covers the kill domain "
       "only") {
     REQUIRE(sys::set_child_subreaper(false).has_value());
+    // The escapee leaves the group and closes its pipes; the child then
+    // waits for the deadline's kill, whose reason says what was confirmed.
     // run_escape kills the escapee the product, by design, could not see.
-    const Escape e = run_escape("double-fork-escapee", CgroupMode::off, false);
-    REQUIRE_MESSAGE(e.o.kind == OutcomeKind::delivered, e.o.reason);
+    const Escape e = run_escape("double-fork-escapee-then-wedge", CgroupMode::off, false, 1'000);
+    REQUIRE_MESSAGE(e.o.kind == OutcomeKind::deadline_killed, e.o.reason);
+    check_confirmed(e.o);
     CHECK_FALSE(e.o.child.subreaped);
     CHECK(e.o.child.strays.empty());
     CHECK_MESSAGE(e.state != 0, "the escapee was expected to outlive a kill-domain-only stop");
+    CAPTURE(e.o.reason);
+    CHECK_MESSAGE(e.o.reason.find("stop confirmed for its process group (a member that left the group and closed its "
+                                  "pipes would not be seen)") != std::string::npos,
+                  "the reason does not say that the stop covers the process group only");
+    CHECK(e.o.reason.find("every orphan") == std::string::npos);
+    const auto j = report::outcome_to_json(e.o, report::OutcomeFacts{});
+    CHECK(j["kill_domain"] == "process_group");
+    CHECK(j["child"]["stop_scope"] == "kill_domain");
   }
 
   TEST_CASE("S2: a child that closes its pipes early is at EOF but not confirmed until it is reaped") {
