@@ -138,7 +138,8 @@ TEST_SUITE("cheap-start") {
     const Try tries[] = {{"a missing function", "courier_no_such_function\0", 1, "it has no function courier_no_such_"},
                          {"a table of another size", "memcpy\0", 2, "the stub table is inconsistent"}};
     for (const Try& t : tries) {
-      CAPTURE(t.what);
+      const std::string what = t.what;
+      CAPTURE(what);
       auto bound = sys::bind_library(kProbe, t.names, t.count);
       REQUIRE_FALSE(bound.has_value());
       CHECK(bound.error().message.find(t.error) != std::string::npos);
