@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -811,6 +812,26 @@ TEST_SUITE("supervisor") {
     CHECK(o.kind == OutcomeKind::spawn_failed);
     CHECK(o.reason.find("Permission denied") != std::string::npos);
     CHECK(o.seat() == SeatDisposition::release);
+  }
+
+  TEST_CASE("C1: a clone3 the kernel refuses ends the spawn with the kernel's own reason, and no child") {
+    // A directory outside the cgroup file system as the child's cgroup:
+    // clone3(CLONE_INTO_CGROUP) refuses it with EBADF before any child exists.
+    const int not_a_cgroup = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(not_a_cgroup >= 0);
+    sys::SpawnSpec spec;
+    spec.exec_path = "/bin/true";
+    spec.argv = {"/bin/true"};
+    spec.cgroup_dir_fd = not_a_cgroup;
+    const auto before = test::children_of_self();
+    auto child = sys::spawn(spec);
+    const auto after = test::children_of_self();
+    ::close(not_a_cgroup);
+    REQUIRE_FALSE(child.has_value());
+    CHECK(child.error().code == Errc::spawn_failed);
+    CHECK_MESSAGE(child.error().message == "clone3: " + std::string(std::strerror(EBADF)),
+                  "the spawn did not report clone3's own errno: ", child.error().message);
+    CHECK(after.size() == before.size());
   }
 
   TEST_CASE("D3: once the leader is reaped, the kill domain signals nothing") {
