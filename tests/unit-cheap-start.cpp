@@ -7,6 +7,7 @@
 // delivers is proven by the e2e suite ("the CLI delivers, updates, reports
 // up to date and rejected against nginx over TLS, with its exit codes") and
 // the auth suite, whose children are this binary.
+#include <dlfcn.h>
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "support.hpp"
+#include "sys/lazy_library.hpp"
 
 using namespace courier;
 
@@ -119,5 +121,34 @@ TEST_SUITE("cheap-start") {
     CHECK(r.signal == 0);
     CHECK(r.exit_code == 3);
     CHECK(r.err.find("git-courier: cannot load libsqlite3.so.0: it has no function sqlite3_") != std::string::npos);
+  }
+
+  TEST_CASE("start-up: a library that cannot be bound is closed again; a failed load leaves nothing mapped") {
+    // glibc's smallest library: it needs libc only, and nothing here loads it.
+    constexpr const char* kProbe = "libBrokenLocale.so.1";
+    REQUIRE_MESSAGE(::dlopen(kProbe, RTLD_LAZY | RTLD_NOLOAD) == nullptr, kProbe << " is loaded before the test");
+    struct Try {
+      const char* what;
+      const char* names;
+      std::size_t count;
+      const char* error;
+    };
+    // A function it lacks; and every function found, but not as many as the
+    // stub table has slots (memcpy is found through libc, its dependency).
+    const Try tries[] = {{"a missing function", "courier_no_such_function\0", 1, "it has no function courier_no_such_"},
+                         {"a table of another size", "memcpy\0", 2, "the stub table is inconsistent"}};
+    for (const Try& t : tries) {
+      const std::string what = t.what;
+      CAPTURE(what);
+      auto bound = sys::bind_library(kProbe, t.names, t.count);
+      REQUIRE_FALSE(bound.has_value());
+      CHECK(bound.error().message.find(t.error) != std::string::npos);
+      void* left = ::dlopen(kProbe, RTLD_LAZY | RTLD_NOLOAD);
+      if (left != nullptr) {
+        ::dlclose(left);  // the reference just taken, then the one the failed load kept
+        ::dlclose(left);
+      }
+      CHECK_MESSAGE(left == nullptr, "the failed load left " << kProbe << " mapped");
+    }
   }
 }

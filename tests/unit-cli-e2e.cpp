@@ -180,21 +180,39 @@ TEST_SUITE("e2e") {
   TEST_CASE("Ctrl-C during a held POST revokes: exit 5, the child gone, the ref unchanged, no claim of rollback") {
     test::FixtureServer server;
     Cli c(2);
+    test::TempDir tmp;  // the CLI's stderr is kept here
+    const std::string err_file = tmp.path() + "/stderr";
     server.create_bare_repo("sigint");
     server.hold(test::RequestMatch::next("POST", "git-receive-pack"));
     server.respond(test::RequestMatch::next("POST", "git-receive-pack"), 500);
-    test::LineProcess cli(c.push_args(server.url("sigint"), server.ca_file(), "HEAD", {"--json"}));
-    REQUIRE(server.wait_for_held(20'000).has_value());
+    // exec: the pid signalled is the CLI's own; its stderr goes to the file.
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" 2>\"$0\"", err_file};
+    for (auto& a : c.push_args(server.url("sigint"), server.ca_file(), "HEAD", {"--json"})) argv.push_back(a);
+    test::LineProcess cli(argv);
+    REQUIRE(server.wait_for_held(20'000).has_value());  // the POST has begun: the remote may apply it
     ::kill(cli.pid(), SIGINT);
     ::kill(cli.pid(), SIGINT);  // a second Ctrl-C does not skip the confirmation
     const std::string out = cli.wait_line("{", 20'000);
     const int code = cli.wait_exit();
+    const std::string err = test::read_file(err_file);
+    CAPTURE(err);
     CHECK(code == cli::kExitRevoked);
     json j = parse_json(out);
     CHECK(j["outcome"] == "revoked");
     CHECK(j["child"]["reaped"] == true);
     CHECK(j["child"]["eof"] == true);
     CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(j["child"]["pid"].get<std::int64_t>())));
+    // What was observed: the POST reached the server and no answer was read.
+    CHECK_MESSAGE(j["remote_effect"] == "possible", "the revoked POST was reported with remote_effect ",
+                  j["remote_effect"].dump());
+    // What the CLI told the user: a cancellation, not a rollback, and that
+    // the remote may have applied it.
+    CHECK(err.find("revoking the delivery and confirming the child's stop (cancelling is not rollback)") !=
+          std::string::npos);
+    CHECK(err.find("The remote may have applied it") != std::string::npos);
+    for (const char* claim : {"nothing had been sent", "rolled back", "undone", "reverted", "not applied"}) {
+      CHECK_MESSAGE(err.find(claim) == std::string::npos, "the CLI claimed a rollback: \"", claim, "\"");
+    }
     server.release();
     CHECK(ref_of(server.repo_path("sigint")).empty());
   }

@@ -3,7 +3,10 @@
 // processes with two host programs.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <mutex>
@@ -16,10 +19,12 @@
 
 #include "courier/courier.hpp"
 #include "seat/lane.hpp"
+#include "seat/scheduler_bounds.hpp"
 #include "wire/remote.hpp"
 #include "supervisor/supervisor.hpp"
 #include "support.hpp"
 #include "sys/events.hpp"
+#include "sys/flock.hpp"
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 
@@ -54,6 +59,13 @@ DeliveryRequest request(const std::string& scenario, const std::string& lane, st
 bool alive(std::int64_t pid) {
   const char st = sys::proc_state(static_cast<pid_t>(pid));
   return st != 0 && st != 'Z';
+}
+
+// CPU time of this whole process (every thread), in nanoseconds.
+sys::MonoNs process_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<sys::MonoNs>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 std::size_t journal_lines(const std::string& path) {
@@ -287,11 +299,22 @@ TEST_SUITE("seat") {
     test::TempDir dir;
     const std::string journal = dir.path() + "/spawns";
     Executor executor(executor_options(dir.path() + "/lanes", 2));
-    auto a = executor.submit(request("wedge@" + journal, "a", 600));
-    auto b = executor.submit(request("wedge@" + journal, "b", 600));
-    test::Latch queued_seen;
+    // Both workers busy, as a fact: each has dispatched a child that wedges
+    // until its deadline, so neither can look at the queue before then.
+    test::Latch a_dispatched, b_dispatched;
+    auto busy = [&](const std::string& lane, const test::Latch& dispatched) {
+      auto r = request("wedge@" + journal, lane, 1'500);
+      r.on_event = [dispatched](const DeliveryEvent& e) {
+        if (e.kind == DeliveryEvent::Kind::dispatched) dispatched.open();
+      };
+      return executor.submit(r);
+    };
+    auto a = busy("a", a_dispatched);
+    auto b = busy("b", b_dispatched);
+    REQUIRE(a_dispatched.wait(10'000));
+    REQUIRE(b_dispatched.wait(10'000));
     auto c = executor.submit(request("deliver@" + journal, "c", 20'000));
-    CHECK(c.state() == DeliveryState::queued);
+    CHECK_MESSAGE(c.state() == DeliveryState::queued, "a worker took the delivery while every worker was busy");
     c.revoke("no longer wanted");
     auto now = c.wait_for(std::chrono::milliseconds(0));
     REQUIRE(now.has_value());
@@ -419,6 +442,80 @@ TEST_SUITE("seat") {
     CHECK(took < 1'000 * kNsPerMs);  // at its own deadline, not the holder's
     CHECK(h1.wait().kind == OutcomeKind::deadline_killed);
     CHECK(executor.spawned() == 1);
+  }
+
+  TEST_CASE(
+      "D1: while poll fails on the scheduler's descriptors, a queued delivery still ends at its deadline; the failure "
+      "is logged once and the scheduler does not spin") {
+    test::TempDir dir;
+    auto opt = executor_options(dir.path() + "/lanes", 1);
+    auto logged = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
+    test::Latch recovered;
+    opt.on_log = [logged, recovered](std::string_view line) {
+      std::lock_guard<std::mutex> lock(logged->first);
+      logged->second.emplace_back(line);
+      if (line.find("waits on its descriptors again") != std::string_view::npos) recovered.open();
+    };
+    Executor executor(opt);
+    // The lane held by a lock this test takes (as another process would):
+    // both deliveries stay queued, so only the scheduler can end them.
+    auto lane_dir = sys::LaneDir::open(dir.path() + "/lanes");
+    REQUIRE(lane_dir.has_value());
+    auto lock = sys::LockFile::open(*lane_dir, seat::lane_lock_name(*wire::lane_key("https://127.0.0.1:9/held.git")));
+    REQUIRE(lock.has_value());
+    REQUIRE(lock->try_lock().value_or(false));
+    test::Latch first_pending, second_pending;
+    auto r1 = request("deliver", "held", 300);
+    r1.on_event = [first_pending](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::pending) first_pending.open();
+    };
+    auto r2 = request("deliver", "held", 700);
+    r2.on_event = [second_pending](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::pending) second_pending.open();
+    };
+    auto h1 = executor.submit(r1);
+    auto h2 = executor.submit(r2);
+    REQUIRE(first_pending.wait(10'000));
+    REQUIRE(second_pending.wait(10'000));
+    // A descriptor limit below the scheduler's three descriptors: its next
+    // poll(2) fails with EINVAL (nfds over RLIMIT_NOFILE), as it would for a
+    // host that lowered its limit at run time. Nothing else here polls.
+    rlimit was{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &was) == 0);
+    rlimit low = was;
+    low.rlim_cur = 1;
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &low) == 0);
+    Outcome o1 = h1.wait();  // the scheduler's poll in progress ends here; the next one fails
+    const auto cpu_from = process_cpu_ns();
+    const auto from = mono_now_ns();
+    Outcome o2 = h2.wait();
+    const auto ended = mono_now_ns();
+    const auto cpu_used = process_cpu_ns() - cpu_from;
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &was) == 0);
+    auto after = executor.submit(request("deliver", "other", 20'000));  // a wake-up: poll works again
+    const bool saw_recovery = recovered.wait(10'000);
+    CHECK(after.wait().kind == OutcomeKind::delivered);
+    std::vector<std::string> lines;
+    {
+      std::lock_guard<std::mutex> guard(logged->first);
+      lines = logged->second;
+    }
+    const auto failures = std::count_if(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("the scheduler cannot wait on its descriptors (poll") != std::string::npos;
+    });
+    const double late_ms = sys::ns_to_ms(ended - o2.deadline);
+    const double cpu_share = static_cast<double>(cpu_used) / static_cast<double>(ended - from);
+    test::report("scheduler without poll", "second deadline to its outcome", late_ms, "ms");
+    test::report("scheduler without poll", "process CPU while waiting for it, share of wall time", cpu_share, "");
+    CHECK(o1.kind == OutcomeKind::deadline_killed);
+    CHECK(o2.kind == OutcomeKind::deadline_killed);
+    CHECK_FALSE(o2.dispatched);
+    CHECK_MESSAGE(failures == 1, "the poll failure was logged " << failures << " times, not once");
+    CHECK_MESSAGE(saw_recovery, "the scheduler did not say that it waits on its descriptors again");
+    // Late by at most the scheduler's retry wait, plus scheduling slack.
+    CHECK(ended - o2.deadline < seat::kSchedulerRetryWait + 200 * kNsPerMs);
+    // A scheduler retrying poll at once would burn a core for the whole wait.
+    CHECK_MESSAGE(cpu_share < 0.2, "the scheduler spun while poll failed");
   }
 
   TEST_CASE("D1: a budget too large to represent as an instant saturates; it never wraps into an instant kill") {

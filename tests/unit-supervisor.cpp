@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "report/outcome_json.hpp"
 #include "supervisor/host_calls.hpp"
 #include "supervisor/kill_domain.hpp"
 #include "supervisor/supervisor.hpp"
@@ -126,8 +128,8 @@ struct Escape {
   char state = 0;
 };
 
-Escape run_escape(const std::string& scenario, CgroupMode mode, bool subreaper) {
-  auto opt = standin(scenario, 10'000, mode);
+Escape run_escape(const std::string& scenario, CgroupMode mode, bool subreaper, std::int64_t budget_ms = 10'000) {
+  auto opt = standin(scenario, budget_ms, mode);
   opt.subreaper = subreaper;
   Escape e;
   opt.on_stderr = [&e](std::string_view s) { e.err.append(s); };
@@ -315,12 +317,23 @@ TEST_SUITE("supervisor") {
       "S2 S3: without subreaping an escapee is outside the claim, and the outcome says the stop covers the kill domain "
       "only") {
     REQUIRE(sys::set_child_subreaper(false).has_value());
+    // The escapee leaves the group and closes its pipes; the child then
+    // waits for the deadline's kill, whose reason says what was confirmed.
     // run_escape kills the escapee the product, by design, could not see.
-    const Escape e = run_escape("double-fork-escapee", CgroupMode::off, false);
-    REQUIRE_MESSAGE(e.o.kind == OutcomeKind::delivered, e.o.reason);
+    const Escape e = run_escape("double-fork-escapee-then-wedge", CgroupMode::off, false, 1'000);
+    REQUIRE_MESSAGE(e.o.kind == OutcomeKind::deadline_killed, e.o.reason);
+    check_confirmed(e.o);
     CHECK_FALSE(e.o.child.subreaped);
     CHECK(e.o.child.strays.empty());
     CHECK_MESSAGE(e.state != 0, "the escapee was expected to outlive a kill-domain-only stop");
+    CAPTURE(e.o.reason);
+    CHECK_MESSAGE(e.o.reason.find("stop confirmed for its process group (a member that left the group and closed its "
+                                  "pipes would not be seen)") != std::string::npos,
+                  "the reason does not say that the stop covers the process group only");
+    CHECK(e.o.reason.find("every orphan") == std::string::npos);
+    const auto j = report::outcome_to_json(e.o, report::OutcomeFacts{});
+    CHECK(j["kill_domain"] == "process_group");
+    CHECK(j["child"]["stop_scope"] == "kill_domain");
   }
 
   TEST_CASE("S2: a child that closes its pipes early is at EOF but not confirmed until it is reaped") {
@@ -799,6 +812,26 @@ TEST_SUITE("supervisor") {
     CHECK(o.kind == OutcomeKind::spawn_failed);
     CHECK(o.reason.find("Permission denied") != std::string::npos);
     CHECK(o.seat() == SeatDisposition::release);
+  }
+
+  TEST_CASE("C1: a clone3 the kernel refuses ends the spawn with the kernel's own reason, and no child") {
+    // A directory outside the cgroup file system as the child's cgroup:
+    // clone3(CLONE_INTO_CGROUP) refuses it with EBADF before any child exists.
+    const int not_a_cgroup = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(not_a_cgroup >= 0);
+    sys::SpawnSpec spec;
+    spec.exec_path = "/bin/true";
+    spec.argv = {"/bin/true"};
+    spec.cgroup_dir_fd = not_a_cgroup;
+    const auto before = test::children_of_self();
+    auto child = sys::spawn(spec);
+    const auto after = test::children_of_self();
+    ::close(not_a_cgroup);
+    REQUIRE_FALSE(child.has_value());
+    CHECK(child.error().code == Errc::spawn_failed);
+    CHECK_MESSAGE(child.error().message == "clone3: " + std::string(std::strerror(EBADF)),
+                  "the spawn did not report clone3's own errno: ", child.error().message);
+    CHECK(after.size() == before.size());
   }
 
   TEST_CASE("D3: once the leader is reaped, the kill domain signals nothing") {

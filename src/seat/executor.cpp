@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -37,6 +38,7 @@
 #include "seat/leases.hpp"
 #include "seat/pack_engine.hpp"
 #include "seat/recovery.hpp"
+#include "seat/scheduler_bounds.hpp"
 #include "seat/state_journal.hpp"
 #include "supervisor/supervisor.hpp"
 #include "sys/events.hpp"
@@ -1049,48 +1051,82 @@ struct Executor::Impl {
   // Expires queued deliveries at their deadline; wakes workers when a lane
   // lock file is closed elsewhere (a holder in another process let go).
   void schedule() {
+    bool poll_failing = false;
     for (;;) {
-      sys::MonoNs next = sys::kForever;
       Finished finished;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (stopping && queue.empty()) return;
-        const sys::MonoNs now = sys::mono_now_ns();
-        for (auto& d : queue) {
-          if (d->claim.load() != kQueued) continue;
-          if (d->deadline <= now) {
-            int expected = kQueued;
-            if (d->claim.compare_exchange_strong(expected, kExpired)) {
-              std::string holder;
-              {
-                std::lock_guard<std::mutex> dl(d->mu);
-                holder = d->pending.holder;
-              }
-              auto o = d->never_dispatched(OutcomeKind::deadline_killed,
-                                           "the deadline passed while waiting for the lane" +
-                                               (holder.empty() ? std::string() : " (held by " + holder + ")") +
-                                               "; no child was spawned");
-              finished.emplace_back(d, std::move(o));
-            }
-          } else {
-            next = std::min(next, d->deadline);
-          }
-        }
-        cv.notify_all();
-      }
+      const std::optional<sys::MonoNs> next = expire_queued(finished);
+      if (!next) return;
       for (auto& [who, o] : finished) who->finish(std::move(o));
-      if (next != sys::kForever) {
-        (void)expiry_timer->arm_at(next);
-      } else {
-        (void)expiry_timer->disarm();
+      scheduler_wait(*next, poll_failing);
+    }
+  }
+
+  // The scheduler's scan: finishes every queued delivery whose deadline has
+  // passed (into `finished`, published by the caller outside the lock) and
+  // answers the earliest deadline still queued (kForever: none), or nothing
+  // when the executor is stopping and the queue is empty.
+  std::optional<sys::MonoNs> expire_queued(Finished& finished) {
+    sys::MonoNs next = sys::kForever;
+    std::lock_guard<std::mutex> lock(mu);
+    if (stopping && queue.empty()) return std::nullopt;
+    const sys::MonoNs now = sys::mono_now_ns();
+    for (auto& d : queue) {
+      if (d->claim.load() != kQueued) continue;
+      if (d->deadline > now) {
+        next = std::min(next, d->deadline);
+        continue;
       }
-      std::vector<int> fds = {scheduler_wake->fd(), expiry_timer->fd()};
-      if (watcher) fds.push_back(watcher->fd());
-      auto ready = sys::wait_readable_until(fds, sys::kForever);
+      int expected = kQueued;
+      if (!d->claim.compare_exchange_strong(expected, kExpired)) continue;
+      std::string holder;
+      {
+        std::lock_guard<std::mutex> dl(d->mu);
+        holder = d->pending.holder;
+      }
+      finished.emplace_back(d, d->never_dispatched(OutcomeKind::deadline_killed,
+                                                   "the deadline passed while waiting for the lane" +
+                                                       (holder.empty() ? std::string() : " (held by " + holder + ")") +
+                                                       "; no child was spawned"));
+    }
+    cv.notify_all();
+    return next;
+  }
+
+  // Waits for a wake-up, a lane lock closed elsewhere, or `next`. The poll
+  // is bounded by `next` itself, so a timer that could not be armed cannot
+  // make a deadline late. A poll that fails (EINVAL when the descriptor
+  // limit was lowered below the three it watches, ENOMEM) would otherwise
+  // be retried at once, forever, at full speed: instead the failure is
+  // logged once and the scheduler waits on the executor's condition (the
+  // executor's own stop and every release notify it) until `next`, at most
+  // kSchedulerRetryWait, trying poll again each time; its recovery is
+  // logged once too. Queued deadlines are still kept; a lane freed in
+  // another process is seen within kSchedulerRetryWait instead of at once.
+  void scheduler_wait(sys::MonoNs next, bool& poll_failing) {
+    if (next != sys::kForever) {
+      (void)expiry_timer->arm_at(next);
+    } else {
+      (void)expiry_timer->disarm();
+    }
+    std::vector<int> fds = {scheduler_wake->fd(), expiry_timer->fd()};
+    if (watcher) fds.push_back(watcher->fd());
+    auto ready = sys::wait_readable_until(fds, next);
+    if (ready) {
+      if (poll_failing) log("the scheduler waits on its descriptors again");
+      poll_failing = false;
       scheduler_wake->drain();
       expiry_timer->drain();
       if (watcher) watcher->drain();
+      return;
     }
+    if (!poll_failing) {
+      log("the scheduler cannot wait on its descriptors (" + ready.error().message + "); it looks again every " +
+          std::to_string(seat::kSchedulerRetryWait / sys::kNsPerMs) + " ms and at each queued deadline until it can");
+    }
+    poll_failing = true;
+    const sys::MonoNs until = std::min(next, sys::mono_now_ns() + seat::kSchedulerRetryWait);
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(until)));
   }
 
   void wake_scheduler() {

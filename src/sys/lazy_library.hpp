@@ -5,7 +5,9 @@
 // error) loads none (docs/design.md "A cheap start").
 #pragma once
 
+#include <cstddef>
 #include <initializer_list>
+#include <vector>
 
 #include "courier/result.hpp"
 
@@ -29,5 +31,13 @@ Result<void> load_shared_library(SharedLibrary lib);
 
 // All of `libs`, in order; the first failure is the answer.
 Result<void> load_shared_libraries(std::initializer_list<SharedLibrary> libs);
+
+// The step under load_shared_library: opens `soname` with the dynamic
+// loader and looks up each of `names` (NUL-terminated, one after the other,
+// an empty name ends them; `count` of them), in order. On success the
+// library stays loaded for the life of the process (the addresses point
+// into it). On any failure (not found, a function missing, a count that
+// does not match) it is closed again: a failed load leaves nothing mapped.
+Result<std::vector<void*>> bind_library(const char* soname, const char* names, std::size_t count);
 
 }  // namespace courier::sys

@@ -69,30 +69,60 @@ LazyLibraryDescriptor* descriptor(SharedLibrary lib) {
   return nullptr;
 }
 
+// The dlopen handle of a library being bound: closed on every way out but
+// the one that binds it (a failed load leaves nothing mapped behind), and
+// let go of on success, when the table points into the library and the
+// process keeps it for its whole life.
+class OpenLibrary {
+ public:
+  explicit OpenLibrary(void* handle) : handle_(handle) {}
+  OpenLibrary(const OpenLibrary&) = delete;
+  OpenLibrary& operator=(const OpenLibrary&) = delete;
+  ~OpenLibrary() {
+    if (handle_ != nullptr) ::dlclose(handle_);
+  }
+  void* get() const { return handle_; }
+  void keep_for_process() { handle_ = nullptr; }
+
+ private:
+  void* handle_;
+};
+
+}  // namespace
+
+Result<std::vector<void*>> bind_library(const char* soname, const char* names, std::size_t count) {
+  OpenLibrary lib(::dlopen(soname, RTLD_LAZY | RTLD_LOCAL));
+  if (lib.get() == nullptr) {
+    const char* why = ::dlerror();
+    return fail(Errc::os_error, std::string("cannot load ") + soname + ": " + (why ? why : "unknown reason"));
+  }
+  std::vector<void*> slots;
+  slots.reserve(count);
+  for (const char* name = names; *name != '\0'; name += std::strlen(name) + 1) {
+    void* fn = ::dlsym(lib.get(), name);
+    if (fn == nullptr) {
+      return fail(Errc::os_error, std::string("cannot load ") + soname + ": it has no function " + name +
+                                      " (an older version than this build was made for?)");
+    }
+    slots.push_back(fn);
+  }
+  if (slots.size() != count) {
+    return fail(Errc::os_error, std::string("cannot load ") + soname + ": the stub table is inconsistent");
+  }
+  lib.keep_for_process();
+  return slots;
+}
+
+namespace {
+
 // Opens the library by the SONAME the build linked against and fills its
 // whole table; on any failure the table is left as it was (every slot still
 // at its resolver), so nothing half-bound is ever called.
 Result<void> load_locked(LazyLibraryDescriptor& lib) {
   if (lib.loaded != 0) return {};
-  void* handle = ::dlopen(lib.soname, RTLD_LAZY | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* why = ::dlerror();
-    return fail(Errc::os_error, std::string("cannot load ") + lib.soname + ": " + (why ? why : "unknown reason"));
-  }
-  std::vector<void*> slots;
-  slots.reserve(lib.count);
-  for (const char* name = lib.names; *name != '\0'; name += std::strlen(name) + 1) {
-    void* fn = ::dlsym(handle, name);
-    if (fn == nullptr) {
-      return fail(Errc::os_error, std::string("cannot load ") + lib.soname + ": it has no function " + name +
-                                      " (an older version than this build was made for?)");
-    }
-    slots.push_back(fn);
-  }
-  if (slots.size() != lib.count) {
-    return fail(Errc::os_error, std::string("cannot load ") + lib.soname + ": the stub table is inconsistent");
-  }
-  for (std::size_t i = 0; i < slots.size(); ++i) lib.table[i] = slots[i];
+  auto slots = bind_library(lib.soname, lib.names, lib.count);
+  if (!slots) return tl::unexpected(slots.error());
+  for (std::size_t i = 0; i < slots->size(); ++i) lib.table[i] = (*slots)[i];
   lib.loaded = 1;
   return {};
 }

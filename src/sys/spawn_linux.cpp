@@ -144,13 +144,22 @@ Result<Spawned> spawn(const SpawnSpec& spec) {
   }
   // clone3 and the registration under one lock: a subreaper that lists this
   // process's children after clone3 cannot ask is_own_spawn() before the
-  // pid is registered. The child (a copy, no CLONE_VM) only execs.
+  // pid is registered.
   std::unique_lock<std::mutex> registering(g_spawns_mu);
   const long pid = ::syscall(SYS_clone3, &args, sizeof args);
+  // The child goes straight to child_main, before anything else runs: it is
+  // a copy of one thread of a multi-threaded process, so only
+  // async-signal-safe calls are safe in it. Unlocking its copy of the lock
+  // (a pthread call, which may take the futex path) is not one, and it has
+  // no need to: it never returns (exec or _exit), and nothing it runs takes
+  // the lock. The parent's lock is the parent's to release.
+  if (pid == 0) child_main(plan);
+  // Read at once: the registration below (it may allocate) and the unlock
+  // are free to change errno.
+  const int clone_errno = pid < 0 ? errno : 0;
   if (pid > 0) live_spawns().insert(static_cast<pid_t>(pid));
   registering.unlock();
-  if (pid < 0) return tl::unexpected(Error{Errc::spawn_failed, std::string("clone3: ") + std::strerror(errno)});
-  if (pid == 0) child_main(plan);
+  if (pid < 0) return tl::unexpected(Error{Errc::spawn_failed, std::string("clone3: ") + std::strerror(clone_errno)});
 
   Spawned out;
   out.pid = static_cast<pid_t>(pid);
