@@ -108,7 +108,8 @@ class ServeProcess {
   ServeProcess(const std::string& state, const std::string& repo_root, const std::vector<std::string>& extra)
       : socket_(state + "/run/serve.sock"), journal_(state + "/journal/journal.sqlite") {
     const std::string cmd =
-        "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " \"$0\" serve \"$@\" 2>&1";
+        "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " '" + test_root_env() +
+        "' \"$0\" serve \"$@\" 2>&1";
     std::vector<std::string> argv = {"/bin/sh",     "-c",      cmd,        COURIER_BINARY,
                                      "--repo-root", repo_root, "--socket", socket_};
     // A service given a state URL keeps its journal there instead.
