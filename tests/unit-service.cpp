@@ -47,9 +47,8 @@ struct Service {
     journal = dir.path() + "/state/journal.sqlite";
     // sh -c: $0 is the binary, "$@" its arguments; the log (stderr) is read
     // as lines.
-    const std::string cmd =
-        "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + dir.path() + " '" + test::test_root_env() +
-        "' \"$0\" serve \"$@\" 2>&1";
+    const std::string cmd = "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + dir.path() + " '" +
+                            test::test_root_env() + "' \"$0\" serve \"$@\" 2>&1";
     std::vector<std::string> argv = {"/bin/sh", "-c",       cmd,    COURIER_BINARY, "--repo-root",
                                      root,      "--socket", socket, "--journal",    journal};
     argv.insert(argv.end(), extra.begin(), extra.end());

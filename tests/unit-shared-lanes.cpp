@@ -126,9 +126,9 @@ struct Service {
     const std::string cmd = "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + dir +
                             "/service-home XDG_RUNTIME_DIR=" + dir + "/service-run '" + test::test_root_env() +
                             "' \"$0\" serve \"$@\" 2>&1";
-    proc = std::make_unique<test::LineProcess>(std::vector<std::string>{
-        "/bin/sh", "-c", cmd, COURIER_BINARY, "--repo-root", repo_root, "--socket", dir + "/sock/serve.sock",
-        "--ca-file", ca, "--workers", "2"});
+    proc = std::make_unique<test::LineProcess>(
+        std::vector<std::string>{"/bin/sh", "-c", cmd, COURIER_BINARY, "--repo-root", repo_root, "--socket",
+                                 dir + "/sock/serve.sock", "--ca-file", ca, "--workers", "2"});
     const std::string up = proc->wait_line("{\"event\":\"listening\"", 30'000);
     REQUIRE_MESSAGE(!up.empty(), "the service did not start listening:\n" << log());
     listening = json::parse(up, nullptr, false);
@@ -184,8 +184,8 @@ TEST_SUITE("shared-lanes") {
       return;
     }
     const std::string root = test_root();
-    const std::string expected =
-        root + "/run/git-courier/lanes\n" + root + "/var/lib/git-courier/journal.db\n" + root + "/run/git-courier/lanes\n";
+    const std::string expected = root + "/run/git-courier/lanes\n" + root + "/var/lib/git-courier/journal.db\n" + root +
+                                 "/run/git-courier/lanes\n";
     for (const auto& env : kEnvironments) {
       ScopedEnv scoped(env);
       CHECK(defaults_now() == expected);
@@ -276,9 +276,9 @@ TEST_SUITE("shared-lanes") {
         ::geteuid() == 0 ? root + "/var/lib/git-courier/journal.db" : text_of(sys::default_journal_path());
     CHECK(svc.listening["lane_dir"] == lanes);
     CHECK(svc.listening["journal"] == journal);
-    test::LineProcess push(push_argv(dir.path(), {"--repo", source, "--remote", fx.url("r"), "--ref",
-                                                  "refs/heads/cli", "--rev", "HEAD", "--ca-file", fx.ca_file(),
-                                                  "--delivery-id", "s1-env-cli", "--json"}));
+    test::LineProcess push(
+        push_argv(dir.path(), {"--repo", source, "--remote", fx.url("r"), "--ref", "refs/heads/cli", "--rev", "HEAD",
+                               "--ca-file", fx.ca_file(), "--delivery-id", "s1-env-cli", "--json"}));
     CHECK_MESSAGE(push.wait_exit() == 0, [&] {
       std::string out;
       for (const auto& l : push.lines()) out += l + "\n";
@@ -287,13 +287,10 @@ TEST_SUITE("shared-lanes") {
     const auto key = wire::lane_key(fx.url("r"));
     REQUIRE(key.has_value());
     CHECK(std::filesystem::exists(lanes + "/" + seat::lane_lock_name(*key)));
-    const test::Http posted = test::curl(dir.path() + "/sock/serve.sock", "POST", "/v1/deliveries",
-                                         json{{"id", "s1-env-svc"},
-                                              {"repo", source},
-                                              {"remote", fx.url("r")},
-                                              {"ref", "refs/heads/svc"},
-                                              {"oid", tip}}
-                                             .dump());
+    const test::Http posted = test::curl(
+        dir.path() + "/sock/serve.sock", "POST", "/v1/deliveries",
+        json{{"id", "s1-env-svc"}, {"repo", source}, {"remote", fx.url("r")}, {"ref", "refs/heads/svc"}, {"oid", tip}}
+            .dump());
     REQUIRE_MESSAGE(posted.status == 202, posted.raw);
     test::lines_of(test::curl(dir.path() + "/sock/serve.sock", "GET", "/v1/deliveries/s1-env-svc/events").raw);
     const auto ids = logged_ids();
@@ -320,17 +317,17 @@ TEST_SUITE("shared-lanes") {
     REQUIRE_MESSAGE(posted.status == 202, posted.raw);
     REQUIRE_MESSAGE(fx.wait_for_held(30'000).has_value(), svc.log());
 
-    test::LineProcess push(push_argv(dir.path(), {"--repo", source, "--remote", fx.url("r"), "--ref",
-                                                  "refs/heads/cli", "--rev", "HEAD", "--ca-file", fx.ca_file(),
-                                                  "--delivery-id", "s1-waiting", "--deadline", "60s", "--progress",
-                                                  "--json"}));
+    test::LineProcess push(push_argv(
+        dir.path(), {"--repo", source, "--remote", fx.url("r"), "--ref", "refs/heads/cli", "--rev", "HEAD", "--ca-file",
+                     fx.ca_file(), "--delivery-id", "s1-waiting", "--deadline", "60s", "--progress", "--json"}));
     // The fact: the push says it waits for the lane, held by the service.
     const std::string waiting = push.wait_line("waiting for lane", 30'000);
-    INFO("push said:\n" << [&] {
-      std::string out;
-      for (const auto& l : push.lines()) out += l + "\n";
-      return out;
-    }());
+    INFO("push said:\n"
+         << [&] {
+              std::string out;
+              for (const auto& l : push.lines()) out += l + "\n";
+              return out;
+            }());
     REQUIRE_MESSAGE(!waiting.empty(), "the push did not wait for the service's lane");
     CHECK_MESSAGE(waiting.find("held by pid " + std::to_string(svc.proc->pid()) + ")") != std::string::npos, waiting);
     test::Counts during = fx.count();

@@ -57,8 +57,8 @@ Result<std::string> home_of(uid_t uid) {
     buf.resize(buf.size() * 2);
   }
   if (rc != 0 || found == nullptr || pw.pw_dir == nullptr || pw.pw_dir[0] != '/') {
-    return fail(Errc::invalid_argument, "uid " + std::to_string(uid) +
-                                            " has no absolute home directory in the password database");
+    return fail(Errc::invalid_argument,
+                "uid " + std::to_string(uid) + " has no absolute home directory in the password database");
   }
   std::string home = pw.pw_dir;
   while (!home.empty() && home.back() == '/') home.pop_back();
@@ -97,9 +97,7 @@ Result<std::string> under_test_root(const std::string& absolute) {
   return *root + absolute;
 }
 
-Result<std::string> default_lane_dir() {
-  return state_path(kRootLanes, "lanes", "--lane-dir (lane_dir)");
-}
+Result<std::string> default_lane_dir() { return state_path(kRootLanes, "lanes", "--lane-dir (lane_dir)"); }
 
 Result<std::string> default_journal_path() {
   return state_path(kRootJournal, "journal.sqlite", "--journal, --state or --no-journal");
