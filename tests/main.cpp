@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "courier/courier.hpp"
+#include "sys/state_paths.hpp"
 
 namespace {
 
@@ -57,12 +58,18 @@ void remove_kept_scratch() {
 
 int main(int argc, char** argv) {
   if (auto code = courier::run_child_if_requested(argc, argv)) return *code;
-  // Every git-courier the suites run keeps its default journal here, not
-  // in the user's state directory: the run leaves no trace.
+  // Every git-courier the suites run (and every Executor they make) takes
+  // its default journal, lanes and socket under this test root, never the
+  // host's /run/git-courier, /var/lib/git-courier or home directory: the run
+  // leaves no trace and meets no other run. The product honours only a real
+  // path (sys/state_paths.hpp), so TMPDIR's symbolic links are resolved.
   const char* tmp = std::getenv("TMPDIR");
-  std::string state = std::string(tmp && *tmp ? tmp : "/tmp") + "/courier-tests-state-XXXXXX";
-  if (::mkdtemp(state.data()) == nullptr) return 99;
-  ::setenv("XDG_STATE_HOME", state.c_str(), 1);
+  std::string made = std::string(tmp && *tmp ? tmp : "/tmp") + "/courier-tests-state-XXXXXX";
+  if (::mkdtemp(made.data()) == nullptr) return 99;
+  std::error_code real_ec;
+  const std::string state = std::filesystem::canonical(made, real_ec).string();
+  if (real_ec) return 99;
+  ::setenv(courier::sys::kTestRootVariable, state.c_str(), 1);
   struct RemoveState {
     std::string dir;
     ~RemoveState() {

@@ -100,15 +100,16 @@ inline std::vector<nlohmann::json> lines_of(const std::string& text) {
   return out;
 }
 
-// `git-courier serve` on <state>/serve.sock with the journal
-// <state>/journal.sqlite (lanes beside it), its log (stderr) read as lines.
+// `git-courier serve` on <state>/run/serve.sock with the journal
+// <state>/journal/journal.sqlite and the default lane directory (under the
+// suite's test root, as every push's), its log (stderr) read as lines.
 // Started: it has logged "listening" (the fact that its socket answers).
 class ServeProcess {
  public:
   ServeProcess(const std::string& state, const std::string& repo_root, const std::vector<std::string>& extra)
       : socket_(state + "/run/serve.sock"), journal_(state + "/journal/journal.sqlite") {
-    const std::string cmd =
-        "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " \"$0\" serve \"$@\" 2>&1";
+    const std::string cmd = "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " '" + test_root_env() +
+                            "' \"$0\" serve \"$@\" 2>&1";
     std::vector<std::string> argv = {"/bin/sh",     "-c",      cmd,        COURIER_BINARY,
                                      "--repo-root", repo_root, "--socket", socket_};
     // A service given a state URL keeps its journal there instead.

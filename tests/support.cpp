@@ -15,6 +15,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "sys/state_paths.hpp"
+
 namespace courier::test {
 
 TempDir::TempDir() {
@@ -79,15 +81,17 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input, St
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
-  // The suite's state directory (tests/main.cpp) reaches every git-courier
-  // command a test runs, so its default journal stays inside the run. (Not
-  // the delivery child run by hand: its environment is what a test checks.)
+  // The suite's test root (tests/main.cpp) reaches every git-courier
+  // command a test runs, so its default journal and lanes stay inside the
+  // run. (Not the delivery child run by hand: its environment is what a
+  // test checks.)
   std::string state;
-  const bool has_state =
-      std::any_of(env.begin(), env.end(), [](const std::string& e) { return e.rfind("XDG_STATE_HOME=", 0) == 0; });
+  const bool has_state = std::any_of(env.begin(), env.end(), [](const std::string& e) {
+    return e.rfind(std::string(sys::kTestRootVariable) + "=", 0) == 0;
+  });
   const bool command = argv.size() > 1 && argv[1].rfind("__", 0) != 0;
-  if (const char* mine = std::getenv("XDG_STATE_HOME"); mine && !has_state && command) {
-    state = std::string("XDG_STATE_HOME=") + mine;
+  if (!has_state && command && !test_root_env().empty()) {
+    state = test_root_env();
     cenv.push_back(state.data());
   }
   cenv.push_back(nullptr);
@@ -349,6 +353,11 @@ std::string read_file(const std::string& path) {
 }
 
 void write_file(const std::string& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+std::string test_root_env() {
+  const char* root = std::getenv(sys::kTestRootVariable);
+  return root && *root ? std::string(sys::kTestRootVariable) + "=" + root : std::string();
+}
 
 std::vector<std::string> cli_env() {
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C"};

@@ -135,5 +135,8 @@ void write_file(const std::string& path, const std::string& text);
 // PATH and locale, and this run's TMPDIR (so what it leaves is judged by the
 // suite's leak check).
 std::vector<std::string> cli_env();
+// "GIT_COURIER_TEST_ROOT=<the suite's test root>" (tests/main.cpp), or ""
+// outside the suites: for commands started with a cleared environment.
+std::string test_root_env();
 
 }  // namespace courier::test

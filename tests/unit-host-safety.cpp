@@ -246,24 +246,6 @@ TEST_SUITE("seat") {
     CHECK(e.holder_pid == 1);
   }
 
-  TEST_CASE("H1: without XDG_RUNTIME_DIR the default lane directory is not a predictable name under /tmp") {
-    const char* old = std::getenv("XDG_RUNTIME_DIR");
-    const std::string saved = old ? old : "";
-    ::unsetenv("XDG_RUNTIME_DIR");
-    auto d = default_lane_dir();
-    ::setenv("XDG_RUNTIME_DIR", "/run/user/4242", 1);
-    auto x = default_lane_dir();
-    if (old)
-      ::setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
-    else
-      ::unsetenv("XDG_RUNTIME_DIR");
-    REQUIRE(d.has_value());
-    CHECK(d->rfind("/tmp", 0) != 0);
-    if (::geteuid() == 0) CHECK(*d == "/run/git-courier/lanes");
-    REQUIRE(x.has_value());
-    CHECK(*x == "/run/user/4242/git-courier");
-  }
-
   TEST_CASE("H2: ambiguous spellings of a remote are refused with the canonical spelling") {
     const struct {
       const char* url;

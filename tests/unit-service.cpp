@@ -47,8 +47,8 @@ struct Service {
     journal = dir.path() + "/state/journal.sqlite";
     // sh -c: $0 is the binary, "$@" its arguments; the log (stderr) is read
     // as lines.
-    const std::string cmd =
-        "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + dir.path() + " \"$0\" serve \"$@\" 2>&1";
+    const std::string cmd = "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + dir.path() + " '" +
+                            test::test_root_env() + "' \"$0\" serve \"$@\" 2>&1";
     std::vector<std::string> argv = {"/bin/sh", "-c",       cmd,    COURIER_BINARY, "--repo-root",
                                      root,      "--socket", socket, "--journal",    journal};
     argv.insert(argv.end(), extra.begin(), extra.end());
@@ -413,7 +413,11 @@ TEST_SUITE("service") {
     REQUIRE(last.has_value());
     CHECK(journal::detail_text(last->detail, "kind") == "revoked");
     // No lane lock held: every lock file in the lane directory can be taken.
-    const std::string lanes = std::filesystem::path(s.svc->journal).parent_path() / "lanes";
+    // The service's lane directory, as it said when it started listening.
+    const json listening = json::parse(s.svc->proc->wait_line("{\"event\":\"listening\"", 0), nullptr, false);
+    REQUIRE(listening.is_object());
+    const std::string lanes = listening.value("lane_dir", "");
+    REQUIRE_FALSE(lanes.empty());
     for (const auto& f : std::filesystem::directory_iterator(lanes)) {
       const int fd = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
       REQUIRE(fd >= 0);

@@ -366,10 +366,12 @@ class Executor {
 // delivery on that lane could not confirm its child's stop (S3).
 std::vector<int> retained_lane_lock_fds();
 
-// The default lane directory for this user: $XDG_RUNTIME_DIR/git-courier,
-// else /run/git-courier/lanes for root, else
-// $HOME/.local/state/git-courier/lanes (docs/operations.md). Errors:
-// invalid_argument (no runtime or home directory known).
+// The default lane directory of the effective user, the same one the
+// `git-courier` commands use (rule S1): /run/git-courier/lanes for root,
+// else <home>/.local/state/git-courier/lanes with <home> the uid's home
+// directory in the password database. Derived from the effective uid
+// alone, never from XDG_* or HOME (docs/operations.md). Errors:
+// invalid_argument (no home directory known for the uid).
 Result<std::string> default_lane_dir();
 
 }  // namespace courier

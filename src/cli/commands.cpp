@@ -17,7 +17,6 @@
 #include "cli/version.hpp"
 #include "service/serve.hpp"
 #include "service/service_options.hpp"
-#include "sys/service_socket.hpp"
 #include "sys/lazy_library.hpp"
 
 namespace courier::cli {
@@ -111,9 +110,11 @@ int run_serve_command(const std::vector<std::string>& rest) {
       parsed->state.reset();
     }
   }
-  Result<std::string> journal = parsed->journal             ? Result<std::string>(*parsed->journal)
-                                : sys::effective_uid() == 0 ? Result<std::string>("/var/lib/git-courier/journal.db")
-                                                            : default_journal_path();
+  // The same default journal as push, log and recover (rule S1): `log`
+  // shows the service's deliveries. A PostgreSQL state needs no file.
+  Result<std::string> journal = parsed->journal ? Result<std::string>(*parsed->journal)
+                                : parsed->state ? Result<std::string>(std::string())
+                                                : default_journal_path();
   if (!journal) {
     usage_error("serve: " + journal.error().message, "");
     return kExitUsage;

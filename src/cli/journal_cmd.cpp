@@ -12,6 +12,7 @@
 #include "cli/output.hpp"
 #include "sys/lazy_library.hpp"
 #include "sys/process.hpp"
+#include "sys/state_paths.hpp"
 #include "journal/journal.hpp"
 #include "seat/admission.hpp"
 #include "state/state_url.hpp"
@@ -132,17 +133,7 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 }  // namespace
 
-Result<std::string> default_journal_path() {
-  if (const char* xdg = std::getenv("XDG_STATE_HOME"); xdg && *xdg == '/') {
-    return std::string(xdg) + "/git-courier/journal.sqlite";
-  }
-  if (const char* home = std::getenv("HOME"); home && *home == '/') {
-    return std::string(home) + "/.local/state/git-courier/journal.sqlite";
-  }
-  if (auto home = sys::home_of_effective_user()) return *home + "/.local/state/git-courier/journal.sqlite";
-  return fail(Errc::invalid_argument,
-              "no journal location: XDG_STATE_HOME and HOME are unset; give one with --journal, or --no-journal");
-}
+Result<std::string> default_journal_path() { return sys::default_journal_path(); }
 
 Result<std::string> journal_path(const std::optional<std::string>& given) {
   if (given) return *given;

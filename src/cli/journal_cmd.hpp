@@ -11,8 +11,10 @@
 
 namespace courier::cli {
 
-// ${XDG_STATE_HOME:-$HOME/.local/state}/git-courier/journal.sqlite.
-// Errors: invalid_argument (neither variable is set).
+// The effective user's journal, the same for push, serve, recover, log and
+// show (sys/state_paths.hpp): root /var/lib/git-courier/journal.db, another
+// user <home>/.local/state/git-courier/journal.sqlite. Errors:
+// invalid_argument (no home directory known, a refused test root).
 Result<std::string> default_journal_path();
 
 // The journal a command uses: --journal, else the default.

@@ -11,7 +11,10 @@ namespace {
 // Options that several commands share, spelled once.
 constexpr OptionDoc kJournalOption = {
     "--journal", nullptr, "FILE",
-    "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state})", nullptr};
+    "the delivery journal (default, the same for push, serve, log, show and recover: "
+    "~/.local/state/git-courier/journal.sqlite, ~ the home directory of your uid in the password database; for root "
+    "/var/lib/git-courier/journal.db)",
+    nullptr};
 constexpr OptionDoc kStateOption = {
     "--state", nullptr, "URL",
     "where the journal lives, as a URL: sqlite:FILE (as --journal FILE) or postgres://[USER@]HOST[:PORT]/DATABASE "
@@ -34,8 +37,10 @@ constexpr OptionDoc kCaFileOption = {"--ca-file", nullptr, "FILE",
                                      "http.sslCAInfo, or the system store)",
                                      nullptr};
 constexpr OptionDoc kLaneDirOption = {"--lane-dir", nullptr, "DIR",
-                                      "directory of cross-process lane locks; an existing one must be owned by you or "
-                                      "root and not writable by others (never chmodded)",
+                                      "directory of cross-process lane locks (default, the same for push, serve and "
+                                      "recover: ~/.local/state/git-courier/lanes; for root /run/git-courier/lanes); an "
+                                      "existing one must be owned by you or root and not writable by others (never "
+                                      "chmodded)",
                                       nullptr};
 constexpr OptionDoc kLoopbackOption = {"--allow-http-loopback", nullptr, nullptr,
                                        "permit plain http:// to 127.0.0.0/8 or ::1", nullptr};
@@ -157,14 +162,10 @@ const ManualDoc kManual = {
            "the bearer token TCP callers must send (Authorization: Bearer TOKEN; at least 16 bytes)", nullptr},
           {"--workers", nullptr, "N", "deliveries supervised at once (default 4); more wait in the queue", nullptr},
           {"--warm", nullptr, "N", "keep N children spawned ahead of need (default 0)", nullptr},
-          {"--journal", nullptr, "FILE",
-           "the delivery journal (default: git-courier/journal.sqlite in ${XDG_STATE_HOME:-$HOME/.local/state}; for "
-           "root /var/lib/git-courier/journal.db)",
-           nullptr},
+          kJournalOption,
           kStateOption,
           kHostIdOption,
-          {"--lane-dir", nullptr, "DIR",
-           "directory of cross-process lane locks (default: the journal's directory/lanes)", nullptr},
+          kLaneDirOption,
           {"--credential", nullptr, "NAME=SPEC",
            "a credential requests may name: key:FILE (Ed25519 per-request token), bearer:FILE or credential (git "
            "credential helper); repeatable",
@@ -246,10 +247,14 @@ const ManualDoc kManual = {
      {"SSL_CERT_FILE", "the system store's trust anchors when nothing else names them"},
      {"HTTPS_PROXY, https_proxy, http_proxy, ALL_PROXY, NO_PROXY",
       "the proxy, as git reads them (http.proxy and remote.<name>.proxy win)"},
-     {"XDG_STATE_HOME", "where the default journal lives (else $HOME/.local/state)"},
-     {"XDG_RUNTIME_DIR", "where the default lane directory lives"}},
-    {{"$XDG_STATE_HOME/git-courier/journal.sqlite", "the delivery journal (--journal)"},
-     {"$XDG_RUNTIME_DIR/git-courier", "the lane locks (--lane-dir); /run/git-courier/lanes for root"},
+     {"XDG_RUNTIME_DIR", "where the service's default socket lives (not for root)"},
+     {"GIT_COURIER_TEST_ROOT",
+      "for the test suites only: a private directory the default journal, lanes and root's socket are taken under"}},
+    {{"~/.local/state/git-courier/journal.sqlite",
+      "the delivery journal (--journal); ~ is your uid's home directory in the password database, whatever HOME "
+      "and XDG_STATE_HOME say; /var/lib/git-courier/journal.db for root"},
+     {"~/.local/state/git-courier/lanes",
+      "the lane locks (--lane-dir), shared by push, serve and recover; /run/git-courier/lanes for root"},
      {"$XDG_RUNTIME_DIR/git-courier/serve.sock",
       "the service's socket (serve --socket); /run/git-courier/serve.sock "
       "for root"}},

@@ -85,15 +85,17 @@ Result<ApiConfig> api_config(const ServiceOptions& o) {
 ExecutorOptions executor_options(const ServiceOptions& o, const std::string& journal, ReadBackFn read_back) {
   ExecutorOptions eo;
   // journal: the SQLite file (--journal, --state sqlite:FILE, or the
-  // default); with a PostgreSQL state the default's directory still holds
-  // the lanes.
+  // default).
   if (o.state) {
     eo.state = *o.state;
   } else {
     eo.journal = journal;
   }
   if (o.host_id) eo.host_id = *o.host_id;
-  eo.lane_dir = o.lane_dir ? *o.lane_dir : (std::filesystem::path(journal).parent_path() / "lanes").string();
+  // Empty: the effective user's default lane directory, the one `push` and
+  // `recover` use too (rule S1): never beside the journal, which may be
+  // anywhere --journal says.
+  if (o.lane_dir) eo.lane_dir = *o.lane_dir;
   eo.workers = o.workers;
   eo.warm_children = o.warm;
   eo.read_back = std::move(read_back);

@@ -24,7 +24,7 @@ struct ServiceOptions {
   std::optional<std::string> journal;              // default: the caller's (cli)
   std::optional<std::string> state;                // a state URL (sqlite:PATH, postgres://...); not with journal
   std::optional<std::string> host_id;              // this host's name in a shared state; default: the host name
-  std::optional<std::string> lane_dir;             // default: the journal's directory + "/lanes"
+  std::optional<std::string> lane_dir;             // default: default_lane_dir(), as push
   std::string repo_root;                           // required
   std::map<std::string, std::string> credentials;  // NAME -> key:FILE | bearer:FILE | credential
   std::vector<std::uint32_t> allow_uids;           // empty: this process's uid
@@ -47,8 +47,9 @@ struct ServiceOptions {
 // the config file's key).
 Result<ServiceOptions> parse_service_options(const std::vector<std::string>& args);
 
-// $XDG_RUNTIME_DIR/git-courier/serve.sock; for root /run/git-courier/serve.sock.
-// Errors: invalid_argument (not root and no XDG_RUNTIME_DIR).
+// $XDG_RUNTIME_DIR/git-courier/serve.sock; for root /run/git-courier/serve.sock
+// (under the test root, sys/state_paths.hpp). Errors: invalid_argument (not
+// root and no XDG_RUNTIME_DIR; a refused test root).
 Result<std::string> default_socket_path();
 
 // "127.0.0.1:PORT" taken apart. Errors: invalid_argument.

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
@@ -11,7 +10,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
 #include "sys/io.hpp"
@@ -198,24 +196,6 @@ void CloseWatcher::drain() const {
   char buf[4096];
   while (::read(fd_.get(), buf, sizeof buf) > 0) {
   }
-}
-
-// ---- the default --------------------------------------------------------------
-
-Result<std::string> default_lane_dir() {
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg == '/') return std::string(xdg) + "/git-courier";
-  if (::geteuid() == 0) return std::string("/run/git-courier/lanes");
-  std::string home;
-  if (const char* h = std::getenv("HOME"); h && *h == '/') {
-    home = h;
-  } else if (const struct passwd* pw = ::getpwuid(::geteuid()); pw && pw->pw_dir && *pw->pw_dir == '/') {
-    home = pw->pw_dir;
-  } else {
-    return fail(Errc::invalid_argument,
-                "no lane directory: XDG_RUNTIME_DIR and HOME are unset; give one with --lane-dir (lane_dir)");
-  }
-  while (home.size() > 1 && home.back() == '/') home.pop_back();
-  return home + "/.local/state/git-courier/lanes";
 }
 
 }  // namespace courier::sys

@@ -19,6 +19,8 @@
 
 #include "courier/result.hpp"
 #include "sys/fd.hpp"
+// default_lane_dir(): where the lanes are when none is given (rule S1).
+#include "sys/state_paths.hpp"
 
 namespace courier::sys {
 
@@ -100,12 +102,5 @@ class CloseWatcher {
  private:
   ScopedFd fd_;
 };
-
-// The default lane directory for this user: $XDG_RUNTIME_DIR/git-courier
-// when set (a per-user 0700 directory the system made); else, for root,
-// /run/git-courier/lanes; else $HOME/.local/state/git-courier/lanes. Never
-// a predictable name in a world-writable directory, which another user
-// could create first. Errors: invalid_argument (no home directory known).
-Result<std::string> default_lane_dir();
 
 }  // namespace courier::sys

@@ -2,7 +2,6 @@
 #include "sys/process.hpp"
 
 #include <dirent.h>
-#include <pwd.h>
 #include <signal.h>
 #include <pthread.h>
 #include <sys/prctl.h>
@@ -181,14 +180,6 @@ ScopedSigpipeBlock::~ScopedSigpipeBlock() {
     sigaddset(&pipe_only, SIGPIPE);
     ::pthread_sigmask(SIG_UNBLOCK, &pipe_only, nullptr);
   }
-}
-
-std::optional<std::string> home_of_effective_user() {
-  const struct passwd* pw = ::getpwuid(::geteuid());
-  if (pw == nullptr || pw->pw_dir == nullptr || pw->pw_dir[0] != '/') return std::nullopt;
-  std::string home = pw->pw_dir;
-  while (home.size() > 1 && home.back() == '/') home.pop_back();
-  return home;
 }
 
 std::string host_name() {

@@ -46,10 +46,6 @@ Result<std::string> find_on_path(const std::string& name, const std::optional<st
 // process group pgid. One system call; false means the group is empty.
 bool group_has_members(pid_t pgid);
 
-// The effective user's home directory from the password database (an
-// absolute path), or nullopt.
-std::optional<std::string> home_of_effective_user();
-
 // This machine's host name (gethostname), or "localhost" if it has none.
 std::string host_name();
 
