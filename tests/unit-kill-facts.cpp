@@ -126,8 +126,7 @@ TEST_SUITE("push") {
     auto h = ex.submit(r);
     REQUIRE(parked.wait(20'000));
     // The advertisement's entry is written off the supervising loop.
-    CHECK(test::wait_for_fact([&] { return s.journalled_old("minting", journal::Step::advertised) == s.base; },
-                              4'000));
+    CHECK(test::wait_for_fact([&] { return s.journalled_old("minting", journal::Step::advertised) == s.base; }, 4'000));
     Outcome o = h.wait();
     release.open();
     CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, o.reason);
@@ -187,8 +186,7 @@ TEST_SUITE("push") {
     REQUIRE(o.pack_ms.has_value());
     REQUIRE(o.upload_ms.has_value());
     MESSAGE("measured: advertise " << *o.advertise_ms << " ms, pack " << *o.pack_ms << " ms, upload " << *o.upload_ms
-                                   << " ms (until the kill), " << *o.bytes_sent << " bytes, engine "
-                                   << *o.pack_engine);
+                                   << " ms (until the kill), " << *o.bytes_sent << " bytes, engine " << *o.pack_engine);
     // The upload ran from the POST's clearance to the kill at the deadline.
     CHECK(*o.upload_ms > 0);
     CHECK(static_cast<sys::MonoNs>(*o.upload_ms) * kNsPerMs <= o.timings.kill - o.timings.post_started + kNsPerMs);

@@ -64,7 +64,7 @@ class DeliveryRecord {
   std::string id_;
   int attempt_ = 1;
   std::mutex advertised_mu_;  // held while the entry is written: post_started waits for it
-  bool advertised_ = false;    // under advertised_mu_
+  bool advertised_ = false;   // under advertised_mu_
   std::mutex mu_;
   std::string first_error_;  // under mu_
 };
