@@ -242,7 +242,7 @@ const ManualDoc kManual = {
      {"5", "revoked or cancelled_no_dispatch"},
      {"6", "protocol_fault"},
      {"7", "unconfirmed or cancel_uncertain: the seat is retained"},
-     {"8", "child_signalled: the child died by a signal git-courier did not send (e.g. the OOM killer)"}},
+     {"8", "child_signalled: a signal not sent by git-courier"}},
     {{"GIT_SSL_CAINFO", "trust anchors for TLS when --ca-file is not given (over http.sslCAInfo)"},
      {"SSL_CERT_FILE", "the system store's trust anchors when nothing else names them"},
      {"HTTPS_PROXY, https_proxy, http_proxy, ALL_PROXY, NO_PROXY",
