@@ -129,8 +129,12 @@ class Push {
     }
     auto adv = transport::parse_advertisement(body);
     if (!adv) return stop(wire::DeliveryStatus::transport_failed, adv.error().message);
-    progress("advertise", 1, 1);
     result_.advertise_ms = ms_since(t_adv);
+    // The old id goes to the parent now: whatever ends the delivery from
+    // here (a kill sends no result), its outcome names it (J4).
+    result_.old_oid = std::string(adv->oid_of(job_.ref));
+    protocol::Progress done{"advertise", 1, 1, std::nullopt, result_.old_oid, std::nullopt};
+    send_progress(done);
     return std::move(*adv);
   }
 
@@ -142,7 +146,6 @@ class Push {
   // cannot be read ends it failed. Goes on otherwise.
   Step<void> settle(const transport::Advertisement& adv) {
     const std::string old_oid(adv.oid_of(job_.ref));
-    result_.old_oid = old_oid;
     if (old_oid == job_.oid) {
       result_.status = wire::DeliveryStatus::up_to_date;
       result_.oid = job_.oid;
@@ -193,7 +196,7 @@ class Push {
       if (written) spooled += n;
       return written;
     };
-    result_.pack_engine = engine_word();
+    pack_begins();
     auto pack = pack_git_ ? build_pack_with_git(spec, *pack_git_, job_.scratch_dir) : build_pack(spec);
     flush_progress();
     if (!pack) return stop(wire::DeliveryStatus::failed, pack.error().message);
@@ -227,6 +230,13 @@ class Push {
   // The engine building this delivery's pack, as the result names it.
   std::string engine_word() const { return pack_git_ ? "git" : "libgit2"; }
 
+  // The pack's first frame names its engine, so that an outcome without a
+  // result (a kill mid-pack or mid-upload) still says which one ran.
+  void pack_begins() {
+    result_.pack_engine = engine_word();
+    send_progress(protocol::Progress{"enumerate", 0, 0, std::nullopt, std::nullopt, result_.pack_engine});
+  }
+
   // The request (T4), and git pack-objects started with its first bytes
   // read: the POST begins only once the pack exists (a pack that cannot be
   // built fails here, before post_started). The body's source hands out
@@ -237,7 +247,7 @@ class Push {
     t_pack_ = sys::mono_now_ns();
     auto request = transport::build_push_request(adv, job_.ref, job_.oid, job_.remote_progress);
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
-    result_.pack_engine = engine_word();
+    pack_begins();
     stream_spec_ = pack_spec(adv);
     auto stream = GitPackStream::start(stream_spec_, *pack_git_, job_.scratch_dir);
     if (!stream) return stop(wire::DeliveryStatus::failed, stream.error().message);
@@ -461,6 +471,16 @@ class Push {
     last_progress_ = now;
     last_phase_ = phase;
     (void)ch_.send(protocol::Progress{phase, done, total, std::nullopt});
+  }
+
+  // A frame that carries a fact (never held back): what waits of another
+  // phase goes first, so every phase still ends on its true last count.
+  void send_progress(const protocol::Progress& p) {
+    if (held_ && held_->phase != p.phase) flush_progress();
+    held_.reset();
+    last_progress_ = sys::mono_now_ns();
+    last_phase_ = p.phase;
+    (void)ch_.send(p);
   }
 
   void flush_progress() {

@@ -218,7 +218,6 @@ TEST_SUITE("verdict") {
 
   TEST_CASE("P1: a child that exits without a result is a protocol fault naming how it ended") {
     StopFacts f = confirmed_stop(StopCause::leader_exit);
-    CHECK(verdict(f).reason == "the child exited without a result (signal 9)");
     f.observed.child.signal.reset();
     f.observed.child.exit_code = 3;
     const Outcome o = verdict(f);
@@ -262,5 +261,77 @@ TEST_SUITE("verdict") {
 
   TEST_CASE("S2: a stop confirmed within its bounds leaves the bound nothing to say") {
     CHECK(bound_expired(bound_after_reap()).action == BoundAction::none);
+  }
+
+  TEST_CASE(
+      "J5: a child that died by a SIGKILL this process did not send is child_signalled, with the signal and a hint, "
+      "never protocol_fault") {
+    StopFacts f = confirmed_stop(StopCause::leader_exit);  // no kill of ours before the exit
+    const Outcome o = verdict(f);
+    CHECK_MESSAGE(o.kind == OutcomeKind::child_signalled, o.reason);
+    CHECK(o.child.signal == std::optional<int>(9));
+    CHECK(o.reason.find("signal 9 (SIGKILL) that git-courier did not send") != std::string::npos);
+    CHECK(o.reason.find("OOM killer") != std::string::npos);
+    CHECK(o.seat() == SeatDisposition::release);
+  }
+
+  TEST_CASE("J5: a frame cut short by a signal from outside is child_signalled, not a truncated-frame fault") {
+    // The outside SIGKILL closed the child's pipes mid-frame; our kill for
+    // the fault then found it already dying.
+    StopFacts f = confirmed_stop(StopCause::protocol_fault);
+    f.fault = "truncated frame at end of stream (3 of 40 bytes)";
+    f.exiting_at_kill = true;
+    const Outcome o = verdict(f);
+    CHECK_MESSAGE(o.kind == OutcomeKind::child_signalled, o.reason);
+    CHECK(o.reason.find("SIGKILL") != std::string::npos);
+    // Our own kill for a fault it found alive: the fault stands.
+    f.exiting_at_kill = false;
+    CHECK(verdict(f).kind == OutcomeKind::protocol_fault);
+  }
+
+  TEST_CASE("J5: a crash signal is child_signalled with a crash hint, even after a kill of ours") {
+    StopFacts f = confirmed_stop(StopCause::leader_exit);
+    f.observed.child.signal = 11;
+    const Outcome o = verdict(f);
+    CHECK(o.kind == OutcomeKind::child_signalled);
+    CHECK(o.reason.find("signal 11 (SIGSEGV)") != std::string::npos);
+    CHECK(o.reason.find("crashed") != std::string::npos);
+  }
+
+  TEST_CASE("J5: our own kill wins over the frame it cut short: deadline_killed or revoked, not protocol_fault") {
+    for (StopCause cause : {StopCause::deadline, StopCause::revoked, StopCause::lease}) {
+      StopFacts f = confirmed_stop(cause);
+      f.revoke_reason = "the buyer cancelled";
+      f.fault = "truncated frame at end of stream (3 of 40 bytes)";
+      const Outcome o = verdict(f);
+      CHECK_MESSAGE(o.kind == (cause == StopCause::deadline ? OutcomeKind::deadline_killed : OutcomeKind::revoked),
+                    o.reason);
+    }
+  }
+
+  TEST_CASE("J4: a killed delivery keeps the old id, the engine, the bytes and the phases its frames named") {
+    StopFacts f = confirmed_stop(StopCause::deadline);
+    f.observed.old_oid = std::string(40, 'a');
+    f.observed.pack_engine = "git";
+    f.observed.advertise_ms = 4;
+    f.observed.pack_ms = 50;
+    f.observed.upload_ms = 900;
+    f.upload_done = 1 << 20;
+    Outcome o = verdict(f);
+    CHECK(o.kind == OutcomeKind::deadline_killed);
+    CHECK(o.old_oid == std::optional<std::string>(std::string(40, 'a')));
+    CHECK(o.pack_engine == std::optional<std::string>("git"));
+    CHECK(o.bytes_sent == std::optional<std::uint64_t>(1 << 20));
+    CHECK(o.upload_ms == std::optional<std::uint64_t>(900));
+    // A failure reported after the kill does not stand, but its own figures do.
+    f.result = result("transport_failed");
+    f.result_ns = f.deadline;
+    f.result->bytes_sent = 2 << 20;
+    f.result->upload_ms = 950;
+    o = verdict(f);
+    CHECK(o.kind == OutcomeKind::deadline_killed);
+    CHECK(o.old_oid == std::optional<std::string>(std::string(40, 'a')));
+    CHECK(o.bytes_sent == std::optional<std::uint64_t>(2 << 20));
+    CHECK(o.upload_ms == std::optional<std::uint64_t>(950));
   }
 }

@@ -26,6 +26,7 @@ using MonoNs = std::int64_t;
   X(auth_failed)           /* 401/403, or no token could be minted */                             \
   X(transport_failed)      /* TLS/connection/redirect/non-200/malformed answer */                 \
   X(protocol_fault)        /* the child broke the protocol; killed; stop confirmed */             \
+  X(child_signalled)       /* died by a signal we did not send (OOM killer); stop confirmed */    \
   X(spawn_failed)          /* no child came to exist */                                           \
   X(lane_poisoned)         /* refused at once: an earlier delivery on this lane is unconfirmed */ \
   /* Unconfirmed: the stop could not be confirmed. Seat retained, lane poisoned. */               \

@@ -28,6 +28,8 @@ int exit_code_for(OutcomeKind kind) {
       return kExitRevoked;
     case OutcomeKind::protocol_fault:
       return kExitProtocol;
+    case OutcomeKind::child_signalled:
+      return kExitSignalled;
     case OutcomeKind::lane_poisoned:
     case OutcomeKind::unreaped:
     case OutcomeKind::wait_failed:

@@ -224,6 +224,11 @@ Result<ChildMessage> decode_progress(Fields& f) {
   COURIER_TRY_FIELD(m.done, f.req<std::uint64_t>("done"));
   COURIER_TRY_FIELD(m.total, f.req<std::uint64_t>("total"));
   COURIER_TRY_FIELD(m.message, f.opt<std::string>("message"));
+  COURIER_TRY_FIELD(m.old_oid, f.opt<std::string>("old_oid"));
+  COURIER_TRY_FIELD(m.pack_engine, f.opt<std::string>("pack_engine"));
+  if (m.pack_engine && *m.pack_engine != "libgit2" && *m.pack_engine != "git") {
+    return fail(Errc::invalid_value, "progress: field 'pack_engine' must be libgit2 or git");
+  }
   return m;
 }
 
@@ -411,6 +416,8 @@ Result<std::string> encode(const ChildMessage& msg) {
         } else if constexpr (std::is_same_v<T, Progress>) {
           j = {{"type", "progress"}, {"phase", m.phase}, {"done", m.done}, {"total", m.total}};
           put_opt(j, "message", m.message);
+          put_opt(j, "old_oid", m.old_oid);
+          put_opt(j, "pack_engine", m.pack_engine);
         } else {
           j = {{"type", "result"}, {"status", std::string(wire::status_word(m.status))}, {"ref", m.ref}};
           put_opt(j, "oid", m.oid);

@@ -73,11 +73,18 @@ struct Check {
 inline constexpr std::size_t kMaxRemoteMessages = 100;
 inline constexpr std::size_t kMaxRemoteLine = 512;
 
+// Two frames also carry a fact the parent keeps for the outcome, whatever
+// ends the delivery later (a kill sends no result): the advertisement's
+// last frame ("advertise", done == total) names the ref's old id as the
+// remote advertised it (J4), and the pack's first frame ("enumerate", 0 of
+// 0) names the pack engine.
 struct Progress {
   std::string phase;
   std::uint64_t done = 0;
   std::uint64_t total = 0;
-  std::optional<std::string> message;  // e.g. the remote's own progress text
+  std::optional<std::string> message;      // e.g. the remote's own progress text
+  std::optional<std::string> old_oid;      // "advertise" done: the ref's advertised id (40 zeros: absent)
+  std::optional<std::string> pack_engine;  // the pack's first frame: "libgit2" or "git"
   bool operator==(const Progress&) const = default;
 };
 

@@ -53,7 +53,10 @@ void DeliveryRecord::dispatched(std::int64_t pid) {
 }
 
 void DeliveryRecord::advertised(const std::string& old_oid) {
-  if (advertised_.exchange(true)) return;
+  if (!journal_) return;
+  std::lock_guard<std::mutex> lock(advertised_mu_);
+  if (advertised_) return;
+  advertised_ = true;
   (void)note(journal::Step::advertised, detail_of("old_oid", old_oid), false);
 }
 

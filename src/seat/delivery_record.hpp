@@ -45,6 +45,10 @@ class DeliveryRecord {
   // J1: durable before the child hears it may begin the POST, with the old
   // id the journal keeps for a compare-and-swap re-delivery (J4).
   Result<void> post_started(const std::optional<std::string>& old_oid);
+  // The ref's old id as the remote advertised it (J4), once: from the
+  // child's advertise frame, else at the write-ahead of the POST, else at
+  // the end. Written before post_started whichever thread comes first.
+  void advertised(const std::string& old_oid);
   // The revocation: its cause, its words (durable). `claimed`: a child may
   // exist. Detail {"cause": revoke_cause_name, "reason", "claimed"}.
   Result<void> revoke_requested(const std::string& reason, RevokeCause cause, bool claimed);
@@ -56,14 +60,12 @@ class DeliveryRecord {
   void finish(Outcome& o);
 
  private:
-  // The ref's old id, once (at the write-ahead of the POST, or at the end).
-  void advertised(const std::string& old_oid);
-
   std::shared_ptr<journal::Journal> journal_;
   std::shared_ptr<JournalOutbox> outbox_;
   std::string id_;
   int attempt_ = 1;
-  std::atomic<bool> advertised_{false};
+  std::mutex advertised_mu_;  // held while the entry is written: post_started waits for it
+  bool advertised_ = false;   // under advertised_mu_
   std::mutex mu_;
   std::string first_error_;  // under mu_
 };

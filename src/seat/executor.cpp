@@ -671,6 +671,7 @@ struct Executor::Impl {
       const std::weak_ptr<DeliveryHandle::Shared>& weak) {
     return [weak](const protocol::Progress& p) {
       if (auto s = weak.lock()) {
+        if (p.old_oid) s->record.advertised(*p.old_oid);  // J4: journalled at the advertisement
         DeliveryEvent e;
         e.kind = DeliveryEvent::Kind::progress;
         e.delivery = s->id;

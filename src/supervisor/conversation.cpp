@@ -209,7 +209,7 @@ void Conversation::handle(const protocol::ChildMessage& msg) {
   } else if (const auto* c = std::get_if<protocol::Check>(&msg)) {
     on_check(*c);
   } else if (const auto* p = std::get_if<protocol::Progress>(&msg)) {
-    if (p->phase == "upload") upload_done_ = p->done;
+    phases_.on_progress(*p, sys::mono_now_ns(), obs_.out);
     if (opt().on_progress) relay_progress(*p);
   } else if (const auto* res = std::get_if<protocol::ResultMsg>(&msg)) {
     result_ = *res;
@@ -301,9 +301,10 @@ void Conversation::on_mint(const protocol::Mint& m) {
 void Conversation::on_check(const protocol::Check& c) {
   if (driver_.stopping()) return;
   const bool post = c.phase == protocol::kCheckPost;
+  if (post) PhasesSeen::on_post_check(c.old_oid, obs_.out);
   auto before_post = post ? opt().before_post : nullptr;
   if (!opt().authority && !before_post) {
-    if (post) obs_.out.timings.post_started = sys::mono_now_ns();
+    if (post) post_cleared();
     queue(protocol::Authority{c.phase, true, std::nullopt, opt().proxy_authorization});
     return;
   }
@@ -326,6 +327,12 @@ void Conversation::on_check(const protocol::Check& c) {
   apply_backpressure();
 }
 
+// J2: from here the remote_effect is at least possible.
+void Conversation::post_cleared() {
+  obs_.out.timings.post_started = sys::mono_now_ns();
+  phases_.on_post(obs_.out.timings.post_started);
+}
+
 void Conversation::answer_mint(HostAnswer& a) {
   if (a.foreign) {
     protocol_fault("the child asked for a token for a foreign destination: " + a.refusal);
@@ -345,7 +352,7 @@ void Conversation::answer_check(HostAnswer& a) {
     queue(protocol::Authority{a.key, false, "post_started could not be journalled: " + a.not_durable});
   } else if (a.ok) {
     // The POST is cleared from here (remote_effect at least possible).
-    if (a.key == protocol::kCheckPost) obs_.out.timings.post_started = sys::mono_now_ns();
+    if (a.key == protocol::kCheckPost) post_cleared();
     queue(protocol::Authority{a.key, true, std::nullopt, opt().proxy_authorization});
   } else {
     // A refusal ends the delivery: tell the child, then revoke.

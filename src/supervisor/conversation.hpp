@@ -15,6 +15,7 @@
 #include "protocol/session.hpp"
 #include "supervisor/child_process.hpp"
 #include "supervisor/host_calls.hpp"
+#include "supervisor/phases_seen.hpp"
 #include "supervisor/verdict.hpp"
 #include "sys/events.hpp"
 
@@ -74,7 +75,9 @@ class Conversation {
   const std::optional<std::string>& fault() const { return fault_; }
   const std::optional<protocol::ResultMsg>& result() const { return result_; }
   sys::MonoNs result_ns() const { return result_ns_; }
-  std::optional<std::uint64_t> upload_done() const { return upload_done_; }
+  std::optional<std::uint64_t> upload_done() const { return phases_.upload_done(); }
+  // The delivery stopped at `stop`: the phases still open end there.
+  void close_phases(sys::MonoNs stop) { phases_.close(stop, obs_.out); }
 
  private:
   struct Outgoing {
@@ -96,6 +99,7 @@ class Conversation {
   void on_check(const protocol::Check& c);
   void answer_mint(HostAnswer& a);
   void answer_check(HostAnswer& a);
+  void post_cleared();
   void unqueued(const char* what, const std::string& key);
   void ensure_host();
 
@@ -123,11 +127,11 @@ class Conversation {
 
   std::optional<protocol::ResultMsg> result_;
   sys::MonoNs result_ns_ = 0;
-  // The last upload progress: bytes of the POST body the child had handed
-  // to its connection. When no result comes (a kill at the deadline, a
-  // revocation, a fault after the POST began) it is what the outcome says
-  // about bytes that may have reached the remote (a lower bound).
-  std::optional<std::uint64_t> upload_done_;
+  // What the frames said of the phases (old id, pack engine, the last
+  // upload progress, when each phase began): when no result comes (a kill
+  // at the deadline, a revocation, a fault after the POST began) it is
+  // what the outcome says of them.
+  PhasesSeen phases_;
   std::optional<std::string> fault_;  // protocol fault, first one wins
 };
 

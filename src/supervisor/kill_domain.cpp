@@ -20,6 +20,7 @@ bool KillDomain::kill(StopCause cause) {
   int expected = static_cast<int>(StopCause::none);
   if (cause_.compare_exchange_strong(expected, static_cast<int>(cause))) {
     kill_ns_.store(sys::mono_now_ns());
+    exiting_at_first_kill_.store(sys::is_exiting(leader_, pidfd_));
   }
   signal_all();
   return true;

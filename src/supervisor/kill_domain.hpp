@@ -43,6 +43,10 @@ class KillDomain {
   StopCause first_cause() const { return static_cast<StopCause>(cause_.load()); }
   // Monotonic time of the first kill issued for a cause (0: none yet).
   sys::MonoNs first_kill_ns() const { return kill_ns_.load(); }
+  // The leader was already dying when the first kill was sent (J5): what
+  // ended it was not that kill, e.g. a signal from outside whose exit
+  // closed its pipes, cutting a frame short, before the kill.
+  bool exiting_at_first_kill() const { return exiting_at_first_kill_.load(); }
   pid_t leader() const { return leader_; }
 
  private:
@@ -55,6 +59,7 @@ class KillDomain {
   std::atomic<bool> reaped_{false};
   std::atomic<int> cause_{static_cast<int>(StopCause::none)};
   std::atomic<sys::MonoNs> kill_ns_{0};
+  std::atomic<bool> exiting_at_first_kill_{false};
 };
 
 }  // namespace courier::supervisor

@@ -404,15 +404,8 @@ Outcome Supervisor::decide(Loop& L) {
   L.obs.out.timings.kill = L.child.domain()->first_kill_ns();
   if (L.obs.unconfirmed) {
     g_unconfirmed.fetch_add(1);
-    StopFacts f;
-    f.observed = L.obs.out;
+    StopFacts f = stop_facts(L);
     f.unconfirmed = L.obs.unconfirmed;
-    f.cause = L.child.domain()->first_cause();
-    f.deadline = L.opt().deadline;
-    f.lease_bound = L.opt().lease ? L.opt().lease->get() : 0;
-    f.revoke_reason = revocation().reason;
-  f.revoke_by = revocation().cause;
-    f.upload_done = L.conv->upload_done();
     Outcome o = verdict(std::move(f));
     // The work that may still run keeps its files: the scratch directory
     // stays, named in the outcome, until a later confirmation removes it.
@@ -422,18 +415,30 @@ Outcome Supervisor::decide(Loop& L) {
   }
   L.obs.out.timings.confirmed = sys::mono_now_ns();
   L.child.remove_cgroup();
-  StopFacts f;
-  f.observed = L.obs.out;
+  StopFacts f = stop_facts(L);
   f.fault = L.conv->fault();
   f.result = L.conv->result();
   f.result_ns = L.conv->result_ns();
+  return verdict(std::move(f));
+}
+
+// The facts every verdict takes: what was observed (the phases still open
+// ended at the first kill, else at the exit), the first stop cause, and
+// the bounds.
+StopFacts Supervisor::stop_facts(Loop& L) {
+  const sys::MonoNs kill = L.child.domain()->first_kill_ns();
+  const sys::MonoNs exited = L.obs.out.timings.exited;
+  if (L.conv) L.conv->close_phases(kill != 0 ? kill : exited != 0 ? exited : sys::mono_now_ns());
+  StopFacts f;
+  f.observed = L.obs.out;
   f.cause = L.child.domain()->first_cause();
+  f.exiting_at_kill = L.child.domain()->exiting_at_first_kill();
   f.deadline = L.opt().deadline;
   f.lease_bound = L.opt().lease ? L.opt().lease->get() : 0;
   f.revoke_reason = revocation().reason;
   f.revoke_by = revocation().cause;
-  f.upload_done = L.conv->upload_done();
-  return verdict(std::move(f));
+  f.upload_done = L.conv ? L.conv->upload_done() : std::nullopt;
+  return f;
 }
 
 Outcome Supervisor::run() {

@@ -29,6 +29,8 @@
 
 namespace courier::supervisor {
 
+struct StopFacts;  // verdict.hpp
+
 class KillDomain;
 
 using courier::AuthorityAnswer;
@@ -175,6 +177,7 @@ class Supervisor {
   std::optional<Outcome> prepare(Loop& L);
   std::optional<Outcome> spawn(Loop& L);
   Outcome decide(Loop& L);
+  StopFacts stop_facts(Loop& L);
 
   SupervisorOptions opt_;
   std::mutex mu_;  // guards revoked_/domain_ publication

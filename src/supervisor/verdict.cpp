@@ -2,6 +2,7 @@
 #include "supervisor/verdict.hpp"
 
 #include <csignal>
+#include <cstring>
 
 namespace courier::supervisor {
 
@@ -26,19 +27,69 @@ bool killed_by_own_lease_timer(const StopFacts& f) {
          *c.signal == SIGKILL && f.observed.timings.exited >= f.lease_bound;
 }
 
+// What a result says of the delivery's work, whether or not its status
+// stands: the child's own figures replace what the frames said.
+void take_facts(const protocol::ResultMsg& r, Outcome& out) {
+  if (r.old_oid) out.old_oid = r.old_oid;
+  if (r.pack_engine) out.pack_engine = r.pack_engine;
+  if (r.advertise_ms) out.advertise_ms = r.advertise_ms;
+  if (r.pack_ms) out.pack_ms = r.pack_ms;
+  if (r.upload_ms) out.upload_ms = r.upload_ms;
+  if (r.bytes_sent) out.bytes_sent = r.bytes_sent;
+  if (r.objects) out.objects = r.objects;
+  out.remote_messages = r.remote_messages;
+  out.remote_messages_dropped = r.remote_messages_dropped.value_or(0);
+}
+
 void take_result(const protocol::ResultMsg& r, Outcome& out) {
   out.kind = kind_from_status(r.status);
   out.reason = r.reason.value_or("");
   if (r.detail) out.reason += ": " + *r.detail;
-  out.old_oid = r.old_oid;
-  out.objects = r.objects;
-  out.bytes_sent = r.bytes_sent;
-  out.pack_engine = r.pack_engine;
-  out.advertise_ms = r.advertise_ms;
-  out.pack_ms = r.pack_ms;
-  out.upload_ms = r.upload_ms;
-  out.remote_messages = r.remote_messages;
-  out.remote_messages_dropped = r.remote_messages_dropped.value_or(0);
+  take_facts(r, out);
+}
+
+// Our own stop came first (J5): the deadline, a revocation, the lease.
+// What follows it (a frame cut short, a failure the child then reports) is
+// its doing. A deadline kill that found the child already dying did not
+// end it.
+bool own_stop_first(const StopFacts& f) {
+  if (f.cause == StopCause::revoked || f.cause == StopCause::lease) return true;
+  return f.cause == StopCause::deadline && !f.exiting_at_kill;
+}
+
+// J5: the leader died by a signal this process did not send: any signal
+// but SIGKILL, or a SIGKILL with no kill of ours before it (none at all,
+// or ours found the leader already dying).
+bool foreign_signal(const StopFacts& f) {
+  const ChildFacts& c = f.observed.child;
+  if (!c.signal) return false;
+  const bool no_kill_of_ours = f.cause == StopCause::none || f.cause == StopCause::leader_exit;
+  return *c.signal != SIGKILL || no_kill_of_ours || f.exiting_at_kill;
+}
+
+// What a person can do about a signal we did not send.
+std::string signal_hint(int sig) {
+  switch (sig) {
+    case SIGKILL:
+      return "the OOM killer, or another process; see dmesg (journalctl -k) for an out-of-memory kill";
+    case SIGSEGV:
+    case SIGBUS:
+    case SIGILL:
+    case SIGFPE:
+    case SIGABRT:
+      return "the child crashed: a bug in git-courier or a library it loads; its stderr says more, please report it";
+    default:
+      return "another process sent it (a service manager stopping the unit, a user, a script)";
+  }
+}
+
+void take_foreign_signal(const StopFacts& f, Outcome& out) {
+  const int sig = *out.child.signal;
+  const char* abbrev = sigabbrev_np(sig);
+  out.kind = OutcomeKind::child_signalled;
+  out.reason = "the child was killed by signal " + std::to_string(sig) + " (SIG" + (abbrev ? abbrev : "?") +
+               ") that git-courier did not send: " + signal_hint(sig);
+  if (f.fault) out.reason += " (its output then ended: " + *f.fault + ")";
 }
 
 std::string exit_text(const ChildFacts& c) {
@@ -144,12 +195,17 @@ Outcome verdict(StopFacts f) {
     finish_facts(f, out);
     return out;
   }
-  if (f.fault) {
-    out.kind = OutcomeKind::protocol_fault;
-    out.reason = *f.fault;
+  if (f.result) take_facts(*f.result, out);
+  if (f.fault && !own_stop_first(f)) {
+    if (foreign_signal(f)) {
+      take_foreign_signal(f, out);
+    } else {
+      out.kind = OutcomeKind::protocol_fault;
+      out.reason = *f.fault;
+    }
   } else if (result_stands(f)) {
     take_result(*f.result, out);
-  } else if (f.cause == StopCause::deadline) {
+  } else if (f.cause == StopCause::deadline && own_stop_first(f)) {
     out.kind = OutcomeKind::deadline_killed;
     out.reason = "killed at the deadline; " + confirmed_scope(out.child);
   } else if (f.cause == StopCause::revoked) {
@@ -160,6 +216,8 @@ Outcome verdict(StopFacts f) {
     out.reason = "revoked: the lane's lease was not renewed in time; child killed at the lease bound (" +
                  std::to_string((f.deadline - f.lease_bound) / sys::kNsPerMs) + " ms before the deadline), " +
                  confirmed_scope(out.child);
+  } else if (foreign_signal(f)) {
+    take_foreign_signal(f, out);
   } else {
     out.kind = OutcomeKind::protocol_fault;
     out.reason = "the child exited without a result (" + exit_text(out.child) + ")";

@@ -71,12 +71,18 @@ struct StopFacts {
   std::string revoke_reason;                 // when revoked
   RevokeCause revoke_by = RevokeCause::caller;  // when revoked: who asked (J5)
   std::optional<std::uint64_t> upload_done;  // the last upload progress (bytes)
+  bool exiting_at_kill = false;              // the leader was already dying at the first kill
 };
 
 // The outcome: unconfirmed first (seat retained, S3; cancel_uncertain when
-// a revocation caused the stop), then a protocol fault, then the child's
-// own result (unless it is a failure reported at or after a deadline or
-// lease kill: that is the kill's doing), then the first stop cause. A
+// a revocation caused the stop), then a protocol fault that came before any
+// kill of ours, then the child's own result (unless it is a failure
+// reported at or after a deadline or lease kill: that is the kill's doing),
+// then the first stop cause (J5: our own kill wins over what it caused, a
+// frame cut short by it included). A child that died by a signal this
+// process did not send is child_signalled, never a protocol fault, with the
+// signal and a hint; a result that does not stand still gives its facts
+// (old id, pack engine, bytes, phases). A
 // child that died of SIGKILL on its own at or after its lease bound was
 // killed by its own lease timer (L2): that is the lease's stop too, and
 // like the parent's kill at the bound (L1) it ends `revoked` with

@@ -82,6 +82,13 @@ struct ExitStatus {
 // Errors: os_error (wait_failed for the caller).
 Result<bool> has_exited(int pidfd);
 
+// True when the unreaped child `pid` (its pidfd) is already dying or dead:
+// it has exited, or the kernel has begun its exit (PF_EXITING in
+// /proc/PID/stat: a fatal signal is being acted on, its descriptors may
+// already be closed). A signal sent now cannot be what ends it. False when
+// it cannot be told. Allocates nothing (a deadline killer may call it).
+bool is_exiting(pid_t pid, int pidfd);
+
 // waitid(P_PIDFD, WEXITED): reaps. After this the pid may be reused by anyone.
 // Errors: os_error.
 Result<ExitStatus> reap(int pidfd);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <unordered_set>
@@ -184,6 +185,26 @@ Result<bool> has_exited(int pidfd) {
     return tl::unexpected(os_error("waitid(P_PIDFD, WNOWAIT)", errno));
   }
   return info.si_pid != 0;
+}
+
+bool is_exiting(pid_t pid, int pidfd) {
+  if (auto exited = has_exited(pidfd); exited && *exited) return true;
+  char path[32];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  // The command name may hold ')' or spaces: the fields start after the
+  // last ')'. Then: state ppid pgrp session tty_nr tpgid flags (proc(5)).
+  const char* fields = std::strrchr(buf, ')');
+  unsigned long flags = 0;
+  if (!fields || std::sscanf(fields + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1) return false;
+  constexpr unsigned long kPfExiting = 0x4;  // include/linux/sched.h
+  return (flags & kPfExiting) != 0;
 }
 
 Result<ExitStatus> reap(int pidfd) {

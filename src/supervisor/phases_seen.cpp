@@ -1,0 +1,44 @@
+// phases_seen.cpp — the phases as the parent saw them (phases_seen.hpp).
+#include "supervisor/phases_seen.hpp"
+
+namespace courier::supervisor {
+
+namespace {
+
+std::uint64_t ms_between(sys::MonoNs from, sys::MonoNs to) {
+  return to > from ? static_cast<std::uint64_t>((to - from) / sys::kNsPerMs) : 0;
+}
+
+}  // namespace
+
+void PhasesSeen::on_progress(const protocol::Progress& p, sys::MonoNs now, Outcome& out) {
+  if (p.phase == "advertise") {
+    if (advertise_began_ == 0) advertise_began_ = now;
+    if (p.total != 0 && p.done == p.total) out.advertise_ms = ms_between(advertise_began_, now);
+  }
+  if (p.old_oid) out.old_oid = p.old_oid;
+  if (p.pack_engine) {
+    out.pack_engine = p.pack_engine;
+    if (pack_began_ == 0) pack_began_ = now;
+  }
+  if (p.phase == "upload") upload_done_ = p.done;
+}
+
+void PhasesSeen::on_post_check(const std::optional<std::string>& old_oid, Outcome& out) {
+  if (!out.old_oid) out.old_oid = old_oid;
+}
+
+void PhasesSeen::on_post(sys::MonoNs now) {
+  if (post_began_ == 0) post_began_ = now;
+}
+
+void PhasesSeen::close(sys::MonoNs stop, Outcome& out) const {
+  if (advertise_began_ != 0 && !out.advertise_ms) out.advertise_ms = ms_between(advertise_began_, stop);
+  // A spooled pack is done before the POST; a streamed one is still being
+  // built while it uploads, and the parent sees its start only: its time
+  // is counted to the POST's start.
+  if (pack_began_ != 0 && !out.pack_ms) out.pack_ms = ms_between(pack_began_, post_began_ != 0 ? post_began_ : stop);
+  if (post_began_ != 0 && !out.upload_ms) out.upload_ms = ms_between(post_began_, stop);
+}
+
+}  // namespace courier::supervisor
