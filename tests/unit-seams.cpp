@@ -67,8 +67,9 @@ struct WarmPush {
   }
   // The remote's ref, read back with git (empty: absent).
   std::string remote_ref() const {
-    auto r = test::run({"git", "--git-dir=" + server.repo_path("seam"), "rev-parse", "--verify", "-q", "refs/heads/main"},
-                       {}, test::Stdin::bytes, test::git_env());
+    auto r =
+        test::run({"git", "--git-dir=" + server.repo_path("seam"), "rev-parse", "--verify", "-q", "refs/heads/main"},
+                  {}, test::Stdin::bytes, test::git_env());
     return r.exit_code == 0 ? r.out.substr(0, 40) : std::string();
   }
 };
@@ -108,8 +109,9 @@ TEST_SUITE("seams") {
     CHECK_MESSAGE(sys::pid_exists(static_cast<pid_t>(warm)), "the unused warm child was killed");
   }
 
-  TEST_CASE("S5: a revocation without words at a warm child's hand-over stops and confirms that child; nothing is "
-            "pushed") {
+  TEST_CASE(
+      "S5: a revocation without words at a warm child's hand-over stops and confirms that child; nothing is "
+      "pushed") {
     WarmPush p;
     auto opt = options(p.dir.path(), true);
     struct Current {
@@ -174,7 +176,8 @@ TEST_SUITE("seams") {
     CHECK(r->status == sys::ReadStatus::eof);
   }
 
-  TEST_CASE("J5 S2: a revocation while a worker holds the seat before its claim: wait() returns after the seat is back") {
+  TEST_CASE(
+      "J5 S2: a revocation while a worker holds the seat before its claim: wait() returns after the seat is back") {
     test::TempDir dir;
     auto opt = options(dir.path(), false);
     Executor ex(opt);
@@ -221,8 +224,9 @@ TEST_SUITE("seams") {
                  "ms");
     CHECK(o.kind == OutcomeKind::cancelled_no_dispatch);
     CHECK(o.revoked_by == RevokeCause::caller);
-    CHECK_MESSAGE(seat_free_at_return->load() == 1,
-                  "wait() returned while the seat was still held (the revoker wrote the outcome, not the seat's worker)");
+    CHECK_MESSAGE(
+        seat_free_at_return->load() == 1,
+        "wait() returned while the seat was still held (the revoker wrote the outcome, not the seat's worker)");
     CHECK(ex.spawned() == 0);
   }
 }
@@ -317,14 +321,15 @@ TEST_SUITE("seams") {
       CHECK(o.timings.revoke <= o.timings.revoke_journalled);
       CHECK_MESSAGE(o.timings.revoke_journalled <= o.timings.kill,
                     "the kill came before the revocation's intent was durable");
-      test::report("revocation", "intent durable to kill",
-                   sys::ns_to_ms(o.timings.kill - o.timings.revoke_journalled), "ms");
+      test::report("revocation", "intent durable to kill", sys::ns_to_ms(o.timings.kill - o.timings.revoke_journalled),
+                   "ms");
     }
     CHECK_MESSAGE(journalled == 1, "no try journalled the intent within REVOKE_JOURNAL_BOUND");
   }
 
-  TEST_CASE("J1: a journal that cannot take the revocation within REVOKE_JOURNAL_BOUND does not hold the kill; the "
-            "outcome says so and the late entry still precedes finished") {
+  TEST_CASE(
+      "J1: a journal that cannot take the revocation within REVOKE_JOURNAL_BOUND does not hold the kill; the "
+      "outcome says so and the late entry still precedes finished") {
     test::TempDir dir;
     const std::string journal = dir.path() + "/journal.sqlite";
     Executor ex(options(dir.path(), false, journal));

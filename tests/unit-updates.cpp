@@ -62,7 +62,8 @@ TEST_SUITE("updates") {
     CHECK(s.remote_ref("r").empty());
   }
 
-  TEST_CASE("J4: a forced delivery that failed with `possible` is delivered again as a lease, not judged fast-forward") {
+  TEST_CASE(
+      "J4: a forced delivery that failed with `possible` is delivered again as a lease, not judged fast-forward") {
     Setup s;
     s.server.create_bare_repo("r");
     ExecutorOptions eo = s.executor_options();

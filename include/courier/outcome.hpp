@@ -73,10 +73,10 @@ std::optional<RemoteEffect> remote_effect_from_name(const std::string& name);
 std::optional<OutcomeKind> outcome_from_name(const std::string& name);
 
 // Why a delivery was revoked (J5): every revocation carries one.
-#define COURIER_REVOKE_CAUSE_LIST(X)                                                              \
-  X(caller)     /* the host or user: revoke(), a destroyed handle, Ctrl-C, the API's DELETE */     \
+#define COURIER_REVOKE_CAUSE_LIST(X)                                                            \
+  X(caller)     /* the host or user: revoke(), a destroyed handle, Ctrl-C, the API's DELETE */  \
   X(authority)  /* the host's authority said the delivery no longer owns its turn (A3, A4) */   \
-  X(shutdown)   /* the executor or the service stopped (a drain), nobody asked for this stop */  \
+  X(shutdown)   /* the executor or the service stopped (a drain), nobody asked for this stop */ \
   X(lease_lost) /* the lane's lease was not renewed in time, or its bound came (L1) */
 
 enum class RevokeCause {
@@ -138,8 +138,8 @@ struct Timings {
   MonoNs kill = 0;          // first SIGKILL to the domain (0: none)
   MonoNs exited = 0;        // leader exit observed
   MonoNs reaped = 0;
-  MonoNs confirmed = 0;     // stop confirmed: seat ready (0: never)
-  MonoNs revoke = 0;        // revoke() called (0: never)
+  MonoNs confirmed = 0;  // stop confirmed: seat ready (0: never)
+  MonoNs revoke = 0;     // revoke() called (0: never)
   // The revocation's intent was durable in the journal (0: no journal, or
   // not before the outcome): J1 puts it before `kill` unless the journal
   // took longer than kRevokeJournalBound.

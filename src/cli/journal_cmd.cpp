@@ -69,8 +69,9 @@ std::string state_of(const journal::Record& r, std::string& effect) {
 // recovery by a process that is gone.
 std::pair<std::string, std::string> same_id_now(const journal::Record& r) {
   if (!r.finished) {
-    return {"refuse", "not finished: refused while it is in flight; if its process is gone, `git-courier recover` "
-                      "finishes it first"};
+    return {"refuse",
+            "not finished: refused while it is in flight; if its process is gone, `git-courier recover` "
+            "finishes it first"};
   }
   const seat::SameIdAgain again = seat::same_id_again(r);
   switch (again.action) {

@@ -67,11 +67,11 @@ struct StopFacts {
   sys::MonoNs result_ns = 0;                  // when it came
   StopCause cause = StopCause::none;          // why the domain was first killed
   sys::MonoNs deadline = 0;
-  sys::MonoNs lease_bound = 0;               // the lane's lease bound at the end (0: no lease)
-  std::string revoke_reason;                 // when revoked
+  sys::MonoNs lease_bound = 0;                  // the lane's lease bound at the end (0: no lease)
+  std::string revoke_reason;                    // when revoked
   RevokeCause revoke_by = RevokeCause::caller;  // when revoked: who asked (J5)
-  std::optional<std::uint64_t> upload_done;  // the last upload progress (bytes)
-  bool exiting_at_kill = false;              // the leader was already dying at the first kill
+  std::optional<std::uint64_t> upload_done;     // the last upload progress (bytes)
+  bool exiting_at_kill = false;                 // the leader was already dying at the first kill
 };
 
 // The outcome: unconfirmed first (seat retained, S3; cancel_uncertain when
