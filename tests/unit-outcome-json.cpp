@@ -263,3 +263,28 @@ TEST_CASE("service API: a malformed outcome document is refused, naming the fiel
     CHECK(r.error().message.find("not a JSON object") != std::string::npos);
   }
 }
+
+TEST_CASE(
+    "J4 J5: the human line's advice after `possible` follows the id table: a compare-and-swap under the same id "
+    "after a failure, a new id after the caller's cancellation") {
+  const cli::DeliveryFacts facts{"https://git.example/r.git", "refs/heads/main", kOid, "none", std::nullopt};
+  Outcome o = delivered();
+  o.delivery_id = "order-1";
+  o.remote_effect = RemoteEffect::possible;
+  o.old_oid = std::string(40, '1');
+  o.kind = OutcomeKind::deadline_killed;
+  o.reason = "killed at the deadline";
+  const std::string after_deadline = cli::human_line(o, facts);
+  CHECK_MESSAGE(after_deadline.find("deliver again with the same --delivery-id order-1") != std::string::npos,
+                after_deadline);
+  CHECK(after_deadline.find("new --delivery-id") == std::string::npos);
+  o.kind = OutcomeKind::revoked;
+  o.revoked_by = RevokeCause::caller;
+  const std::string after_cancel = cli::human_line(o, facts);
+  CHECK_MESSAGE(
+      after_cancel.find("the cancellation is final: a new attempt needs a new --delivery-id") != std::string::npos,
+      after_cancel);
+  CHECK(after_cancel.find("with the same --delivery-id") == std::string::npos);
+  o.revoked_by = RevokeCause::lease_lost;
+  CHECK(cli::human_line(o, facts).find("deliver again with the same --delivery-id order-1") != std::string::npos);
+}

@@ -5,6 +5,7 @@
 
 #include "cli/args.hpp"
 #include "report/outcome_json.hpp"
+#include "seat/admission.hpp"
 
 namespace courier::cli {
 
@@ -58,18 +59,24 @@ std::string observed_line(const ObservedAfter& seen) {
 
 namespace {
 
-// What the remote may have done, for people: every `possible` says what to do.
+// What the remote may have done, for people: every `possible` says what to
+// do, by the id table's row for this outcome (seat::id_table_row, J4).
 std::string effect_advice(const Outcome& o, const std::string& where) {
   if (o.remote_effect != RemoteEffect::possible) return "";
   const std::string head =
       ". The remote may have applied it (the POST had begun and no answer was read): check " + where;
-  // Only these two are delivered again under the same id (J4).
-  if (o.kind == OutcomeKind::interrupted || o.kind == OutcomeKind::revoked) {
-    return head + ", or deliver again with the same --delivery-id " + o.delivery_id +
-           " (a compare-and-swap on the old id" + (o.old_oid ? " " + short_id(*o.old_oid) : std::string()) +
-           ") rather than a new push";
+  const std::string old = o.old_oid ? " " + short_id(*o.old_oid) : std::string();
+  switch (seat::id_table_row(o, false)) {
+    case seat::SameIdAgain::Action::compare_and_swap:
+      return head + ", or deliver again with the same --delivery-id " + o.delivery_id +
+             " (a compare-and-swap on the old id" + old + ") rather than a new push";
+    case seat::SameIdAgain::Action::refuse:
+      return head + "; the same --delivery-id is refused until `git-courier recover` confirms the stop";
+    default:
+      break;
   }
-  return head + " before any new attempt (which needs a new --delivery-id)";
+  return head + "; the cancellation is final: a new attempt needs a new --delivery-id" +
+         (o.old_oid ? " (with --expect-old " + *o.old_oid + ")" : std::string());
 }
 
 std::string human_kind_line(const Outcome& o, const DeliveryFacts& f);

@@ -130,24 +130,43 @@ SameIdAgain run_again(const journal::Record& r, const Outcome& recorded, bool re
 
 }  // namespace
 
+SameIdAgain::Action id_table_row(const Outcome& o, bool stop_confirmed) {
+  if (is_final_answer(o.kind)) return SameIdAgain::Action::replay;
+  if (is_unconfirmed(o.kind) && !stop_confirmed) return SameIdAgain::Action::refuse;
+  if (o.kind == OutcomeKind::cancel_uncertain ||
+      (o.kind == OutcomeKind::revoked && revocation_is_final(o.revoked_by.value_or(RevokeCause::caller)))) {
+    return SameIdAgain::Action::replay;  // a cancellation is final (J5)
+  }
+  return o.remote_effect == RemoteEffect::none ? SameIdAgain::Action::run : SameIdAgain::Action::compare_and_swap;
+}
+
 SameIdAgain same_id_again(const journal::Record& r) {
   auto recorded = recorded_outcome(r);
   if (!recorded) return refused("it has no readable outcome in the journal");
   const auto revocation = latest_revocation(r);
-  if (recorded->kind == OutcomeKind::revoked || recorded->kind == OutcomeKind::cancel_uncertain) {
-    if (!recorded->revoked_by && revocation) recorded->revoked_by = cause_of(*revocation);
+  if (!recorded->revoked_by && revocation &&
+      (recorded->kind == OutcomeKind::revoked || recorded->kind == OutcomeKind::cancel_uncertain)) {
+    recorded->revoked_by = cause_of(*revocation);
   }
-  const RevokeCause cause = recorded->revoked_by.value_or(revocation ? cause_of(*revocation) : RevokeCause::caller);
+  // J5: a cancellation by the caller or by authority that was journalled
+  // is final whatever the finished entry says (a crash may have lost the
+  // outcome that named it).
   const bool cancelled = revocation && revocation_is_final(cause_of(*revocation));
-  if (is_final_answer(recorded->kind)) return replay(std::move(*recorded), "its outcome is final: it is replayed");
-  if (is_unconfirmed(recorded->kind) && !r.last(journal::Step::stop_confirmed)) {
-    return refused("its stop is unconfirmed (" + std::string(outcome_name(recorded->kind)) +
-                   "): refused until `git-courier recover` confirms it");
-  }
-  if (recorded->kind == OutcomeKind::cancel_uncertain ||
-      (recorded->kind == OutcomeKind::revoked && revocation_is_final(cause)) || cancelled) {
-    return replay(std::move(*recorded), "it was cancelled (by " + std::string(revoke_cause_name(cause)) +
-                                            "), and a cancellation is final: a new delivery needs a new id");
+  const bool confirmed = r.last(journal::Step::stop_confirmed).has_value();
+  const auto row = cancelled && !is_final_answer(recorded->kind) && (!is_unconfirmed(recorded->kind) || confirmed)
+                       ? SameIdAgain::Action::replay
+                       : id_table_row(*recorded, confirmed);
+  switch (row) {
+    case SameIdAgain::Action::refuse:
+      return refused("its stop is unconfirmed (" + std::string(outcome_name(recorded->kind)) +
+                     "): refused until `git-courier recover` confirms it");
+    case SameIdAgain::Action::replay:
+      if (is_final_answer(recorded->kind)) return replay(std::move(*recorded), "its outcome is final: it is replayed");
+      return replay(std::move(*recorded),
+                    "it was cancelled, and a cancellation is final: a new delivery needs a new id");
+    case SameIdAgain::Action::run:
+    case SameIdAgain::Action::compare_and_swap:
+      break;
   }
   const bool resumed = (recorded->kind == OutcomeKind::interrupted && !r.last(journal::Step::claimed)) ||
                        recorded->kind == OutcomeKind::revoked;

@@ -58,6 +58,11 @@ struct SameIdAgain {
   bool resumed = false;
 };
 SameIdAgain same_id_again(const journal::Record& r);
+// The id table's row for an outcome alone, before what only the journal
+// knows (a journalled cancellation, the old id): `stop_confirmed` says
+// whether recovery confirmed an unconfirmed stop since. For advice that
+// has the outcome in hand (the CLI's); same_id_again decides with it.
+SameIdAgain::Action id_table_row(const Outcome& o, bool stop_confirmed);
 
 // A new delivery id: the wall-clock milliseconds, then 10 bytes of
 // randomness, as 32 hex digits in UUID layout (ordered by time).
