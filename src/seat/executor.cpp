@@ -917,9 +917,9 @@ struct Executor::Impl {
   }
 
   // The keeper's word on a held lease: a confirmed renewal moves the lease
-  // bound (L1); a lost one stops the delivery now, kill first (revoke()
-  // journals after the kill: a host that lost its database cannot journal
-  // first).
+  // bound (L1); a lost one stops the delivery now (cause lease_lost: the
+  // kill waits for no journal, since a host that lost its database cannot
+  // journal first).
   std::shared_ptr<DeliveryHandle::Shared> lease_holder(const std::string& lane, std::int64_t fence) {
     std::lock_guard<std::mutex> lock(mu);
     auto it = lease_holders.find(lane);
