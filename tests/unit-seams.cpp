@@ -358,4 +358,39 @@ TEST_SUITE("seams") {
     CHECK_MESSAGE(index_of(steps, "revoke_requested") < index_of(steps, "finished"),
                   "the late revocation entry came after finished");
   }
+
+  TEST_CASE("J1 J5: authority's refusal is journalled as a revocation by authority before the kill it causes") {
+    test::TempDir dir;
+    const std::string journal = dir.path() + "/journal.sqlite";
+    Executor ex(options(dir.path(), false, journal));
+    DeliveryRequest r;
+    r.id = "refunded";
+    r.repo = "check-then-wedge";  // asks authority at "upload", then blocks
+    r.remote = "https://127.0.0.1:9/refunded.git";
+    r.ref = "refs/heads/main";
+    r.oid = std::string(40, 'c');
+    r.budget = std::chrono::milliseconds(30'000);
+    r.authority = [](const std::string&) { return AuthorityAnswer{false, "the order was refunded"}; };
+    const Outcome o = ex.submit(r).wait();
+    INFO(std::string(outcome_name(o.kind)), ": ", o.reason);
+    CHECK(o.kind == OutcomeKind::revoked);
+    CHECK(o.revoked_by == RevokeCause::authority);
+    CHECK(o.revoke_cause.find("the order was refunded") != std::string::npos);
+    const auto steps = steps_of(journal, "refunded");
+    const auto at = index_of(steps, "revoke_requested");
+    CHECK_MESSAGE(at >= 0, "authority's revocation left no trace in the journal");
+    CHECK(at < index_of(steps, "finished"));
+    auto j = journal::open_sqlite(journal);
+    REQUIRE(j.has_value());
+    auto rec = (*j)->find("refunded");
+    REQUIRE((rec && *rec));
+    const auto entry = (*rec)->last(journal::Step::revoke_requested);
+    REQUIRE(entry.has_value());
+    CHECK(journal::detail_text(entry->detail, "cause") == "authority");
+    CHECK(journal::detail_flag(entry->detail, "claimed") == std::optional<bool>(true));
+    if (!o.revoke_unjournalled) {
+      CHECK_MESSAGE(o.timings.revoke_journalled <= o.timings.kill,
+                    "the kill came before authority's revocation was durable");
+    }
+  }
 }

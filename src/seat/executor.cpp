@@ -242,6 +242,26 @@ struct DeliveryHandle::Shared {
     }
   }
 
+  // J1, J5: authority said no, and the supervisor kills once this returns:
+  // the revocation (cause authority, final under its id) is journalled
+  // first, within kRevokeJournalBound, like a caller's.
+  void authority_revoked(const std::string& words) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (revoke_ns != 0 || finishing) return;  // a revocation is already on its way
+      revoke_ns = sys::mono_now_ns();
+      revoke_reason = words;
+      revoke_by = RevokeCause::authority;
+      revoke_pending = true;
+    }
+    revoke_live(words, RevokeCause::authority);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      revoke_pending = false;
+    }
+    cv.notify_all();
+  }
+
   // The revoke_requested entry (durable), and when it was taken.
   void journal_revocation(const std::string& reason, RevokeCause cause, bool claimed) {
     if (!record.revoke_requested(reason, cause, claimed)) return;
@@ -650,7 +670,12 @@ struct Executor::Impl {
     so.on_progress = progress_relay(weak);
     so.on_event = log_sink();
     so.on_spawned = spawn_observer(weak);
-    if (d->record.journalled()) so.before_post = write_ahead(weak);
+    if (d->record.journalled()) {
+      so.before_post = write_ahead(weak);
+      so.before_authority_revoke = [weak](const std::string& words) {
+        if (auto s = weak.lock()) s->authority_revoked(words);
+      };
+    }
     return so;
   }
 

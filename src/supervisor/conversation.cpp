@@ -273,27 +273,34 @@ void Conversation::on_mint(const protocol::Mint& m) {
   auto mint = opt().mint;
   auto authority = opt().authority;
   const auto fence = opt().fence;
-  const bool queued = host_->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m, fence](HostAnswer& a) {
-    MintRequest request = protocol::to_mint_request(m);
-    request.fence = fence;  // L3: every mint carries the lease's fence
-    MintAnswer minted = mint(request);
-    a.header = std::move(minted.header);
-    a.refusal = std::move(minted.refused);
-    a.ok = a.header.has_value();
-    a.foreign = minted.foreign;
-    a.revoked_after = minted.revoked && !a.ok;
-    // A3: ask again after the minter returned; a token minted for a
-    // delivery revoked meanwhile never leaves this process.
-    if (a.ok && authority) {
-      AuthorityAnswer again = authority("mint");
-      if (!again.ok) {
-        a.header.reset();
-        a.ok = false;
-        a.revoked_after = true;
-        a.refusal = again.reason;
-      }
-    }
-  });
+  auto before_revoke = opt().before_authority_revoke;
+  const bool queued =
+      host_->submit(HostRequest::Kind::mint, m.leg, [mint, authority, m, fence, before_revoke](HostAnswer& a) {
+        MintRequest request = protocol::to_mint_request(m);
+        request.fence = fence;  // L3: every mint carries the lease's fence
+        MintAnswer minted = mint(request);
+        a.header = std::move(minted.header);
+        a.refusal = std::move(minted.refused);
+        a.ok = a.header.has_value();
+        a.foreign = minted.foreign;
+        a.revoked_after = minted.revoked && !a.ok;
+        // A3: ask again after the minter returned; a token minted for a
+        // delivery revoked meanwhile never leaves this process.
+        if (a.ok && authority) {
+          AuthorityAnswer again = authority("mint");
+          if (!again.ok) {
+            a.header.reset();
+            a.ok = false;
+            a.revoked_after = true;
+            a.refusal = again.reason;
+          }
+        }
+        if (a.revoked_after && !a.foreign) {
+          a.revoke_words = "authority revoked while minting: " + a.refusal;
+          // J1: the intent is durable (within its bound) before the loop kills.
+          if (before_revoke) before_revoke(a.revoke_words);
+        }
+      });
   if (!queued) unqueued("mint for the leg", m.leg);
   apply_backpressure();
 }
@@ -310,19 +317,26 @@ void Conversation::on_check(const protocol::Check& c) {
   }
   ensure_host();
   auto authority = opt().authority;
-  const bool queued = host_->submit(HostRequest::Kind::check, c.phase,
-                                    [authority, before_post, phase = c.phase, old = c.old_oid](HostAnswer& a) {
-                                      AuthorityAnswer ans = authority ? authority(phase) : AuthorityAnswer{true, {}};
-                                      a.ok = ans.ok;
-                                      a.refusal = ans.reason;
-                                      // J1: durable before the child hears it may begin the POST.
-                                      if (a.ok && before_post) {
-                                        if (auto durable = before_post(old); !durable) {
-                                          a.ok = false;
-                                          a.not_durable = durable.error().message;
-                                        }
-                                      }
-                                    });
+  auto before_revoke = opt().before_authority_revoke;
+  const bool queued =
+      host_->submit(HostRequest::Kind::check, c.phase,
+                    [authority, before_post, before_revoke, phase = c.phase, old = c.old_oid](HostAnswer& a) {
+                      AuthorityAnswer ans = authority ? authority(phase) : AuthorityAnswer{true, {}};
+                      a.ok = ans.ok;
+                      a.refusal = ans.reason;
+                      if (!a.ok) {
+                        a.revoke_words = "authority refused at " + phase + (a.refusal.empty() ? "" : ": " + a.refusal);
+                        // J1: durable (within its bound) before the loop kills.
+                        if (before_revoke) before_revoke(a.revoke_words);
+                      }
+                      // J1: durable before the child hears it may begin the POST.
+                      if (a.ok && before_post) {
+                        if (auto durable = before_post(old); !durable) {
+                          a.ok = false;
+                          a.not_durable = durable.error().message;
+                        }
+                      }
+                    });
   if (!queued) unqueued("check at", c.phase);
   apply_backpressure();
 }
@@ -337,7 +351,7 @@ void Conversation::answer_mint(HostAnswer& a) {
   if (a.foreign) {
     protocol_fault("the child asked for a token for a foreign destination: " + a.refusal);
   } else if (a.revoked_after) {
-    driver_.revoke("authority revoked while minting: " + a.refusal);
+    driver_.revoke(a.revoke_words);
   } else if (a.header) {
     queue(protocol::Minted{a.key, std::move(a.header), std::nullopt});
   } else {
@@ -357,7 +371,7 @@ void Conversation::answer_check(HostAnswer& a) {
   } else {
     // A refusal ends the delivery: tell the child, then revoke.
     queue(protocol::Authority{a.key, false, a.refusal.empty() ? "authority refused" : a.refusal});
-    driver_.revoke("authority refused at " + a.key + (a.refusal.empty() ? "" : ": " + a.refusal));
+    driver_.revoke(a.revoke_words);
   }
 }
 

@@ -40,6 +40,7 @@ struct HostAnswer {
   bool revoked_after = false;         // A3: authority revoked while minting
   bool foreign = false;               // mint: the child asked for a foreign destination
   std::string not_durable;            // check at kCheckPost: post_started could not be journalled (why)
+  std::string revoke_words;           // the answer revokes (authority said no): the revocation's words
 };
 
 class HostCalls {

@@ -120,6 +120,12 @@ struct SupervisorOptions {
   // ends `failed`, remote_effect none, with the error as its reason).
   // Null: nothing to record, the POST is cleared at once.
   std::function<Result<void>(const std::optional<std::string>& old_oid)> before_post;
+  // J1 for authority's revocation: called on the host-call thread with the
+  // revocation's words when authority said no (at a check, or after a
+  // mint), before the answer reaches the loop that kills. It may block for
+  // at most its own bound (the executor's journal write waits at most
+  // kRevokeJournalBound). Null: nothing to record.
+  std::function<void(const std::string& words)> before_authority_revoke;
   std::function<void(const protocol::Progress&)> on_progress;
   std::function<void(std::string_view)> on_stderr;   // default: relayed to our stderr
   std::function<void(std::string_view)> on_event;    // one-line supervisor log (spawned, killed, ...)
