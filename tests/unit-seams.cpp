@@ -302,7 +302,7 @@ TEST_SUITE("seams") {
     // The journal's fsync may take longer than the bound on a busy machine,
     // and then the kill rightly goes ahead: a few tries find a prompt one.
     int journalled = 0;
-    for (int i = 0; i < 5 && journalled == 0; ++i) {
+    for (int i = 0; i < 20 && journalled == 0; ++i) {
       const std::string id = "intent-" + std::to_string(i);
       const Outcome o = revoke_dispatched(ex, id);
       INFO(std::string(outcome_name(o.kind)), ": ", o.reason);
