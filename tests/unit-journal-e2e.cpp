@@ -287,6 +287,16 @@ void check_cancellation_replayed(Setup& s, const std::string& first) {
   CHECK_MESSAGE(replay["outcome"] == "cancelled_no_dispatch", "the cancelled id was run again: " << again.out);
   CHECK(s.posts("r") == 1);
   CHECK_MESSAGE(s.remote_ref("r") == first, "a cancelled delivery was delivered");
+  // `show` says what the same id does now, as admission decides it (J4).
+  auto show = test::run({COURIER_BINARY, "show", "cancelled", "--journal", s.journal_path}, {}, test::Stdin::bytes,
+                        {"PATH=/usr/bin:/bin", "LANG=C"});
+  CHECK(show.exit_code == 0);
+  CHECK_MESSAGE(show.out.find("the same id again: it was cancelled, and a cancellation is final") != std::string::npos,
+                show.out);
+  auto shown = test::run({COURIER_BINARY, "show", "cancelled", "--journal", s.journal_path, "--json"}, {},
+                         test::Stdin::bytes, {"PATH=/usr/bin:/bin", "LANG=C"});
+  const json j = json::parse(shown.out, nullptr, false);
+  CHECK(j["same_id_again"]["action"] == "replay");
 }
 
 }  // namespace

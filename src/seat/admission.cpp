@@ -84,8 +84,7 @@ std::optional<Outcome> recorded_outcome(const journal::Record& r) {
 }
 
 bool is_final_answer(OutcomeKind k) {
-  return k == OutcomeKind::delivered || k == OutcomeKind::up_to_date || k == OutcomeKind::rejected ||
-         k == OutcomeKind::cancelled_no_dispatch;
+  return k == OutcomeKind::delivered || k == OutcomeKind::up_to_date || k == OutcomeKind::rejected;
 }
 
 SameIdAgain replay(Outcome recorded, std::string why) {
@@ -133,7 +132,7 @@ SameIdAgain run_again(const journal::Record& r, const Outcome& recorded, bool re
 SameIdAgain::Action id_table_row(const Outcome& o, bool stop_confirmed) {
   if (is_final_answer(o.kind)) return SameIdAgain::Action::replay;
   if (is_unconfirmed(o.kind) && !stop_confirmed) return SameIdAgain::Action::refuse;
-  if (o.kind == OutcomeKind::cancel_uncertain ||
+  if (o.kind == OutcomeKind::cancelled_no_dispatch || o.kind == OutcomeKind::cancel_uncertain ||
       (o.kind == OutcomeKind::revoked && revocation_is_final(o.revoked_by.value_or(RevokeCause::caller)))) {
     return SameIdAgain::Action::replay;  // a cancellation is final (J5)
   }
