@@ -69,7 +69,7 @@ struct Tally {
   std::map<std::string, int> kinds;
   std::map<RevokeAnswer, int> answers;
   std::set<std::int64_t> dispatched_pids;
-  int revoked_delivered = 0;  // a revoked delivery that ended delivered (must stay 0)
+  int revoked_delivered = 0;     // a revoked delivery that ended delivered (must stay 0)
   int cancelled_dispatched = 0;  // answered cancelled, yet a child ran (must stay 0)
   std::string first_violation;
 
@@ -84,8 +84,7 @@ struct Tally {
     cancelled_dispatched += bad_cancel;
     if ((bad_delivered || bad_cancel) && first_violation.empty()) {
       first_violation = "delivery " + std::to_string(p.handle.id()) + " answered " +
-                        std::to_string(static_cast<int>(p.answer)) + " ended " + outcome_name(o.kind) + ": " +
-                        o.reason;
+                        std::to_string(static_cast<int>(p.answer)) + " ended " + outcome_name(o.kind) + ": " + o.reason;
     }
   }
 };
