@@ -69,6 +69,7 @@ struct Tally {
   std::map<std::string, int> kinds;
   std::map<RevokeAnswer, int> answers;
   std::set<std::int64_t> dispatched_pids;
+  int warm = 0;                  // outcomes of deliveries a warm child ran
   int revoked_delivered = 0;     // a revoked delivery that ended delivered (must stay 0)
   int cancelled_dispatched = 0;  // answered cancelled, yet a child ran (must stay 0)
   std::string first_violation;
@@ -78,6 +79,7 @@ struct Tally {
     ++kinds[outcome_name(o.kind)];
     ++answers[p.answer];
     if (o.dispatched && o.child.pid > 0) dispatched_pids.insert(o.child.pid);
+    warm += o.warm;
     const bool bad_delivered = p.revoked_first && o.kind == OutcomeKind::delivered;
     const bool bad_cancel = p.answer == RevokeAnswer::cancelled && o.dispatched;
     revoked_delivered += bad_delivered;
@@ -190,6 +192,7 @@ TEST_SUITE("stress") {
     }
     test::report("stress", "children that read a job (pid journal)", static_cast<double>(pids.size()), "children");
     test::report("stress", "dispatched deliveries", static_cast<double>(tally.dispatched_pids.size()), "deliveries");
+    test::report("stress", "deliveries a warm child ran", tally.warm, "deliveries");
     test::report("stress", "duration", seconds, "s");
     INFO(tally.first_violation);
     CHECK(total == kPairs);
@@ -201,6 +204,7 @@ TEST_SUITE("stress") {
     CHECK(!pids.empty());
     CHECK(tally.answers[RevokeAnswer::stopping] > 0);  // the window after the claim was reached
     CHECK(tally.kinds["delivered"] > 0);
+    CHECK(tally.warm > 0);  // the warm path was taken, not only cold children
     CHECK(seconds <= kBoundSeconds);
   }
 }
