@@ -110,6 +110,25 @@ TEST_SUITE("verdict") {
     CHECK(o.bytes_sent == std::optional<std::uint64_t>(77));
   }
 
+  TEST_CASE(
+      "J5: a result that came after a revocation that won is never the outcome, whether or not the kill reached the "
+      "child, and its figures stay") {
+    for (StopCause cause : {StopCause::leader_exit, StopCause::revoked}) {
+      CAPTURE(static_cast<int>(cause));
+      StopFacts f = confirmed_stop(cause);
+      f.result = result("delivered");
+      f.result->bytes_sent = 77;
+      f.result_after_revocation = true;
+      f.revoke_reason = "no longer wanted";
+      f.observed.timings.post_started = 5;
+      const Outcome o = verdict(f);
+      CHECK(o.kind == OutcomeKind::revoked);
+      CHECK(o.reason.find("no longer wanted") != std::string::npos);
+      CHECK(o.remote_effect == RemoteEffect::possible);
+      CHECK(o.bytes_sent == std::optional<std::uint64_t>(77));
+    }
+  }
+
   TEST_CASE("D1: a failure the child reports at or after a deadline kill is the deadline's doing") {
     StopFacts f = confirmed_stop(StopCause::deadline);
     f.result = result("transport_failed");

@@ -252,6 +252,17 @@ struct ExecutorOptions {
 
 enum class DeliveryState { queued, pending, running, finished };
 
+// What DeliveryHandle::revoke() did. A delivery it answered `cancelled` or
+// `stopping` never ends `delivered` (nor with any other result of its
+// child's): the revocation came first.
+enum class RevokeAnswer {
+  cancelled,  // before the dispatch claim: nothing was or will be spawned (cancelled_no_dispatch)
+  stopping,   // after the claim, before the child's result: it is stopped, the outcome is `revoked`
+  too_late,   // its outcome was already decided (finished, expired, refused, or the child's result
+              // came first: the child is still stopped, and its result stands); or an empty handle
+  repeated,   // an earlier revocation is acting; this one changed nothing
+};
+
 class Executor;
 
 // The caller's view of one delivery. Destroying it before the delivery has
@@ -273,7 +284,9 @@ class DeliveryHandle {
   // the revocation's intent is made durable in the journal first, waiting
   // at most kRevokeJournalBound, then the child is killed (J1);
   // RevokeCause::lease_lost waits for nothing.
-  void revoke(const std::string& reason, RevokeCause cause = RevokeCause::caller);
+  // Answers what it did (RevokeAnswer): a host that must know whether the
+  // revocation won reads it; one that need not ignores it.
+  RevokeAnswer revoke(const std::string& reason, RevokeCause cause = RevokeCause::caller);
   // wait(), wait_for(), state() and last_pending() on an empty handle
   // (default-constructed, or moved from) throw std::logic_error: it names no
   // delivery. id() is 0 and revoke() does nothing.

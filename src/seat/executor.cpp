@@ -64,8 +64,11 @@ namespace {
 // compare-and-swap writes the outcome (the revoker, the scheduler, the
 // refusing worker); out of seated, the seat's worker always writes it,
 // after the seat is released (a revocation there only marks the word), so
-// wait() never returns while the seat is still held.
-enum Claim : int { kQueued, kSeated, kClaimed, kCancelled, kCancelledSeated, kExpired, kRefused };
+// wait() never returns while the seat is still held. Out of claimed, one
+// compare-and-swap decides between the child's result (answered: it may
+// decide the outcome) and a revocation (stopping: the outcome is not the
+// child's result), so revoke() can say which came first.
+enum Claim : int { kQueued, kSeated, kClaimed, kCancelled, kCancelledSeated, kExpired, kRefused, kStopping, kAnswered };
 
 // How much of a lane lock's holder text a pending event shows.
 constexpr std::size_t kMaxHolderShown = 120;
@@ -205,6 +208,12 @@ struct DeliveryHandle::Shared {
       std::lock_guard<std::mutex> lock(mu);
       o.timings.revoke_journalled = revoke_journalled_ns;
       if (revoke_ns != 0) o.timings.revoke = revoke_ns;  // the caller's instant, before its entry
+      // A result refused because the revocation came first: the supervisor
+      // may not have heard the revocation's words yet.
+      if (revoke_ns != 0 && o.kind == OutcomeKind::revoked && !o.revoked_by) {
+        o.revoke_cause = revoke_reason;
+        o.revoked_by = revoke_by;
+      }
     }
     record.finish(o);
     {
@@ -661,6 +670,7 @@ struct Executor::Impl {
     so.authority = d->req.authority;
     so.fence = fence_of(*d);  // L3: every mint carries the lease's fence
     so.on_stderr = opt.on_child_stderr;
+    so.result_first = result_first(d);
     {
       std::lock_guard<std::mutex> lock(mu);
       Lane& l = lanes[d->lane];
@@ -677,6 +687,17 @@ struct Executor::Impl {
       };
     }
     return so;
+  }
+
+  // J5: the child's result against a revocation, on the claim word: the
+  // first to move it out of claimed wins (a repeated result stays answered).
+  static std::function<bool()> result_first(const std::weak_ptr<DeliveryHandle::Shared>& weak) {
+    return [weak] {
+      auto s = weak.lock();
+      if (!s) return true;
+      int expected = kClaimed;
+      return s->claim.compare_exchange_strong(expected, kAnswered) || expected == kAnswered;
+    };
   }
 
   // J1: post_started durable before the child hears it may begin the POST,
@@ -1315,14 +1336,14 @@ DeliveryHandle::~DeliveryHandle() {
 
 std::uint64_t DeliveryHandle::id() const { return s_ ? s_->id : 0; }
 
-void DeliveryHandle::revoke(const std::string& reason, RevokeCause cause) {
+RevokeAnswer DeliveryHandle::revoke(const std::string& reason, RevokeCause cause) {
   // A local owner: once finish() runs, a waiter may destroy this handle.
   const std::shared_ptr<Shared> s = s_;
-  if (!s) return;
+  if (!s) return RevokeAnswer::too_late;
   bool first = false;  // the revocation that is journalled
   {
     std::lock_guard<std::mutex> lock(s->mu);
-    if (s->outcome || s->finishing) return;
+    if (s->outcome || s->finishing) return RevokeAnswer::too_late;
     if (s->revoke_ns == 0) {
       s->revoke_ns = sys::mono_now_ns();
       s->revoke_reason = reason;
@@ -1333,7 +1354,7 @@ void DeliveryHandle::revoke(const std::string& reason, RevokeCause cause) {
   }
   // Only the first revocation acts: it alone moves the claim word, writes
   // the entry and kills (a later one would add nothing but a race).
-  if (!first) return;
+  if (!first) return RevokeAnswer::repeated;
   // Every way out of here below lets finish() go on (after the entry).
   auto entry_decided = [&s] {
     {
@@ -1352,7 +1373,7 @@ void DeliveryHandle::revoke(const std::string& reason, RevokeCause cause) {
     entry_decided();
     s->finish(s->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + reason));
     wake_executor(*s);
-    return;
+    return RevokeAnswer::cancelled;
   }
   expected = kSeated;
   if (s->claim.compare_exchange_strong(expected, kCancelledSeated)) {
@@ -1361,12 +1382,17 @@ void DeliveryHandle::revoke(const std::string& reason, RevokeCause cause) {
     s->journal_revocation(reason, cause, false);
     entry_decided();
     wake_executor(*s);  // the seat's worker writes the outcome
-    return;
+    return RevokeAnswer::cancelled;
   }
-  if (expected != kClaimed) {
+  // Claimed: before the child's result, the revocation decides the outcome
+  // (stopping); after it (answered), the child is still stopped, and its
+  // result stands.
+  expected = kClaimed;
+  const bool stopping = s->claim.compare_exchange_strong(expected, kStopping);
+  if (!stopping && expected != kAnswered) {
     // Expired or refused a moment ago: that outcome stands, nothing to stop.
     entry_decided();
-    return;
+    return RevokeAnswer::too_late;
   }
   // Live: the intent first (J1), then the kill.
   s->revoke_live(reason, cause);
@@ -1379,6 +1405,7 @@ void DeliveryHandle::revoke(const std::string& reason, RevokeCause cause) {
   // The claim won: kill and confirm (the supervisor handles both). A warm
   // child not yet adopted gets it from adopt() (d->sup is null until then).
   if (sup) sup->revoke(reason, cause);
+  return stopping ? RevokeAnswer::stopping : RevokeAnswer::too_late;
 }
 
 namespace {

@@ -214,6 +214,7 @@ void Conversation::handle(const protocol::ChildMessage& msg) {
   } else if (const auto* res = std::get_if<protocol::ResultMsg>(&msg)) {
     result_ = *res;
     result_ns_ = sys::mono_now_ns();
+    if (opt().result_first && !opt().result_first()) result_after_revocation_ = true;
     driver_.result_received();
   }
 }

@@ -75,6 +75,8 @@ class Conversation {
   const std::optional<std::string>& fault() const { return fault_; }
   const std::optional<protocol::ResultMsg>& result() const { return result_; }
   sys::MonoNs result_ns() const { return result_ns_; }
+  // The result came after the delivery's revocation (result_first said no).
+  bool result_after_revocation() const { return result_after_revocation_; }
   std::optional<std::uint64_t> upload_done() const { return phases_.upload_done(); }
   // The delivery stopped at `stop`: the phases still open end there.
   void close_phases(sys::MonoNs stop) { phases_.close(stop, obs_.out); }
@@ -126,6 +128,7 @@ class Conversation {
   bool writing_ = false;
 
   std::optional<protocol::ResultMsg> result_;
+  bool result_after_revocation_ = false;
   sys::MonoNs result_ns_ = 0;
   // What the frames said of the phases (old id, pack engine, the last
   // upload progress, when each phase began): when no result comes (a kill

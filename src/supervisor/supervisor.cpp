@@ -419,6 +419,7 @@ Outcome Supervisor::decide(Loop& L) {
   f.fault = L.conv->fault();
   f.result = L.conv->result();
   f.result_ns = L.conv->result_ns();
+  f.result_after_revocation = L.conv->result_after_revocation();
   return verdict(std::move(f));
 }
 

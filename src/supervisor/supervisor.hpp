@@ -126,6 +126,12 @@ struct SupervisorOptions {
   // at most its own bound (the executor's journal write waits at most
   // kRevokeJournalBound). Null: nothing to record.
   std::function<void(const std::string& words)> before_authority_revoke;
+  // J5: asked on the drive loop when the child's result arrives, whether
+  // the result came before the delivery's revocation (the executor's claim
+  // word decides, so that revoke() can say which came first). False: the
+  // revocation won (revoke() answered `stopping`), the result only gives
+  // its facts and the outcome is `revoked`. Null: every result may stand.
+  std::function<bool()> result_first;
   std::function<void(const protocol::Progress&)> on_progress;
   std::function<void(std::string_view)> on_stderr;   // default: relayed to our stderr
   std::function<void(std::string_view)> on_event;    // one-line supervisor log (spawned, killed, ...)

@@ -11,7 +11,7 @@ namespace {
 // A failure the child reports at or after a deadline kill is the deadline's
 // doing (its own timeouts race our kill); a remote's answer is not.
 bool result_stands(const StopFacts& f) {
-  if (!f.result) return false;
+  if (!f.result || f.result_after_revocation) return false;
   const OutcomeKind k = kind_from_status(f.result->status);
   const bool remote_answer = k == OutcomeKind::delivered || k == OutcomeKind::up_to_date || k == OutcomeKind::rejected;
   const bool after_kill = (f.cause == StopCause::deadline && f.result_ns >= f.deadline) ||
@@ -211,6 +211,12 @@ Outcome verdict(StopFacts f) {
   } else if (f.cause == StopCause::revoked) {
     out.kind = OutcomeKind::revoked;
     out.reason = "revoked: " + f.revoke_reason + "; child killed, " + confirmed_scope(out.child);
+  } else if (f.result_after_revocation) {
+    // The revocation won before the child's result (revoke() said
+    // `stopping`): the result gives its facts, never the outcome (J5).
+    out.kind = OutcomeKind::revoked;
+    out.reason = "revoked" + (f.revoke_reason.empty() ? std::string() : ": " + f.revoke_reason) +
+                 "; the child's result came after the revocation and does not stand";
   } else if (f.cause == StopCause::lease) {
     out.kind = OutcomeKind::revoked;
     out.reason = "revoked: the lane's lease was not renewed in time; child killed at the lease bound (" +

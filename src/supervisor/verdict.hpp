@@ -72,6 +72,7 @@ struct StopFacts {
   RevokeCause revoke_by = RevokeCause::caller;  // when revoked: who asked (J5)
   std::optional<std::uint64_t> upload_done;     // the last upload progress (bytes)
   bool exiting_at_kill = false;                 // the leader was already dying at the first kill
+  bool result_after_revocation = false;         // the result came after the delivery's revocation (J5)
 };
 
 // The outcome: unconfirmed first (seat retained, S3; cancel_uncertain when
