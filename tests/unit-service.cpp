@@ -378,8 +378,11 @@ TEST_SUITE("service") {
       Http refused = curl(svc.socket, "GET", "/healthz", {}, nobody);
       CHECK_MESSAGE(refused.status == 403, std::string("another uid was let in: " + refused.raw));
       CHECK(refused.body["error"]["code"] == "peer_refused");
-      CHECK(svc.log().find("\"event\":\"peer_refused\"") != std::string::npos);
-      CHECK(svc.log().find("\"uid\":65534") != std::string::npos);
+      // The log line is written by the service's thread and read through a
+      // pipe: wait for it (bounded), never assume it came with the answer.
+      const std::string logged = svc.proc->wait_line("{\"event\":\"peer_refused\"", 10'000);
+      CHECK_MESSAGE(!logged.empty(), std::string("the refusal was not logged:\n" + svc.log()));
+      CHECK(logged.find("\"uid\":65534") != std::string::npos);
       const std::vector<std::string> member = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--groups=4242"};
       CHECK(curl(svc.socket, "GET", "/healthz", {}, member).status == 200);
       CHECK(curl(svc.socket, "GET", "/healthz").status == 200);  // the service's own uid

@@ -308,6 +308,25 @@ TEST_SUITE("verdict") {
     CHECK(verdict(f).kind == OutcomeKind::protocol_fault);
   }
 
+  TEST_CASE("J5 D1: a child that ends by itself at its deadline as our kill lands is deadline_killed, never a fault") {
+    // The child gives up at the same absolute deadline (D1) and exits; our
+    // kill at the deadline finds it already exiting. Whatever it left
+    // behind (no result, or a frame cut short), the deadline decided.
+    StopFacts f = confirmed_stop(StopCause::deadline);
+    f.observed.child.signal.reset();
+    f.observed.child.exit_code = 1;
+    f.exiting_at_kill = true;
+    Outcome o = verdict(f);
+    CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, o.reason);
+    f.fault = "truncated frame at end of stream (3 of 40 bytes)";
+    o = verdict(f);
+    CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, o.reason);
+    // Dying of a SIGKILL before ours at the deadline: someone else's signal.
+    f.observed.child.exit_code.reset();
+    f.observed.child.signal = 9;
+    CHECK(verdict(f).kind == OutcomeKind::child_signalled);
+  }
+
   TEST_CASE("J5: a crash signal is child_signalled with a crash hint, even after a kill of ours") {
     StopFacts f = confirmed_stop(StopCause::leader_exit);
     f.observed.child.signal = 11;

@@ -54,7 +54,12 @@ void take_result(const protocol::ResultMsg& r, Outcome& out) {
 // end it.
 bool own_stop_first(const StopFacts& f) {
   if (f.cause == StopCause::revoked || f.cause == StopCause::lease) return true;
-  return f.cause == StopCause::deadline && !f.exiting_at_kill;
+  if (f.cause != StopCause::deadline) return false;
+  // Found already dying: a signal killed it before ours, unless it ended
+  // by itself (an exit, no signal). The child keeps the same absolute
+  // deadline (D1) and gives up at it too, so an exit racing our kill at
+  // the deadline is the deadline's doing, whatever it left half-written.
+  return !f.exiting_at_kill || !f.observed.child.signal;
 }
 
 // J5: the leader died by a signal this process did not send: any signal
