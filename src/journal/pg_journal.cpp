@@ -201,7 +201,7 @@ Result<void> PgJournal::close_row(const std::string& id, const std::string& outc
   // The kind in a column of its own, for open_work's query (the rules
   // accepted the entry: its outcome reads).
   auto o = outcome_from_detail(outcome_detail);
-  const std::string kind = o ? outcome_name(o->kind) : "";
+  const std::optional<std::string> kind = o ? std::optional<std::string>(outcome_name(o->kind)) : std::nullopt;
   auto q = txn_->exec("UPDATE courier_delivery SET finished = true, outcome = $2, outcome_kind = $3 WHERE id = $1",
                       {id, outcome_detail, kind}, txn_until_);
   if (!q) return tl::unexpected(q.error());
