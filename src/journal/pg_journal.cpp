@@ -1,5 +1,6 @@
 // pg_journal.cpp — the delivery journal in PostgreSQL (journal.hpp): one
-// journal shared by the hosts of a fleet, with the SQLite journal's semantics.
+// journal shared by the hosts of a fleet, a store (journal_store.hpp) under
+// the same rule set as the SQLite journal (journal_rules.hpp).
 //
 // Durability (J1). Every commit is synced to the server's WAL before COMMIT
 // returns (synchronous_commit=on, PostgreSQL's default), ordinary appends

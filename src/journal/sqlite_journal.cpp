@@ -1,4 +1,6 @@
-// sqlite_journal.cpp — the delivery journal in one SQLite file (WAL mode): the default backend of journal.hpp.
+// sqlite_journal.cpp — the delivery journal in one SQLite file (WAL mode): the
+// default backend of journal.hpp, a store (journal_store.hpp) under the one
+// rule set (journal_rules.hpp): it reads and writes, it decides nothing.
 //
 // Durability (J1). The file is in WAL mode. Ordinary appends commit with
 // synchronous=NORMAL: the commit is written to the WAL (the kernel's page
