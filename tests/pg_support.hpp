@@ -67,3 +67,13 @@ class PgCluster {
 std::string sql_literal(const std::string& text);
 
 }  // namespace courier::test
+
+// In a doctest case: the cluster `name`, or a skip with the reason when
+// PostgreSQL is not installed.
+#define PG_CLUSTER_OR_SKIP(name)                              \
+  std::string pg_missing_;                                    \
+  if (!::courier::test::PgCluster::available(&pg_missing_)) { \
+    MESSAGE("skipped: " << pg_missing_);                      \
+    return;                                                   \
+  }                                                           \
+  ::courier::test::PgCluster name = ::courier::test::PgCluster::start()

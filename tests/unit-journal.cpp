@@ -1,7 +1,10 @@
-// unit-journal.cpp — the delivery journal (src/journal/): the SQLite backend on
-// real files in a fresh temporary directory, the outcome codec, and process
-// identity. Each case names the rule it proves (J1-J4, H1). No process is
-// started: the read-only cases drop CAP_DAC_OVERRIDE in one thread of this
+// unit-journal.cpp — the delivery journal (src/journal/): what the SQLite
+// backend alone must prove, on real files in a fresh temporary directory
+// (file modes, corrupt, read-only and locked journals, the cost of a durable
+// append), the outcome codec, and process identity. The journal's contract,
+// which both backends keep, is proven once for both in
+// unit-journal-contract.cpp. Each case names the rule it proves (J1-J4, H1).
+// No process is started: the read-only cases drop CAP_DAC_OVERRIDE in one thread of this
 // one (the suite runs as root, and root ignores permission bits).
 #include <doctest/doctest.h>
 #include <linux/capability.h>
@@ -60,14 +63,6 @@ Entry entry(Step step, int attempt = 1, const std::string& detail = "{}") {
   return Entry{step, attempt, wall_now_ms(), detail};
 }
 
-Entry finished(OutcomeKind kind, int attempt = 1) {
-  Outcome o;
-  o.kind = kind;
-  o.attempt = attempt;
-  o.remote_effect = RemoteEffect::possible;
-  return entry(Step::finished, attempt, outcome_detail(o));
-}
-
 std::unique_ptr<Journal> open_ok(const std::string& path) {
   auto j = open_sqlite(path);
   REQUIRE_MESSAGE(j.has_value(), (j ? std::string() : j.error().message));
@@ -107,219 +102,6 @@ double median(std::vector<double> v) {
 }  // namespace
 
 TEST_SUITE("journal") {
-  TEST_CASE("J1: a submission is found again with every field, its submitted entry carrying it as JSON") {
-    test::TempDir t;
-    auto j = open_ok(t.path() + "/journal.sqlite");
-    const Submission s = submission("d-1");
-    require_ok(j->submit(s, 1'800'000'000'000));
-    auto found = j->find("d-1");
-    REQUIRE(found.has_value());
-    REQUIRE(found->has_value());
-    const Record& r = **found;
-    CHECK(r.submission.id == s.id);
-    CHECK(r.submission.attempt == 1);
-    CHECK(r.submission.repo == s.repo);
-    CHECK(r.submission.remote == s.remote);
-    CHECK(r.submission.lane == s.lane);
-    CHECK(r.submission.ref == s.ref);
-    CHECK(r.submission.oid == s.oid);
-    CHECK(r.submission.expect_old == s.expect_old);
-    CHECK(r.submission.deadline_unix_ms == s.deadline_unix_ms);
-    CHECK(r.submission.submitter == s.submitter);
-    CHECK_FALSE(r.finished);
-    REQUIRE(r.entries.size() == 1);
-    CHECK(r.entries[0].step == Step::submitted);
-    CHECK(r.entries[0].at_unix_ms == 1'800'000'000'000);
-    CHECK(detail_text(r.entries[0].detail, "oid") == s.oid);
-    CHECK(detail_text(r.entries[0].detail, "expect_old") == *s.expect_old);
-    CHECK(j->where() == t.path() + "/journal.sqlite");
-    // No expect_old is kept as none, not as "".
-    Submission plain = submission("d-2");
-    plain.expect_old.reset();
-    require_ok(j->submit(plain, 1));
-    CHECK_FALSE(j->find("d-2").value()->submission.expect_old.has_value());
-    CHECK_FALSE(j->find("never").value().has_value());
-  }
-
-  TEST_CASE("J1: entries come back in the order they were appended, with step, attempt, time and detail") {
-    test::TempDir t;
-    auto j = open_ok(t.path() + "/journal.sqlite");
-    require_ok(j->submit(submission("d"), 1));
-    const std::vector<Step> steps = {Step::claimed, Step::dispatched, Step::advertised, Step::post_started,
-                                     Step::answered};
-    std::int64_t at = 100;
-    for (Step s : steps) {
-      const std::string detail = std::string("{\"n\":\"") + step_name(s) + "\"}";
-      require_ok(j->append("d", Entry{s, 1, at++, detail}, s == Step::post_started));
-    }
-    require_ok(j->append("d", finished(OutcomeKind::delivered), false));
-    const Record r = *j->find("d").value();
-    REQUIRE(r.entries.size() == steps.size() + 2);
-    for (std::size_t i = 0; i < steps.size(); ++i) {
-      CHECK(r.entries[i + 1].step == steps[i]);
-      CHECK(r.entries[i + 1].attempt == 1);
-      CHECK(r.entries[i + 1].at_unix_ms == 100 + static_cast<std::int64_t>(i));
-      CHECK(detail_text(r.entries[i + 1].detail, "n") == step_name(steps[i]));
-    }
-    CHECK(r.finished);
-    CHECK(r.last(Step::finished).has_value());
-    CHECK(r.last(Step::advertised)->at_unix_ms == 102);
-    CHECK_FALSE(r.last(Step::revoke_requested).has_value());
-  }
-
-  TEST_CASE("J1: an entry for a delivery never submitted is refused") {
-    test::TempDir t;
-    auto j = open_ok(t.path() + "/journal.sqlite");
-    auto r = j->append("ghost", entry(Step::claimed), false);
-    REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().code == Errc::journal_failed);
-    CHECK_MESSAGE(has(r.error(), "ghost"), r.error().message);
-    // A submitted entry comes from submit() only.
-    require_ok(j->submit(submission("d"), 1));
-    CHECK(j->append("d", entry(Step::submitted), false).error().code == Errc::journal_conflict);
-    // A finished entry must carry an outcome (open_work reads its kind).
-    CHECK(j->append("d", entry(Step::finished, 1, "{\"kind\":\"nonsense\"}"), false).error().code ==
-          Errc::journal_failed);
-    CHECK_FALSE(j->find("d").value()->finished);
-  }
-
-  TEST_CASE(
-      "J3: after finished, every entry but stop_confirmed is refused, so the owner and recovery never both finish") {
-    test::TempDir t;
-    auto j = open_ok(t.path() + "/journal.sqlite");
-    require_ok(j->submit(submission("d"), 1));
-    require_ok(j->append("d", finished(OutcomeKind::interrupted), false));
-    for (Step s : {Step::finished, Step::claimed, Step::answered, Step::revoke_requested}) {
-      auto again = s == Step::finished ? j->append("d", finished(OutcomeKind::delivered), true)
-                                       : j->append("d", entry(s), false);
-      REQUIRE_FALSE(again.has_value());
-      CHECK(again.error().code == Errc::journal_conflict);
-      CHECK_MESSAGE(has(again.error(), "already finished"), again.error().message);
-    }
-    const Record r = *j->find("d").value();
-    CHECK(r.entries.size() == 2);
-    CHECK(outcome_from_detail(r.last(Step::finished)->detail)->kind == OutcomeKind::interrupted);
-  }
-
-  TEST_CASE("J3: two connections racing to finish one delivery: exactly one wins, the other gets journal_conflict") {
-    test::TempDir t;
-    const std::string path = t.path() + "/journal.sqlite";
-    auto owner = open_ok(path);
-    auto recovery = open_ok(path);
-    for (int round = 0; round < 20; ++round) {
-      const std::string id = "race-" + std::to_string(round);
-      require_ok(owner->submit(submission(id), 1));
-      Result<void> a, b;
-      std::thread ta([&] { a = owner->append(id, finished(OutcomeKind::delivered), false); });
-      std::thread tb([&] { b = recovery->append(id, finished(OutcomeKind::interrupted), false); });
-      ta.join();
-      tb.join();
-      CHECK(a.has_value() != b.has_value());
-      const Result<void>& loser = a ? b : a;
-      if (!loser) CHECK(loser.error().code == Errc::journal_conflict);
-      const Record r = *owner->find(id).value();
-      CHECK(std::count_if(r.entries.begin(), r.entries.end(),
-                          [](const Entry& e) { return e.step == Step::finished; }) == 1);
-    }
-  }
-
-  TEST_CASE("J4: attempt 2 is accepted only after attempt 1 finished, and then entries of attempt 1 are refused") {
-    test::TempDir t;
-    auto j = open_ok(t.path() + "/journal.sqlite");
-    auto early = j->submit(submission("d", 2), 1);
-    REQUIRE_FALSE(early.has_value());
-    CHECK(early.error().code == Errc::journal_conflict);
-    require_ok(j->submit(submission("d", 1), 1));
-    auto twice = j->submit(submission("d", 1), 2);
-    REQUIRE_FALSE(twice.has_value());
-    CHECK(twice.error().code == Errc::journal_conflict);
-    CHECK_MESSAGE(has(twice.error(), "d"), twice.error().message);
-    CHECK(j->submit(submission("d", 2), 3).error().code == Errc::journal_conflict);  // 1 is not finished
-    require_ok(j->append("d", finished(OutcomeKind::deadline_killed), false));
-    CHECK(j->submit(submission("d", 3), 4).error().code == Errc::journal_conflict);  // not the next one
-    Submission second = submission("d", 2);
-    second.expect_old = std::string(40, 'c');  // the re-delivery's compare-and-swap on the old id
-    require_ok(j->submit(second, 5));
-    CHECK(j->append("d", entry(Step::claimed, 1), false).error().code == Errc::journal_conflict);
-    require_ok(j->append("d", entry(Step::claimed, 2), false));
-    const Record r = *j->find("d").value();
-    CHECK(r.submission.attempt == 2);
-    CHECK(r.submission.expect_old == second.expect_old);
-    CHECK_FALSE(r.finished);
-    CHECK(r.entries.size() == 4);
-    CHECK(r.latest().size() == 2);
-    CHECK_FALSE(r.last(Step::finished).has_value());  // attempt 1's does not count
-  }
-
-  TEST_CASE("J3: open_work lists unfinished deliveries and unconfirmed ones until their stop is confirmed") {
-    test::TempDir t;
-    auto j = open_ok(t.path() + "/journal.sqlite");
-    for (const char* id : {"open", "delivered", "unreaped", "uncertain"}) require_ok(j->submit(submission(id), 1));
-    require_ok(j->append("delivered", finished(OutcomeKind::delivered), false));
-    require_ok(j->append("unreaped", finished(OutcomeKind::unreaped), false));
-    require_ok(j->append("uncertain", finished(OutcomeKind::cancel_uncertain), false));
-    auto ids = [&] {
-      std::vector<std::string> out;
-      const auto work = j->open_work();
-      REQUIRE(work.has_value());
-      for (const Record& r : *work) out.push_back(r.submission.id);
-      std::sort(out.begin(), out.end());
-      return out;
-    };
-    CHECK(ids() == std::vector<std::string>{"open", "uncertain", "unreaped"});
-    // stop_confirmed only on a finished row, once.
-    CHECK(j->append("open", entry(Step::stop_confirmed), false).error().code == Errc::journal_conflict);
-    require_ok(j->append("unreaped", entry(Step::stop_confirmed, 1, "{\"by\":\"recovery\"}"), true));
-    CHECK(j->append("unreaped", entry(Step::stop_confirmed), false).error().code == Errc::journal_conflict);
-    CHECK(ids() == std::vector<std::string>{"open", "uncertain"});
-    // A new attempt of a confirmed one is open work again until it finishes.
-    require_ok(j->submit(submission("unreaped", 2), 9));
-    CHECK(ids() == std::vector<std::string>{"open", "uncertain", "unreaped"});
-    // An outcome nobody can read says nothing of a confirmed stop: open work.
-    sqlite3* raw = nullptr;
-    REQUIRE(sqlite3_open_v2(j->where().c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
-    CHECK(sqlite3_exec(raw, "UPDATE deliveries SET outcome = '{garbage' WHERE id = 'delivered'", nullptr, nullptr,
-                       nullptr) == SQLITE_OK);
-    sqlite3_close(raw);
-    CHECK(ids() == std::vector<std::string>{"delivered", "open", "uncertain", "unreaped"});
-  }
-
-  TEST_CASE("J1: recent lists the latest submissions newest first, up to the limit") {
-    test::TempDir t;
-    auto j = open_ok(t.path() + "/journal.sqlite");
-    for (int i = 0; i < 5; ++i) require_ok(j->submit(submission("d" + std::to_string(i)), 1000 + (i % 2)));
-    auto r = j->recent(3);
-    REQUIRE(r.has_value());
-    REQUIRE(r->size() == 3);
-    CHECK((*r)[0].submission.id == "d3");  // 1001: d1, d3 (later first); then 1000: d4
-    CHECK((*r)[1].submission.id == "d1");
-    CHECK((*r)[2].submission.id == "d4");
-    CHECK(j->recent(0).value().empty());
-  }
-
-  TEST_CASE("J1: appends from many threads on one journal all land, each thread's in its order") {
-    test::TempDir t;
-    auto j = open_ok(t.path() + "/journal.sqlite");
-    constexpr int kThreads = 4, kEach = 25;
-    for (int i = 0; i < kThreads; ++i) require_ok(j->submit(submission("t" + std::to_string(i)), 1));
-    std::atomic<int> failures{0};
-    std::vector<std::thread> threads;
-    for (int i = 0; i < kThreads; ++i) {
-      threads.emplace_back([&, i] {
-        for (int n = 0; n < kEach; ++n) {
-          if (!j->append("t" + std::to_string(i), Entry{Step::advertised, 1, n, "{}"}, n % 5 == 0)) ++failures;
-        }
-      });
-    }
-    for (auto& th : threads) th.join();
-    CHECK(failures == 0);
-    for (int i = 0; i < kThreads; ++i) {
-      const Record r = *j->find("t" + std::to_string(i)).value();
-      REQUIRE(r.entries.size() == kEach + 1);
-      for (int n = 0; n < kEach; ++n) CHECK(r.entries[static_cast<std::size_t>(n + 1)].at_unix_ms == n);
-    }
-  }
-
   TEST_CASE("H1: the journal's directories are created 0700 and its files 0600, whatever the umask") {
     for (const mode_t mask : {mode_t{0}, mode_t{0277}}) {
       test::TempDir t;

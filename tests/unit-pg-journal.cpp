@@ -1,7 +1,8 @@
 // unit-pg-journal.cpp — the PostgreSQL state backend against a real server
 // (a throwaway PostgreSQL 15, tests/pg_support.hpp): the connection's bounds,
-// the schema's migrations, and the journal's contract (journal.hpp) as the
-// SQLite journal keeps it.
+// the schema's migrations, a server crash, and two hosts submitting one id at
+// once. The journal's contract (journal.hpp), which the SQLite journal keeps
+// too, is proven once for both in unit-journal-contract.cpp.
 #include <doctest/doctest.h>
 
 #include <signal.h>
@@ -24,15 +25,6 @@ using namespace courier;
 using namespace courier::journal;
 
 namespace {
-
-// The cluster, or a skip with the reason when PostgreSQL is not installed.
-#define PG_CLUSTER_OR_SKIP(name)                   \
-  std::string pg_missing_;                         \
-  if (!test::PgCluster::available(&pg_missing_)) { \
-    MESSAGE("skipped: " << pg_missing_);           \
-    return;                                        \
-  }                                                \
-  test::PgCluster name = test::PgCluster::start()
 
 sys::MonoNs within_ms(std::int64_t ms) { return sys::mono_after_ms(sys::mono_now_ns(), ms); }
 
@@ -70,21 +62,7 @@ Entry entry(Step step, int attempt = 1, const std::string& detail = "{}") {
   return Entry{step, attempt, wall_now_ms(), detail};
 }
 
-Entry finished(OutcomeKind kind, int attempt = 1) {
-  Outcome o;
-  o.kind = kind;
-  o.attempt = attempt;
-  o.remote_effect = RemoteEffect::possible;
-  return entry(Step::finished, attempt, outcome_detail(o));
-}
-
 void require_ok(const Result<void>& r) { REQUIRE_MESSAGE(r.has_value(), (r ? std::string() : r.error().message)); }
-
-std::vector<std::string> ids_of(const std::vector<Record>& records) {
-  std::vector<std::string> out;
-  for (const auto& r : records) out.push_back(r.submission.id);
-  return out;
-}
 
 // What the session named `app` waits for, as pg_locks shows it: "<table>
 // <mode>", or "transactionid ShareLock" for a row another transaction
@@ -281,59 +259,6 @@ TEST_SUITE("pg-journal") {
     // The row's host is the winner's, and its submitted entry says the same.
     CHECK(db.sql("SELECT count(*) FROM courier_delivery d JOIN courier_entry e USING (id)"
                  " WHERE e.step = 'submitted' AND e.detail::jsonb ->> 'host' = d.host") == std::to_string(kIds));
-  }
-
-  TEST_CASE("J4: a finished attempt refuses a second finish, and takes the next attempt only once") {
-    PG_CLUSTER_OR_SKIP(db);
-    auto a = open_pg(db.url(), "git-courier/host-a/1");
-    auto b = open_pg(db.url(), "git-courier/host-b/1");
-    require_ok(a->submit(submission("d-1"), 1000));
-    require_ok(a->append("d-1", finished(OutcomeKind::delivered), true));
-    auto again = b->append("d-1", finished(OutcomeKind::interrupted), true);
-    REQUIRE_FALSE(again.has_value());
-    CHECK(again.error().code == Errc::journal_conflict);
-    CHECK(again.error().message.find("already finished") != std::string::npos);
-    auto late = b->append("d-1", entry(Step::answered), false);
-    REQUIRE_FALSE(late.has_value());
-    CHECK(late.error().code == Errc::journal_conflict);
-    // The same attempt again is refused; the next one is taken, once.
-    CHECK(b->submit(submission("d-1", 1), 2000).error().code == Errc::journal_conflict);
-    require_ok(b->submit(submission("d-1", 2), 2000));
-    CHECK(a->submit(submission("d-1", 2), 2000).error().code == Errc::journal_conflict);
-    auto unknown = a->append("nope", entry(Step::claimed), false);
-    REQUIRE_FALSE(unknown.has_value());
-    CHECK(unknown.error().code == Errc::journal_failed);
-    auto r = a->find("d-1");
-    REQUIRE(r.has_value());
-    REQUIRE(r->has_value());
-    CHECK((*r)->submission.attempt == 2);
-    CHECK_FALSE((*r)->finished);
-    CHECK((*r)->entries.size() == 3);
-  }
-
-  TEST_CASE(
-      "J3: open_work lists the unfinished and the unconfirmed until their stop is confirmed; recent is newest first") {
-    PG_CLUSTER_OR_SKIP(db);
-    auto j = open_pg(db.url());
-    require_ok(j->submit(submission("open"), 1000));
-    require_ok(j->submit(submission("done"), 2000));
-    require_ok(j->append("done", finished(OutcomeKind::delivered), true));
-    require_ok(j->submit(submission("kept"), 3000));
-    require_ok(j->append("kept", finished(OutcomeKind::unreaped), true));
-    auto work = j->open_work();
-    REQUIRE(work.has_value());
-    CHECK(ids_of(*work) == std::vector<std::string>{"open", "kept"});
-    require_ok(j->append("kept", entry(Step::stop_confirmed), true));
-    CHECK(j->append("kept", entry(Step::stop_confirmed), true).error().code == Errc::journal_conflict);
-    work = j->open_work();
-    REQUIRE(work.has_value());
-    CHECK(ids_of(*work) == std::vector<std::string>{"open"});
-    auto recent = j->recent(2);
-    REQUIRE(recent.has_value());
-    CHECK(ids_of(*recent) == std::vector<std::string>{"kept", "done"});
-    auto none = j->find("never");
-    REQUIRE(none.has_value());
-    CHECK_FALSE(none->has_value());
   }
 
   TEST_CASE("database: hosts starting at once migrate the schema once; a newer schema is refused") {

@@ -1,5 +1,6 @@
 // pg_journal.cpp — the delivery journal in PostgreSQL (journal.hpp): one
-// journal shared by the hosts of a fleet, with the SQLite journal's semantics.
+// journal shared by the hosts of a fleet, a store (journal_store.hpp) under
+// the same rule set as the SQLite journal (journal_rules.hpp).
 //
 // Durability (J1). Every commit is synced to the server's WAL before COMMIT
 // returns (synchronous_commit=on, PostgreSQL's default), ordinary appends
@@ -22,7 +23,7 @@
 #include <mutex>
 #include <optional>
 
-#include "journal/journal.hpp"
+#include "journal/journal_store.hpp"
 #include "pg/connection.hpp"
 #include "sys/clock.hpp"
 
@@ -53,19 +54,12 @@ std::string unconfirmed_kinds() {
   return "{" + out + "}";
 }
 
-struct RowState {
-  int attempt = 0;
-  bool finished = false;
-};
-
-class PgJournal final : public Journal {
+class PgJournal final : public JournalStore {
  public:
   PgJournal(pg::ConnectOptions options, pg::Connection c, std::string where)
       : options_(std::move(options)), conn_(std::move(c)), where_(std::move(where)) {}
 
   const std::string& where() const override { return where_; }
-  Result<void> submit(const Submission& s, std::int64_t at_unix_ms) override;
-  Result<void> append(const std::string& id, const Entry& e, bool durable) override;
   Result<std::optional<Record>> find(const std::string& id) override;
   Result<std::vector<Record>> recent(std::size_t limit) override;
   Result<std::vector<Record>> open_work() override;
@@ -80,18 +74,20 @@ class PgJournal final : public Journal {
   Result<void> transaction(Txn kind, const Body& body);
   Result<void> attempt(Txn kind, const Body& body, sys::MonoNs until, bool& committing);
   Result<void> ensure_connected(sys::MonoNs until);
-  tl::unexpected<Error> conflict(const std::string& why) const {
-    return fail(Errc::journal_conflict, "journal " + where() + ": " + why);
-  }
   tl::unexpected<Error> failure(const std::string& why) const {
     return fail(Errc::journal_failed, "journal " + where() + ": " + why);
   }
-  Result<std::optional<RowState>> current(pg::Connection& c, const std::string& id, sys::MonoNs until) const;
-  Result<void> insert_entry(pg::Connection& c, const std::string& id, const Entry& e, sys::MonoNs until) const;
-  Result<void> write_delivery(pg::Connection& c, const Submission& s, std::int64_t at_unix_ms, bool insert,
-                              sys::MonoNs until) const;
-  Result<void> check_append(pg::Connection& c, const std::string& id, const Entry& e,
-                            const std::optional<RowState>& row, sys::MonoNs until) const;
+  // The store (journal_store.hpp): the row read with its lock (SELECT ...
+  // FOR UPDATE) stays as read until the commit; a new id's row is
+  // claimed by its insert (the primary key).
+  Result<void> write_transaction(bool durable, const std::function<Result<void>()>& body) override;
+  Result<std::optional<Row>> read_row(const std::string& id) override;
+  Result<void> write_row(const Submission& s, std::int64_t at_unix_ms, bool insert) override;
+  Result<void> close_row(const std::string& id, const std::string& outcome_detail) override;
+  Result<void> append_entry(const std::string& id, const Entry& e) override;
+  // The delivery's entries, oldest first: every attempt's, or one's.
+  Result<std::vector<Entry>> load_entries(pg::Connection& c, const std::string& id, std::optional<int> attempt,
+                                          sys::MonoNs until) const;
   Result<std::optional<Record>> load(pg::Connection& c, const std::string& id, sys::MonoNs until) const;
   Result<std::vector<Record>> load_all(pg::Connection& c, const pg::Rows& ids, sys::MonoNs until) const;
 
@@ -99,6 +95,9 @@ class PgJournal final : public Journal {
   std::mutex mu_;
   std::optional<pg::Connection> conn_;
   std::string where_;
+  // Inside write_transaction (under mu_): its connection and its bound.
+  pg::Connection* txn_ = nullptr;
+  sys::MonoNs txn_until_ = 0;
 };
 
 Result<void> PgJournal::ensure_connected(sys::MonoNs until) {
@@ -137,23 +136,35 @@ Result<void> PgJournal::transaction(Txn kind, const Body& body) {
   return attempt(kind, body, until, committing);
 }
 
-Result<std::optional<RowState>> PgJournal::current(pg::Connection& c, const std::string& id, sys::MonoNs until) const {
-  auto q = c.exec("SELECT attempt, finished FROM courier_delivery WHERE id = $1 FOR UPDATE", {id}, until);
-  if (!q) return tl::unexpected(q.error());
-  if (q->rows.empty()) return std::optional<RowState>();
-  return RowState{static_cast<int>(integer(q->rows[0], 0)), str(q->rows[0], 1) == "t"};
+Result<void> PgJournal::write_transaction(bool durable, const std::function<Result<void>()>& body) {
+  return transaction(durable ? Txn::durable : Txn::write, [&](pg::Connection& c, sys::MonoNs until) {
+    txn_ = &c;
+    txn_until_ = until;
+    auto r = body();
+    txn_ = nullptr;
+    return r;
+  });
 }
 
-Result<void> PgJournal::insert_entry(pg::Connection& c, const std::string& id, const Entry& e,
-                                     sys::MonoNs until) const {
-  auto q = c.exec("INSERT INTO courier_entry (id, attempt, step, at_unix_ms, detail) VALUES ($1, $2, $3, $4, $5)",
-                  {id, number(e.attempt), text(step_name(e.step)), number(e.at_unix_ms), e.detail}, until);
+Result<std::optional<JournalStore::Row>> PgJournal::read_row(const std::string& id) {
+  auto q = txn_->exec("SELECT attempt, finished FROM courier_delivery WHERE id = $1 FOR UPDATE", {id}, txn_until_);
+  if (!q) return tl::unexpected(q.error());
+  if (q->rows.empty()) return std::optional<Row>();
+  Row row{static_cast<int>(integer(q->rows[0], 0)), str(q->rows[0], 1) == "t", {}};
+  auto latest = load_entries(*txn_, id, row.attempt, txn_until_);
+  if (!latest) return tl::unexpected(latest.error());
+  row.latest = std::move(*latest);
+  return std::optional<Row>(std::move(row));
+}
+
+Result<void> PgJournal::append_entry(const std::string& id, const Entry& e) {
+  auto q = txn_->exec("INSERT INTO courier_entry (id, attempt, step, at_unix_ms, detail) VALUES ($1, $2, $3, $4, $5)",
+                      {id, number(e.attempt), text(step_name(e.step)), number(e.at_unix_ms), e.detail}, txn_until_);
   if (!q) return tl::unexpected(q.error());
   return {};
 }
 
-Result<void> PgJournal::write_delivery(pg::Connection& c, const Submission& s, std::int64_t at_unix_ms, bool insert,
-                                       sys::MonoNs until) const {
+Result<void> PgJournal::write_row(const Submission& s, std::int64_t at_unix_ms, bool insert) {
   // One parameter order for both: $1 is the id.
   const char* sql =
       insert ? "INSERT INTO courier_delivery (id, attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,"
@@ -176,76 +187,42 @@ Result<void> PgJournal::write_delivery(pg::Connection& c, const Submission& s, s
                          s.submitter.boot_id,
                          number(at_unix_ms),
                          s.host};
-  auto q = c.exec(sql, params, until);
+  auto q = txn_->exec(sql, params, txn_until_);
+  if (q) return {};
+  // Two hosts inserted the same new id at once (neither read a row): the
+  // other one's stands, as if this one had read it.
+  if (txn_->last_sqlstate() == pg::kUniqueViolation) {
+    return refused(Error{Errc::journal_conflict,
+                         "delivery " + s.id + " was submitted by another process or host at the same time"});
+  }
+  return tl::unexpected(q.error());
+}
+
+Result<void> PgJournal::close_row(const std::string& id, const std::string& outcome_detail) {
+  // The kind in a column of its own, for open_work's query (the rules
+  // accepted the entry: its outcome reads).
+  auto o = outcome_from_detail(outcome_detail);
+  const std::optional<std::string> kind = o ? std::optional<std::string>(outcome_name(o->kind)) : std::nullopt;
+  auto q = txn_->exec("UPDATE courier_delivery SET finished = true, outcome = $2, outcome_kind = $3 WHERE id = $1",
+                      {id, outcome_detail, kind}, txn_until_);
   if (!q) return tl::unexpected(q.error());
   return {};
 }
 
-Result<void> PgJournal::submit(const Submission& s, std::int64_t at_unix_ms) {
-  if (s.id.empty()) return failure("a delivery without an id cannot be recorded");
-  auto r = transaction(Txn::durable, [&](pg::Connection& c, sys::MonoNs until) -> Result<void> {
-    auto row = current(c, s.id, until);
-    if (!row) return tl::unexpected(row.error());
-    if (!*row && s.attempt != 1) {
-      return conflict("delivery " + s.id + " was never submitted, so attempt " + std::to_string(s.attempt) +
-                      " cannot be its next one");
-    }
-    if (*row && !((*row)->finished && s.attempt == (*row)->attempt + 1)) {
-      return conflict("delivery " + s.id + " already has attempt " + std::to_string((*row)->attempt) + ", " +
-                      ((*row)->finished ? "finished" : "not finished") + ": attempt " + std::to_string(s.attempt) +
-                      " is refused (submitted by another process or host too?)");
-    }
-    if (auto wrote = write_delivery(c, s, at_unix_ms, !*row, until); !wrote) {
-      // Two hosts inserted the same new id at once: the other one's stands.
-      if (c.last_sqlstate() == pg::kUniqueViolation) {
-        return conflict("delivery " + s.id + " was submitted by another process or host at the same time");
-      }
-      return wrote;
-    }
-    return insert_entry(c, s.id, Entry{Step::submitted, s.attempt, at_unix_ms, submission_detail(s)}, until);
-  });
-  return r;
-}
-
-Result<void> PgJournal::check_append(pg::Connection& c, const std::string& id, const Entry& e,
-                                     const std::optional<RowState>& row, sys::MonoNs until) const {
-  if (!row) return failure("no delivery " + id + " was submitted");
-  const std::string which = "delivery " + id + " attempt " + std::to_string(e.attempt);
-  if (e.attempt != row->attempt) {
-    return conflict(std::string(step_name(e.step)) + " for " + which + ", but its current attempt is " +
-                    std::to_string(row->attempt));
+Result<std::vector<Entry>> PgJournal::load_entries(pg::Connection& c, const std::string& id, std::optional<int> attempt,
+                                                   sys::MonoNs until) const {
+  auto q = c.exec(
+      "SELECT step, attempt, at_unix_ms, detail FROM courier_entry WHERE id = $1"
+      " AND ($2::integer IS NULL OR attempt = $2::integer) ORDER BY seq",
+      {id, attempt ? number(*attempt) : std::nullopt}, until);
+  if (!q) return tl::unexpected(q.error());
+  std::vector<Entry> out;
+  for (const pg::Row& e : q->rows) {
+    const auto step = step_from_name(str(e, 0));
+    if (!step) return failure("delivery " + id + " has an entry of unknown step '" + str(e, 0) + "'");
+    out.push_back(Entry{*step, static_cast<int>(integer(e, 1)), integer(e, 2), str(e, 3)});
   }
-  if (e.step == Step::stop_confirmed) {
-    if (!row->finished) return conflict(which + " is not finished: there is no retained stop to confirm");
-    auto again = c.exec("SELECT 1 FROM courier_entry WHERE id = $1 AND attempt = $2 AND step = 'stop_confirmed'",
-                        {id, number(e.attempt)}, until);
-    if (!again) return tl::unexpected(again.error());
-    if (!again->rows.empty()) return conflict(which + ": its stop was already confirmed");
-    return {};
-  }
-  if (row->finished) return conflict(std::string(step_name(e.step)) + " refused: " + which + " is already finished");
-  return {};
-}
-
-Result<void> PgJournal::append(const std::string& id, const Entry& e, bool durable) {
-  if (e.step == Step::submitted) return conflict("a submitted entry for " + id + " is written by submit() only");
-  std::string kind;
-  if (e.step == Step::finished) {
-    auto o = outcome_from_detail(e.detail);
-    if (!o) return failure(id + ": " + o.error().message);
-    kind = outcome_name(o->kind);
-  }
-  return transaction(durable ? Txn::durable : Txn::write, [&](pg::Connection& c, sys::MonoNs until) -> Result<void> {
-    auto row = current(c, id, until);
-    if (!row) return tl::unexpected(row.error());
-    if (auto ok = check_append(c, id, e, *row, until); !ok) return ok;
-    if (auto wrote = insert_entry(c, id, e, until); !wrote) return wrote;
-    if (e.step != Step::finished) return {};
-    auto close = c.exec("UPDATE courier_delivery SET finished = true, outcome = $2, outcome_kind = $3 WHERE id = $1",
-                        {id, e.detail, kind}, until);
-    if (!close) return tl::unexpected(close.error());
-    return {};
-  });
+  return out;
 }
 
 Result<std::optional<Record>> PgJournal::load(pg::Connection& c, const std::string& id, sys::MonoNs until) const {
@@ -270,14 +247,9 @@ Result<std::optional<Record>> PgJournal::load(pg::Connection& c, const std::stri
   s.submitter = ProcessIdentity{integer(row, 8), static_cast<std::uint64_t>(integer(row, 9)), str(row, 10)};
   r.finished = str(row, 11) == "t";
   s.host = str(row, 12);
-  auto entries =
-      c.exec("SELECT step, attempt, at_unix_ms, detail FROM courier_entry WHERE id = $1 ORDER BY seq", {id}, until);
+  auto entries = load_entries(c, id, std::nullopt, until);
   if (!entries) return tl::unexpected(entries.error());
-  for (const pg::Row& e : entries->rows) {
-    const auto step = step_from_name(str(e, 0));
-    if (!step) return failure("delivery " + id + " has an entry of unknown step '" + str(e, 0) + "'");
-    r.entries.push_back(Entry{*step, static_cast<int>(integer(e, 1)), integer(e, 2), str(e, 3)});
-  }
+  r.entries = std::move(*entries);
   if (auto submitted = r.last(Step::submitted)) s.note = note_of_detail(submitted->detail);
   return std::optional<Record>(std::move(r));
 }

@@ -1,4 +1,6 @@
-// sqlite_journal.cpp — the delivery journal in one SQLite file (WAL mode): the default backend of journal.hpp.
+// sqlite_journal.cpp — the delivery journal in one SQLite file (WAL mode): the
+// default backend of journal.hpp, a store (journal_store.hpp) under the one
+// rule set (journal_rules.hpp): it reads and writes, it decides nothing.
 //
 // Durability (J1). The file is in WAL mode. Ordinary appends commit with
 // synchronous=NORMAL: the commit is written to the WAL (the kernel's page
@@ -26,7 +28,7 @@
 #include <functional>
 #include <mutex>
 
-#include "journal/journal.hpp"
+#include "journal/journal_store.hpp"
 #include "sys/lazy_library.hpp"
 #include "sys/private_dir.hpp"
 
@@ -177,21 +179,13 @@ Result<bool> Stmt::next() {
   return tl::unexpected(conn_->failure(rc));
 }
 
-// What submit and append decide on: the delivery's current attempt.
-struct RowState {
-  int attempt = 0;
-  bool finished = false;
-};
-
 enum class Txn { read, write, durable };
 
-class SqliteJournal final : public Journal {
+class SqliteJournal final : public JournalStore {
  public:
   explicit SqliteJournal(std::unique_ptr<Connection> c) : conn_(std::move(c)) {}
 
   const std::string& where() const override { return conn_->path(); }
-  Result<void> submit(const Submission& s, std::int64_t at_unix_ms) override;
-  Result<void> append(const std::string& id, const Entry& e, bool durable) override;
   Result<std::optional<Record>> find(const std::string& id) override;
   Result<std::vector<Record>> recent(std::size_t limit) override;
   Result<std::vector<Record>> open_work() override;
@@ -205,17 +199,19 @@ class SqliteJournal final : public Journal {
   // otherwise.
   Result<void> transaction(Txn kind, const std::function<Result<void>()>& body);
   Result<void> finish_transaction(Result<void> r);
-  Result<std::optional<RowState>> current(const std::string& id) const;
-  Result<bool> has_step(const std::string& id, int attempt, Step s) const;
-  Result<void> insert_entry(const std::string& id, const Entry& e) const;
-  Result<void> write_delivery(const Submission& s, std::int64_t at_unix_ms, bool insert) const;
-  Result<void> check_append(const std::string& id, const Entry& e, const std::optional<RowState>& row) const;
-  Result<std::optional<Record>> load(const std::string& id) const;
-  Result<std::vector<Entry>> load_entries(const std::string& id) const;
-  Result<std::vector<Record>> load_all(Stmt& ids) const;
-  tl::unexpected<Error> conflict(const std::string& why) const {
-    return fail(Errc::journal_conflict, "journal " + where() + ": " + why);
+  // The store (journal_store.hpp): BEGIN IMMEDIATE takes the write lock
+  // first, so the row read stays as read until the commit.
+  Result<void> write_transaction(bool durable, const std::function<Result<void>()>& body) override {
+    return transaction(durable ? Txn::durable : Txn::write, body);
   }
+  Result<std::optional<Row>> read_row(const std::string& id) override;
+  Result<void> write_row(const Submission& s, std::int64_t at_unix_ms, bool insert) override;
+  Result<void> close_row(const std::string& id, const std::string& outcome_detail) override;
+  Result<void> append_entry(const std::string& id, const Entry& e) override;
+  Result<std::optional<Record>> load(const std::string& id) const;
+  // The delivery's entries, oldest first: every attempt's, or one's.
+  Result<std::vector<Entry>> load_entries(const std::string& id, std::optional<int> attempt = std::nullopt) const;
+  Result<std::vector<Record>> load_all(Stmt& ids) const;
 
   std::unique_ptr<Connection> conn_;
   std::mutex mu_;
@@ -244,22 +240,20 @@ Result<void> SqliteJournal::finish_transaction(Result<void> r) {
   return r;
 }
 
-Result<std::optional<RowState>> SqliteJournal::current(const std::string& id) const {
+Result<std::optional<JournalStore::Row>> SqliteJournal::read_row(const std::string& id) {
   auto q = conn_->prepare("SELECT attempt, finished FROM deliveries WHERE id = ?1");
   if (!q) return tl::unexpected(q.error());
-  auto row = q->arg(id).next();
-  if (!row) return tl::unexpected(row.error());
-  if (!*row) return std::optional<RowState>();
-  return RowState{static_cast<int>(q->integer(0)), q->integer(1) != 0};
+  auto found = q->arg(id).next();
+  if (!found) return tl::unexpected(found.error());
+  if (!*found) return std::optional<Row>();
+  Row row{static_cast<int>(q->integer(0)), q->integer(1) != 0, {}};
+  auto latest = load_entries(id, row.attempt);
+  if (!latest) return tl::unexpected(latest.error());
+  row.latest = std::move(*latest);
+  return std::optional<Row>(std::move(row));
 }
 
-Result<bool> SqliteJournal::has_step(const std::string& id, int attempt, Step s) const {
-  auto q = conn_->prepare("SELECT 1 FROM entries WHERE id = ?1 AND attempt = ?2 AND step = ?3 LIMIT 1");
-  if (!q) return tl::unexpected(q.error());
-  return q->arg(id).arg(std::int64_t{attempt}).arg(std::string_view(step_name(s))).next();
-}
-
-Result<void> SqliteJournal::insert_entry(const std::string& id, const Entry& e) const {
+Result<void> SqliteJournal::append_entry(const std::string& id, const Entry& e) {
   auto q = conn_->prepare("INSERT INTO entries (id, attempt, step, at_unix_ms, detail) VALUES (?1, ?2, ?3, ?4, ?5)");
   if (!q) return tl::unexpected(q.error());
   return q->arg(id)
@@ -270,7 +264,7 @@ Result<void> SqliteJournal::insert_entry(const std::string& id, const Entry& e) 
       .run();
 }
 
-Result<void> SqliteJournal::write_delivery(const Submission& s, std::int64_t at_unix_ms, bool insert) const {
+Result<void> SqliteJournal::write_row(const Submission& s, std::int64_t at_unix_ms, bool insert) {
   // One parameter order for both: ?1 is the id.
   auto q = conn_->prepare(
       insert ? "INSERT INTO deliveries (id, attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,"
@@ -286,65 +280,23 @@ Result<void> SqliteJournal::write_delivery(const Submission& s, std::int64_t at_
   return q->run();
 }
 
-Result<void> SqliteJournal::submit(const Submission& s, std::int64_t at_unix_ms) {
-  if (s.id.empty()) return journal_failure(where(), "a delivery without an id cannot be recorded");
-  return transaction(Txn::durable, [&]() -> Result<void> {
-    auto row = current(s.id);
-    if (!row) return tl::unexpected(row.error());
-    if (!*row && s.attempt != 1) {
-      return conflict("delivery " + s.id + " was never submitted, so attempt " + std::to_string(s.attempt) +
-                      " cannot be its next one");
-    }
-    if (*row && !((*row)->finished && s.attempt == (*row)->attempt + 1)) {
-      return conflict("delivery " + s.id + " already has attempt " + std::to_string((*row)->attempt) + ", " +
-                      ((*row)->finished ? "finished" : "not finished") + ": attempt " + std::to_string(s.attempt) +
-                      " is refused (submitted by another process too?)");
-    }
-    if (auto wrote = write_delivery(s, at_unix_ms, !*row); !wrote) return wrote;
-    return insert_entry(s.id, Entry{Step::submitted, s.attempt, at_unix_ms, submission_detail(s)});
-  });
+Result<void> SqliteJournal::close_row(const std::string& id, const std::string& outcome_detail) {
+  auto q = conn_->prepare("UPDATE deliveries SET finished = 1, outcome = ?2 WHERE id = ?1");
+  if (!q) return tl::unexpected(q.error());
+  return q->arg(id).arg(outcome_detail).run();
 }
 
-Result<void> SqliteJournal::check_append(const std::string& id, const Entry& e,
-                                         const std::optional<RowState>& row) const {
-  if (!row) return journal_failure(where(), "no delivery " + id + " was submitted");
-  const std::string which = "delivery " + id + " attempt " + std::to_string(e.attempt);
-  if (e.attempt != row->attempt) {
-    return conflict(std::string(step_name(e.step)) + " for " + which + ", but its current attempt is " +
-                    std::to_string(row->attempt));
-  }
-  if (e.step == Step::stop_confirmed) {
-    if (!row->finished) return conflict(which + " is not finished: there is no retained stop to confirm");
-    auto again = has_step(id, e.attempt, Step::stop_confirmed);
-    if (!again) return tl::unexpected(again.error());
-    if (*again) return conflict(which + ": its stop was already confirmed");
-    return {};
-  }
-  if (row->finished) return conflict(std::string(step_name(e.step)) + " refused: " + which + " is already finished");
-  return {};
-}
-
-Result<void> SqliteJournal::append(const std::string& id, const Entry& e, bool durable) {
-  if (e.step == Step::submitted) return conflict("a submitted entry for " + id + " is written by submit() only");
-  if (e.step == Step::finished) {
-    if (auto o = outcome_from_detail(e.detail); !o) return journal_failure(where(), id + ": " + o.error().message);
-  }
-  return transaction(durable ? Txn::durable : Txn::write, [&]() -> Result<void> {
-    auto row = current(id);
-    if (!row) return tl::unexpected(row.error());
-    if (auto ok = check_append(id, e, *row); !ok) return ok;
-    if (auto wrote = insert_entry(id, e); !wrote) return wrote;
-    if (e.step != Step::finished) return {};
-    auto close = conn_->prepare("UPDATE deliveries SET finished = 1, outcome = ?2 WHERE id = ?1");
-    if (!close) return tl::unexpected(close.error());
-    return close->arg(id).arg(e.detail).run();
-  });
-}
-
-Result<std::vector<Entry>> SqliteJournal::load_entries(const std::string& id) const {
-  auto q = conn_->prepare("SELECT step, attempt, at_unix_ms, detail FROM entries WHERE id = ?1 ORDER BY seq");
+Result<std::vector<Entry>> SqliteJournal::load_entries(const std::string& id, std::optional<int> attempt) const {
+  auto q = conn_->prepare(
+      "SELECT step, attempt, at_unix_ms, detail FROM entries WHERE id = ?1 AND (?2 IS NULL OR attempt = ?2)"
+      " ORDER BY seq");
   if (!q) return tl::unexpected(q.error());
   q->arg(id);
+  if (attempt) {
+    q->arg(std::int64_t{*attempt});
+  } else {
+    q->arg(std::optional<std::string>());
+  }
   std::vector<Entry> out;
   for (;;) {
     auto row = q->next();
