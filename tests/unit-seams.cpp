@@ -67,10 +67,9 @@ struct WarmPush {
   }
   // The remote's ref, read back with git (empty: absent).
   std::string remote_ref() const {
-    auto r =
-        test::run({"git", "--git-dir=" + server.repo_path("seam"), "rev-parse", "--verify", "-q", "refs/heads/main"},
-                  {}, test::Stdin::bytes, test::git_env());
-    return r.exit_code == 0 ? r.out.substr(0, 40) : std::string();
+    auto r = test::git({"--git-dir", server.repo_path("seam"), "rev-parse", "--verify", "-q", "refs/heads/main"});
+    REQUIRE_MESSAGE((r.ok() || r.exit_code == 1), std::string("git could not read the remote: " + r.err));
+    return r.ok() ? r.out.substr(0, 40) : std::string();
   }
 };
 
@@ -107,6 +106,12 @@ TEST_SUITE("seams") {
     CHECK(o.revoked_by == RevokeCause::caller);
     CHECK_MESSAGE(p.remote_ref().empty(), "the remote's ref was updated by a revoked delivery");
     CHECK_MESSAGE(sys::pid_exists(static_cast<pid_t>(warm)), "the unused warm child was killed");
+    // The read-back sees a push when there is one: the same remote, not
+    // revoked this time (the hook's revocation reaches the first, finished
+    // delivery and does nothing), delivers and is read back.
+    const Outcome next = ex.submit(p.request()).wait();
+    CHECK_MESSAGE(next.kind == OutcomeKind::delivered, next.reason);
+    CHECK(p.remote_ref() == p.tip);
   }
 
   TEST_CASE(
