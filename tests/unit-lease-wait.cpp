@@ -1,0 +1,93 @@
+// unit-lease-wait.cpp — rule L3's lease wait holds no worker: two hosts (two
+// Executors with host ids of their own and lane directories of their own)
+// share one real PostgreSQL state (a throwaway cluster, tests/pg_support.hpp)
+// and the TLS fixture server. While one host's delivery waits for a lane
+// lease the other host holds, a delivery on a free lane still runs, even
+// with a single worker.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+
+#include "courier/courier.hpp"
+#include "pg_support.hpp"
+#include "push_setup.hpp"
+#include "service_support.hpp"
+#include "support.hpp"
+#include "sys/clock.hpp"
+
+using namespace courier;
+
+namespace {
+
+// How long a step that needs no lease wait may take here: a delivery to a
+// loopback server, or an event that follows one.
+constexpr long kStepMs = 20'000;
+
+ExecutorOptions host_options(test::PushSetup& s, const test::PgCluster& pg, const std::string& name) {
+  ExecutorOptions o = s.executor_options(CgroupMode::off);
+  o.state = pg.url();
+  o.host_id = "host-" + name;
+  o.lane_dir = s.dir.path() + "/lanes-" + name;
+  return o;
+}
+
+DeliveryRequest named(test::PushSetup& s, const std::string& id, const std::string& repo) {
+  DeliveryRequest r = s.request(repo, s.tip, 120'000);
+  r.id = id;
+  r.ref = "refs/heads/" + id;  // each its own ref: each a real update
+  return r;
+}
+
+}  // namespace
+
+TEST_SUITE("lease") {
+  TEST_CASE(
+      "L3: with one worker, a delivery on a free lane is dispatched and delivered while another waits for a lease "
+      "held by another host; the waiting one delivers once the lease is released") {
+    PG_CLUSTER_OR_SKIP(pg);
+    test::PushSetup s;
+    s.server.create_bare_repo("a");
+    s.server.create_bare_repo("b");
+    s.server.hold(test::RequestMatch::next("POST", "/a.git/git-receive-pack"));
+    Executor host_b(host_options(s, pg, "b"));
+    auto opts_a = host_options(s, pg, "a");
+    opts_a.workers = 1;
+    Executor host_a(opts_a);
+
+    // Host B holds lane a's lease: its delivery is at its POST, held.
+    auto held = host_b.submit(named(s, "b-on-a", "a"));
+    REQUIRE(s.server.wait_for_held(kStepMs).has_value());
+
+    // Host A's only worker seats X on lane a; X waits for B's lease.
+    auto x = host_a.submit(named(s, "x-on-a", "a"));
+    const bool x_waits = test::wait_for_fact(
+        [&] {
+          return x.state() == DeliveryState::pending && x.last_pending().holder.find("host-b") != std::string::npos;
+        },
+        kStepMs);
+    REQUIRE_MESSAGE(x_waits, "x never said it waits for host-b's lease: " << x.last_pending().holder);
+
+    // Y on the free lane b is dispatched and delivered while X still waits.
+    const auto t0 = sys::mono_now_ns();
+    auto y = host_a.submit(named(s, "y-on-b", "b"));
+    const auto oy = y.wait_for(std::chrono::milliseconds(kStepMs));
+    const DeliveryState x_when_y_ended = x.state();
+    test::report("lease", "a free lane's delivery, beside a lease wait, one worker",
+                 sys::ns_to_ms(sys::mono_now_ns() - t0), "ms");
+    CHECK_MESSAGE(oy.has_value(), "y on a free lane did not finish within " << kStepMs << " ms beside x's lease wait");
+    if (oy) CHECK_MESSAGE(oy->kind == OutcomeKind::delivered, oy->reason);
+    CHECK(x_when_y_ended == DeliveryState::pending);
+    CHECK(s.remote_ref("b", "refs/heads/y-on-b") == s.tip);
+
+    // B's POST goes on; its lease is released and X takes it and delivers.
+    s.server.release();
+    const Outcome ob = held.wait();
+    CHECK_MESSAGE(ob.kind == OutcomeKind::delivered, ob.reason);
+    const auto ox = x.wait_for(std::chrono::milliseconds(kStepMs));
+    REQUIRE_MESSAGE(ox.has_value(), "x did not take the released lease within " << kStepMs << " ms");
+    CHECK_MESSAGE(ox->kind == OutcomeKind::delivered, outcome_name(ox->kind) << ": " << ox->reason);
+    CHECK(s.remote_ref("a", "refs/heads/x-on-a") == s.tip);
+    CHECK(s.posts("a") == 2);
+  }
+}
