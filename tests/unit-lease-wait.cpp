@@ -3,7 +3,8 @@
 // share one real PostgreSQL state (a throwaway cluster, tests/pg_support.hpp)
 // and the TLS fixture server. While one host's delivery waits for a lane
 // lease the other host holds, a delivery on a free lane still runs, even
-// with a single worker.
+// with a single worker; a parked wait that is revoked, or still parked at
+// shutdown, is finished by a worker (J5) before the destructor returns.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -89,5 +90,46 @@ TEST_SUITE("lease") {
     CHECK_MESSAGE(ox->kind == OutcomeKind::delivered, outcome_name(ox->kind) << ": " << ox->reason);
     CHECK(s.remote_ref("a", "refs/heads/x-on-a") == s.tip);
     CHECK(s.posts("a") == 2);
+  }
+
+  TEST_CASE(
+      "L3 J5: a delivery parked on a lease wait that is revoked ends cancelled_no_dispatch and frees its seat; one "
+      "still parked when its executor shuts down ends cancelled too, before the destructor returns") {
+    PG_CLUSTER_OR_SKIP(pg);
+    test::PushSetup s;
+    s.server.create_bare_repo("a");
+    s.server.hold(test::RequestMatch::next("POST", "/a.git/git-receive-pack"));
+    Executor host_b(host_options(s, pg, "b"));
+    auto held = host_b.submit(named(s, "b-on-a", "a"));
+    REQUIRE(s.server.wait_for_held(kStepMs).has_value());
+    auto waits_for_b = [](const DeliveryHandle& h) {
+      return h.state() == DeliveryState::pending && h.last_pending().holder.find("host-b") != std::string::npos;
+    };
+    DeliveryHandle second;
+    {
+      auto opts_a = host_options(s, pg, "a");
+      opts_a.workers = 1;
+      Executor host_a(opts_a);
+      auto first = host_a.submit(named(s, "x1-on-a", "a"));
+      REQUIRE(test::wait_for_fact([&] { return waits_for_b(first); }, kStepMs));
+      CHECK(first.revoke("not needed any more") == RevokeAnswer::cancelled);
+      const auto o1 = first.wait_for(std::chrono::milliseconds(kStepMs));
+      REQUIRE_MESSAGE(o1.has_value(), "a revoked parked delivery was not finished within " << kStepMs << " ms");
+      CHECK_MESSAGE(o1->kind == OutcomeKind::cancelled_no_dispatch, outcome_name(o1->kind) << ": " << o1->reason);
+      CHECK_FALSE(o1->dispatched);
+      // Its seat here went back: the next delivery on the lane is seated
+      // and waits for host B's lease in its turn.
+      second = host_a.submit(named(s, "x2-on-a", "a"));
+      REQUIRE(test::wait_for_fact([&] { return waits_for_b(second); }, kStepMs));
+    }
+    const auto o2 = second.wait_for(std::chrono::milliseconds(0));
+    CHECK_MESSAGE(o2.has_value(), "the executor returned from its destructor with a parked delivery unfinished");
+    if (o2) {
+      CHECK_MESSAGE(o2->kind == OutcomeKind::cancelled_no_dispatch, outcome_name(o2->kind) << ": " << o2->reason);
+      CHECK_MESSAGE(o2->reason.find("shutting down") != std::string::npos, o2->reason);
+    }
+    s.server.release();
+    CHECK_MESSAGE(held.wait().kind == OutcomeKind::delivered, "host b's delivery");
+    CHECK(s.posts("a") == 1);
   }
 }
