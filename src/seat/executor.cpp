@@ -364,6 +364,21 @@ struct Executor::Impl {
   // and the delivery holding each lane's lease here.
   std::uint64_t lease_gen = 0;
   std::map<std::string, std::weak_ptr<DeliveryHandle::Shared>> lease_holders;
+  // A seated delivery waiting for its lane's lease (L3), and when to look
+  // again: the lease generation it saw, its wake-up instant, and the
+  // retry for a database that cannot be reached (doubling up to the
+  // longest, bounded by the deadline).
+  struct LeaseWait {
+    static constexpr sys::MonoNs kFirstRetry = 100 * sys::kNsPerMs;
+    static constexpr sys::MonoNs kLongestRetry = 2'000 * sys::kNsPerMs;
+    std::shared_ptr<DeliveryHandle::Shared> d;
+    std::uint64_t gen = 0;
+    sys::MonoNs wake_at = 0;
+    sys::MonoNs retry = kFirstRetry;
+  };
+  // Under mu: seated deliveries waiting for their lane's lease, parked
+  // without a worker (park_lease_wait).
+  std::vector<LeaseWait> lease_waits;
   // Declared last: destroyed first, so its thread (which calls back into
   // this Impl) is gone before anything it touches.
   std::unique_ptr<seat::LeaseKeeper> leases;
@@ -840,81 +855,114 @@ struct Executor::Impl {
     return o;
   }
 
-  // L3: takes the lane's lease, which this delivery's seat and lock here
-  // already cover on this host. Waiting is event-driven: a release
-  // announced by its holder, or the holder's expiry plus the margin by the
-  // database's clock (an expiring lease announces nothing), or this
-  // delivery's deadline or revocation. True: the lease is held and kept.
-  // False: the delivery finished without one (revoked, deadline, the
-  // database) and its seat here is released.
-  bool take_lease(const std::shared_ptr<DeliveryHandle::Shared>& d) {
-    // A database that cannot be reached is asked again after this, doubling
-    // up to the longest wait (bounded by the deadline): queued work waits
-    // for it; only live work stops when the database is lost (L1).
-    constexpr sys::MonoNs kFirstRetry = 100 * sys::kNsPerMs;
-    constexpr sys::MonoNs kLongestRetry = 2'000 * sys::kNsPerMs;
-    sys::MonoNs retry = kFirstRetry;
-    for (;;) {
-      std::uint64_t gen = 0;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        gen = lease_gen;
-      }
-      if (d->claim.load() != kSeated) return end_without_lease(d, cancelled_while_seated(d));
-      std::string holder;
-      {
-        std::lock_guard<std::mutex> lock(d->mu);
-        holder = d->pending.holder;
-      }
-      if (sys::mono_now_ns() >= d->deadline) {
-        int expected = kSeated;
-        if (!d->claim.compare_exchange_strong(expected, kExpired))
-          return end_without_lease(d, cancelled_while_seated(d));
-        return end_without_lease(d, d->never_dispatched(OutcomeKind::deadline_killed,
-                                                        "the deadline passed while waiting for the lane's lease" +
-                                                            (holder.empty() ? std::string() : " (" + holder + ")") +
-                                                            "; no child was spawned"));
-      }
-      auto got = leases->try_take(d->lane, d->record.id(), d->deadline);
-      if (got) {
-        if (auto* lease = std::get_if<seat::Lease>(&*got)) {
-          d->lease = *lease;
-          d->lease_bound = std::make_shared<supervisor::LeaseBound>(lease->bound);
-          {
-            std::lock_guard<std::mutex> lock(mu);
-            lease_holders[d->lane] = d;
-          }
-          leases->keep(*lease);
-          return true;
-        }
-      }
-      DeliveryEvent e;
-      e.kind = DeliveryEvent::Kind::pending;
-      e.delivery = d->id;
-      sys::MonoNs wake_at = 0;
-      if (got) {
-        const auto& held = std::get<seat::LeaseHeld>(*got);
-        e.holder = wire::printable("held by " + held.holder.describe(), kMaxHolderShown);
-        wake_at = held.free_at;
-        retry = kFirstRetry;
-      } else {
-        e.holder = wire::printable("the lanes' database cannot be reached: " + got.error().message, kMaxHolderShown);
-        wake_at = sys::mono_now_ns() + retry;
-        retry = std::min(retry * 2, kLongestRetry);
-      }
-      bool changed = false;
-      {
-        std::lock_guard<std::mutex> lock(d->mu);
-        changed = d->state != DeliveryState::pending || d->pending.holder != e.holder;
-        d->state = DeliveryState::pending;
-        d->pending = e;
-      }
-      if (changed) d->emit(e);
-      wake_at = std::min(wake_at, d->deadline);
-      std::unique_lock<std::mutex> lock(mu);
-      cv.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(wake_at)),
-                    [&] { return lease_gen != gen || d->claim.load() != kSeated; });
+  // L3: one try for the lane's lease, which this delivery's seat and lock
+  // here already cover on this host. Taken: the lease is held and kept.
+  // Ended: the delivery finished without one (revoked, deadline) and its
+  // seat here is released. Waiting: held elsewhere, or the database cannot
+  // be reached; `w` says when to look again (park_lease_wait).
+  enum class LeaseStep { taken, ended, waiting };
+
+  LeaseStep take_lease(LeaseWait& w) {
+    const auto& d = w.d;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      w.gen = lease_gen;
     }
+    if (d->claim.load() != kSeated) return end_without_lease(d, cancelled_while_seated(d));
+    std::string holder;
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      holder = d->pending.holder;
+    }
+    if (sys::mono_now_ns() >= d->deadline) {
+      int expected = kSeated;
+      if (!d->claim.compare_exchange_strong(expected, kExpired)) return end_without_lease(d, cancelled_while_seated(d));
+      return end_without_lease(d, d->never_dispatched(OutcomeKind::deadline_killed,
+                                                      "the deadline passed while waiting for the lane's lease" +
+                                                          (holder.empty() ? std::string() : " (" + holder + ")") +
+                                                          "; no child was spawned"));
+    }
+    auto got = leases->try_take(d->lane, d->record.id(), d->deadline);
+    if (got) {
+      if (auto* lease = std::get_if<seat::Lease>(&*got)) {
+        d->lease = *lease;
+        d->lease_bound = std::make_shared<supervisor::LeaseBound>(lease->bound);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          lease_holders[d->lane] = d;
+        }
+        leases->keep(*lease);
+        return LeaseStep::taken;
+      }
+    }
+    lease_pending(w, got);
+    return LeaseStep::waiting;
+  }
+
+  // A lease not taken: the pending event names why (emitted when that
+  // changed), and `w` when to look again: the holder's expiry plus the
+  // margin by the database's clock (an expiring lease announces nothing),
+  // or, for a database that cannot be reached, a retry doubling up to the
+  // longest (queued work waits for it; only live work stops when the
+  // database is lost, L1); never past the deadline.
+  void lease_pending(LeaseWait& w, const Result<std::variant<seat::Lease, seat::LeaseHeld>>& got) {
+    DeliveryEvent e;
+    e.kind = DeliveryEvent::Kind::pending;
+    e.delivery = w.d->id;
+    if (got) {
+      const auto& held = std::get<seat::LeaseHeld>(*got);
+      e.holder = wire::printable("held by " + held.holder.describe(), kMaxHolderShown);
+      w.wake_at = held.free_at;
+      w.retry = LeaseWait::kFirstRetry;
+    } else {
+      e.holder = wire::printable("the lanes' database cannot be reached: " + got.error().message, kMaxHolderShown);
+      w.wake_at = sys::mono_now_ns() + w.retry;
+      w.retry = std::min(w.retry * 2, LeaseWait::kLongestRetry);
+    }
+    w.wake_at = std::min(w.wake_at, w.d->deadline);
+    bool changed = false;
+    {
+      std::lock_guard<std::mutex> lock(w.d->mu);
+      changed = w.d->state != DeliveryState::pending || w.d->pending.holder != e.holder;
+      w.d->state = DeliveryState::pending;
+      w.d->pending = e;
+    }
+    if (changed) w.d->emit(e);
+  }
+
+  // No wait holds a worker: a delivery waiting for its lease keeps its seat
+  // here and its claim word (seated) but gives its worker back. A worker
+  // resumes it (take_lease_wait) at its wake-up instant, at an announced
+  // release (lease_gen), or when it is revoked (the claim word moved).
+  void park_lease_wait(LeaseWait w) {
+    std::lock_guard<std::mutex> lock(mu);
+    lease_waits.push_back(std::move(w));
+    cv.notify_all();  // idle workers sleep until the earliest wake-up
+  }
+
+  // Under mu: a parked lease wait that is due, taken out of the list.
+  std::optional<LeaseWait> take_lease_wait() {
+    const sys::MonoNs now = sys::mono_now_ns();
+    for (auto it = lease_waits.begin(); it != lease_waits.end(); ++it) {
+      if (now >= it->wake_at || it->gen != lease_gen || it->d->claim.load() != kSeated) {
+        LeaseWait w = std::move(*it);
+        lease_waits.erase(it);
+        return w;
+      }
+    }
+    return std::nullopt;
+  }
+
+  // Under mu: a worker with nothing to do sleeps until notified, or until
+  // the earliest parked lease wait's wake-up.
+  void wait_for_work(std::unique_lock<std::mutex>& lock) {
+    if (lease_waits.empty()) {
+      cv.wait(lock);
+      return;
+    }
+    sys::MonoNs first = lease_waits.front().wake_at;
+    for (const auto& w : lease_waits) first = std::min(first, w.wake_at);
+    cv.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(first)));
   }
 
   // The outcome of a seated delivery revoked before its claim: this
@@ -926,14 +974,14 @@ struct Executor::Impl {
 
   // A turn that ends before its lease was taken: the seat here goes back,
   // then the outcome is published (wait() returns after the release).
-  bool end_without_lease(const std::shared_ptr<DeliveryHandle::Shared>& d, Outcome o) {
+  LeaseStep end_without_lease(const std::shared_ptr<DeliveryHandle::Shared>& d, Outcome o) {
     {
       std::lock_guard<std::mutex> lock(mu);
       end_turn(d->lane, d->id, o);
       running.erase(std::remove(running.begin(), running.end(), d), running.end());
     }
     d->finish(std::move(o));
-    return false;
+    return LeaseStep::ended;
   }
 
   // The turn is over: its lease is released when the seat is (the stop is
@@ -1029,8 +1077,21 @@ struct Executor::Impl {
     leases = std::move(*k);
   }
 
+  // A turn starts (or resumes from a parked lease wait): with leases, the
+  // lease first; one held elsewhere parks the delivery and frees the worker.
+  void start_turn(LeaseWait w) {
+    if (leases) {
+      const LeaseStep step = take_lease(w);
+      if (step == LeaseStep::ended) return;
+      if (step == LeaseStep::waiting) {
+        park_lease_wait(std::move(w));
+        return;
+      }
+    }
+    run_turn(w.d);
+  }
+
   void run_turn(const std::shared_ptr<DeliveryHandle::Shared>& d) {
-    if (leases && !take_lease(d)) return;
     const sys::MonoNs seat_at = sys::mono_now_ns();
     DeliveryEvent granted;
     granted.kind = DeliveryEvent::Kind::seat_granted;
@@ -1070,13 +1131,18 @@ struct Executor::Impl {
 
   void worker() {
     for (;;) {
+      std::optional<LeaseWait> resumed;
       std::shared_ptr<DeliveryHandle::Shared> d;
       Events events;
       Finished finished;
       {
         std::unique_lock<std::mutex> lock(mu);
         for (;;) {
-          if (stopping && queue.empty()) return;
+          resumed = take_lease_wait();
+          if (resumed) break;
+          // A parked lease wait keeps the workers: a revoked one (shutdown
+          // revokes them all) is finished by the worker that resumes it.
+          if (stopping && queue.empty() && lease_waits.empty()) return;
           d = take_runnable(events, finished);
           if (d) {
             running.push_back(d);
@@ -1085,13 +1151,17 @@ struct Executor::Impl {
           if (!events.empty() || !finished.empty()) break;
           // take_runnable may just have dropped the last stale entry: look
           // again before sleeping, or a shutdown notified earlier is lost.
-          if (stopping && queue.empty()) return;
-          cv.wait(lock);
+          if (stopping && queue.empty() && lease_waits.empty()) return;
+          wait_for_work(lock);
         }
       }
       for (auto& [who, o] : finished) who->finish(std::move(o));
       for (auto& [who, e] : events) who->emit(e);
-      if (d) run_turn(d);
+      if (resumed) {
+        start_turn(std::move(*resumed));
+      } else if (d) {
+        start_turn(LeaseWait{d});
+      }
     }
   }
 
