@@ -418,6 +418,13 @@ TEST_CASE("S5: the lifecycle table has no dispatch after a cancellation and no m
     if (t.event == LifeEvent::claim) CHECK(t.from == LifeState::seated);
   }
   CHECK(seat::next(LifeState::cancelled_seated, LifeEvent::claim) == std::nullopt);
+  // One move per state and event: next() is a function of the table.
+  const auto table = seat::lifecycle_table();
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    for (std::size_t k = i + 1; k < table.size(); ++k) {
+      CHECK_FALSE((table[i].from == table[k].from && table[i].event == table[k].event));
+    }
+  }
   CHECK(seat::next(LifeState::answered, LifeEvent::revoke_caller)->to == LifeState::answered_revoked);
   CHECK(seat::next(LifeState::answered_revoked, LifeEvent::revoke_shutdown) == std::nullopt);
 }
