@@ -27,13 +27,18 @@ constexpr Transition end(S from, E e, S to, A a, W w, K k, C c, StepOpt before =
   return Transition{from, e, to, a, before, after, w, k, c};
 }
 
+// Revoked while seated: the word is marked, the seat's worker ends it.
+Transition seated_revoked(E ev, A actor) {
+  return move(S::seated, ev, S::cancelled_seated, actor, St::revoke_requested);
+}
+
 // Before the claim: the mover of the claim word writes (queued, pending),
 // or marks it and the seat's worker writes (seated). J1, J5: the
 // revocation is durable before revoke() returns, whatever its cause.
 #define COURIER_BEFORE_CLAIM(ev, actor)                                                                           \
   end(S::queued, ev, S::finished, actor, W::mover, K::cancelled_no_dispatch, C::none, St::revoke_requested),      \
       end(S::pending, ev, S::finished, actor, W::mover, K::cancelled_no_dispatch, C::none, St::revoke_requested), \
-      move(S::seated, ev, S::cancelled_seated, actor, St::revoke_requested)
+      seated_revoked(ev, actor)
 
 // Live: the intent is durable before the kill (J1), except a lost lease's,
 // whose kill waits for nothing (L1): its entry follows. Only the first
