@@ -9,6 +9,7 @@
 // in docs/design.md is the one in the code.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -427,6 +428,45 @@ TEST_CASE("S5: the lifecycle table has no dispatch after a cancellation and no m
   }
   CHECK(seat::next(LifeState::answered, LifeEvent::revoke_caller)->to == LifeState::answered_revoked);
   CHECK(seat::next(LifeState::answered_revoked, LifeEvent::revoke_shutdown) == std::nullopt);
+}
+
+// The claim word's values as lifecycle states: the word is the part of the
+// machine that threads race on.
+std::vector<LifeState> states_of(seat::ClaimWord w) {
+  switch (w) {
+    case seat::kQueued:
+      return {LifeState::queued, LifeState::pending};
+    case seat::kSeated:
+      return {LifeState::seated};
+    case seat::kClaimed:
+      return {LifeState::claimed, LifeState::dispatched, LifeState::advertised, LifeState::post_started};
+    case seat::kCancelledSeated:
+      return {LifeState::cancelled_seated};
+    case seat::kStopping:
+      return {LifeState::stopping};
+    case seat::kAnswered:
+      return {LifeState::answered, LifeState::answered_revoked};
+    case seat::kCancelled:
+    case seat::kExpired:
+    case seat::kRefused:
+      return {LifeState::finished};
+  }
+  return {};
+}
+
+bool has(const std::vector<LifeState>& v, LifeState s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+TEST_CASE("J5: every move of the executor's claim word is a move of the lifecycle table, by the same writer") {
+  for (const auto& m : seat::kClaimMoves) {
+    bool found = false;
+    for (const auto& t : seat::lifecycle_table()) {
+      if (!has(states_of(m.from), t.from) || !has(states_of(m.to), t.to)) continue;
+      // The move writes the outcome itself, or leaves it to a later move of
+      // the same writer (the seat's worker, after the seat is released).
+      if (t.writer == m.writer || t.writer == seat::Writer::nobody) found = true;
+    }
+    CHECK_MESSAGE(found, "claim word move " << int(m.from) << " -> " << int(m.to) << " is not in the table");
+  }
 }
 
 TEST_CASE("J5: docs/design.md shows the lifecycle table the code has") {

@@ -66,6 +66,7 @@ std::vector<Transition> before_claim_rows() {
       move(S::queued, E::lane_held, S::pending, A::lease_keeper),
       move(S::queued, E::seat_granted, S::seated, A::scheduler),
       move(S::pending, E::seat_granted, S::seated, A::scheduler),
+      end(S::queued, E::refuse, S::finished, A::seat_worker, W::mover, K::lane_poisoned, C::none),
       COURIER_BEFORE_CLAIM(E::revoke_caller, A::caller),
       COURIER_BEFORE_CLAIM(E::revoke_authority, A::authority),
       COURIER_BEFORE_CLAIM(E::revoke_shutdown, A::executor),

@@ -41,25 +41,26 @@ enum class LifeState {
 #undef COURIER_LIFE_ENUMERATOR
 };
 
-#define COURIER_LIFE_EVENT_LIST(X)                                                \
-  X(submit)           /* the caller submits the id (the id table allows a run) */ \
-  X(lane_held)        /* the lane's lease is held by another host */              \
-  X(seat_granted)     /* the scheduler gives it the lane's seat */                \
-  X(claim)            /* the seat's worker takes the dispatch claim */            \
-  X(revoke_caller)    /* revoke() by the host or user */                          \
-  X(revoke_authority) /* the host's authority took the turn back */               \
-  X(revoke_shutdown)  /* the executor stops (a drain) */                          \
-  X(lease_lost)       /* the lane's lease was not renewed in time */              \
-  X(deadline)         /* the deadline came */                                     \
-  X(spawned)          /* the child exists */                                      \
-  X(advertised)       /* the child read the remote's advertisement */             \
-  X(post_cleared)     /* the child is told it may POST */                         \
-  X(result)           /* the child's report-status */                             \
-  X(exit)             /* the child exited (its stop confirmed) */                 \
-  X(seat_released)    /* the seat's worker released the seat */                   \
-  X(stop_confirmed)   /* the kill's stop was confirmed */                         \
-  X(stop_unconfirmed) /* the kill's stop could not be confirmed */                \
-  X(crash)            /* the process dies */                                      \
+#define COURIER_LIFE_EVENT_LIST(X)                                                 \
+  X(submit)           /* the caller submits the id (the id table allows a run) */  \
+  X(lane_held)        /* the lane's lease is held by another host */               \
+  X(seat_granted)     /* the scheduler gives it the lane's seat */                 \
+  X(refuse)           /* a worker refuses it before its claim (a poisoned lane) */ \
+  X(claim)            /* the seat's worker takes the dispatch claim */             \
+  X(revoke_caller)    /* revoke() by the host or user */                           \
+  X(revoke_authority) /* the host's authority took the turn back */                \
+  X(revoke_shutdown)  /* the executor stops (a drain) */                           \
+  X(lease_lost)       /* the lane's lease was not renewed in time */               \
+  X(deadline)         /* the deadline came */                                      \
+  X(spawned)          /* the child exists */                                       \
+  X(advertised)       /* the child read the remote's advertisement */              \
+  X(post_cleared)     /* the child is told it may POST */                          \
+  X(result)           /* the child's report-status */                              \
+  X(exit)             /* the child exited (its stop confirmed) */                  \
+  X(seat_released)    /* the seat's worker released the seat */                    \
+  X(stop_confirmed)   /* the kill's stop was confirmed */                          \
+  X(stop_unconfirmed) /* the kill's stop could not be confirmed */                 \
+  X(crash)            /* the process dies */                                       \
   X(recover)          /* recovery finishes what the dead process left */
 
 enum class LifeEvent {
