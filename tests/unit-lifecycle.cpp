@@ -71,6 +71,7 @@ struct Delivery {
   bool answered = false;        // a report was read this attempt
   bool posted_earlier = false;  // an earlier attempt sent a POST
   bool cas = false;             // this attempt runs as the id table's compare-and-swap
+  bool child = false;           // a child may live (spawned, its stop not yet confirmed)
   std::int8_t stop_cause = -1;
   std::vector<Mark> journal;
 };
@@ -85,9 +86,16 @@ struct World {
 std::string key_of(const World& w) {
   std::string k;
   for (const auto& d : w.d) {
-    k += {static_cast<char>(d.st),          static_cast<char>(d.attempt),    static_cast<char>(d.posts_attempt),
-          static_cast<char>(d.posts_total), static_cast<char>(d.answered),   static_cast<char>(d.posted_earlier),
-          static_cast<char>(d.cas),         static_cast<char>(d.stop_cause), static_cast<char>(d.journal.size())};
+    k += {static_cast<char>(d.st),
+          static_cast<char>(d.attempt),
+          static_cast<char>(d.posts_attempt),
+          static_cast<char>(d.posts_total),
+          static_cast<char>(d.answered),
+          static_cast<char>(d.posted_earlier),
+          static_cast<char>(d.cas),
+          static_cast<char>(d.stop_cause),
+          static_cast<char>(d.child),
+          static_cast<char>(d.journal.size())};
     for (const auto& m : d.journal) k += {char(m.step), char(m.attempt), char(m.cause), char(m.flag), char(m.effect)};
   }
   k += {char(w.seat[0]), char(w.seat[1]), char(w.crashed), char(w.crashes)};
@@ -206,7 +214,7 @@ class Checker {
   static void forget_ended(World& w) {
     for (int i = 0; i < kDeliveries; ++i) {
       auto& d = w.d[static_cast<std::size_t>(i)];
-      if (d.st != LifeState::finished || d.attempt < kMaxAttempts[i]) continue;
+      if (d.st != LifeState::finished || d.attempt < kMaxAttempts[i] || d.child) continue;
       const auto lane = d.lane;
       const auto attempt = d.attempt;
       d = Delivery{};
@@ -227,16 +235,19 @@ class Checker {
     frontier_.emplace_back(w, at);
   }
 
-  // S1: at most one delivery live on a lane (claim to confirmed stop), and
-  // it holds the lane's seat.
+  // S1: at most one delivery live on a lane (claim to confirmed stop, a
+  // child that may live counted too), and it holds the lane's seat.
   void check_state(const World& w, int at) {
     for (int lane = 0; lane < 2; ++lane) {
       int live = 0;
       for (int i = 0; i < kDeliveries; ++i) {
         const auto& d = w.d[static_cast<std::size_t>(i)];
-        if (d.lane != lane || !(claimed_state(d.st) || d.st == LifeState::unconfirmed)) continue;
+        if (d.lane != lane || !(claimed_state(d.st) || d.st == LifeState::unconfirmed || d.child)) continue;
         ++live;
-        if (w.seat[static_cast<std::size_t>(lane)] != i) fail(at, "S1: a live delivery does not hold its lane's seat");
+        // A dead process's child holds no seat: nothing runs until recovery.
+        if (d.st != LifeState::crashed && w.seat[static_cast<std::size_t>(lane)] != i) {
+          fail(at, "S1: a live delivery does not hold its lane's seat");
+        }
       }
       if (live > 1) fail(at, "S1: two deliveries live on one lane");
     }
@@ -324,7 +335,7 @@ class Checker {
                              static_cast<std::uint8_t>(kind), static_cast<std::uint8_t>(effect)});
   }
 
-  void apply(World& w, int i, const Transition& t, int at) {
+  void apply(World& w, int i, const Transition& t, int at, bool write_after = true) {
     auto& d = w.d[static_cast<std::size_t>(i)];
     if (t.event == LifeEvent::submit) begin_attempt(d);
     if (t.durable_before) journal_step(d, *t.durable_before, t);
@@ -334,35 +345,52 @@ class Checker {
       ++d.posts_total;
     }
     if (t.event == LifeEvent::result) d.answered = true;
+    if (t.event == LifeEvent::spawned) d.child = true;
+    // The stop is confirmed: by the child's exit, the kill's confirmation,
+    // or recovery (which confirms a dead process's child gone, J3).
+    if (t.event == LifeEvent::exit || t.event == LifeEvent::stop_confirmed || t.event == LifeEvent::recover) {
+      d.child = false;
+    }
     if (t.event == LifeEvent::seat_granted) w.seat[d.lane] = static_cast<std::int8_t>(i);
     if (t.to == LifeState::stopping && t.from != LifeState::stopping) {
       const auto c = cause_of(t.event);
       d.stop_cause = static_cast<std::int8_t>(c ? static_cast<int>(*c) : kDeadlineCause);
     }
     if (t.writer != seat::Writer::nobody) write_outcome(d, t, at);
-    if (t.durable_after) journal_step(d, *t.durable_after, t);
+    if (t.durable_after && write_after) journal_step(d, *t.durable_after, t);
     d.st = t.to;
     if (!holds_seat(d.st) && w.seat[d.lane] == i) w.seat[d.lane] = -1;
   }
 
-  // The process dies: every unfinished delivery at once, after any move's
-  // durable entry or between moves. Its seats go with it; nothing moves
-  // until recovery.
+  // The process dies: every unfinished delivery at once, between moves,
+  // after a move's durable entry before the move, or after a move before
+  // the entry it journals. Its seats go with it; nothing moves until
+  // recovery.
   void crashes(const World& w, int at) {
-    crash_from(w, at, std::nullopt, -1);
+    crash_from(w, at, "crash");
     for (int i = 0; i < kDeliveries; ++i) {
+      const auto from = w.d[static_cast<std::size_t>(i)].st;
       for (const auto& t : seat::lifecycle_table()) {
-        if (t.from != w.d[static_cast<std::size_t>(i)].st || !t.durable_before || t.event == LifeEvent::submit)
-          continue;
+        if (t.from != from || t.event == LifeEvent::submit || t.event == LifeEvent::recover) continue;
         World n = w;
-        if (t.event == LifeEvent::seat_granted || !enabled(n, i, t, at)) continue;
-        journal_step(n.d[static_cast<std::size_t>(i)], *t.durable_before, t);
-        crash_from(n, at, t, i);
+        if (!enabled(n, i, t, at)) continue;
+        const std::string who = "crash(d" + std::to_string(i) + " ";
+        if (t.durable_before) {
+          World torn = n;
+          journal_step(torn.d[static_cast<std::size_t>(i)], *t.durable_before, t);
+          crash_from(torn, at, who + "after " + journal::step_name(*t.durable_before) + ")");
+        }
+        if (t.durable_after) {
+          apply(n, i, t, at, false);
+          crash_from(n, at,
+                     who + "after " + seat::life_event_name(t.event) + ", before " +
+                         journal::step_name(*t.durable_after) + ")");
+        }
       }
     }
   }
 
-  void crash_from(World w, int at, const std::optional<Transition>& torn, int who) {
+  void crash_from(World w, int at, const std::string& label) {
     for (int i = 0; i < kDeliveries; ++i) {
       auto& d = w.d[static_cast<std::size_t>(i)];
       if (const auto t = seat::next(d.st, LifeEvent::crash)) {
@@ -372,9 +400,6 @@ class Checker {
     }
     w.crashed = true;
     w.crashes++;
-    std::string label = "crash";
-    if (torn)
-      label += std::string("(d") + std::to_string(who) + " after " + journal::step_name(*torn->durable_before) + ")";
     visit(w, at, label);
   }
 
