@@ -36,6 +36,7 @@
 #include "seat/lane.hpp"
 #include "seat/journal_outbox.hpp"
 #include "seat/leases.hpp"
+#include "seat/lifecycle.hpp"
 #include "seat/pack_engine.hpp"
 #include "seat/recovery.hpp"
 #include "seat/scheduler_bounds.hpp"
@@ -67,8 +68,12 @@ namespace {
 // wait() never returns while the seat is still held. Out of claimed, one
 // compare-and-swap decides between the child's result (answered: it may
 // decide the outcome) and a revocation (stopping: the outcome is not the
-// child's result), so revoke() can say which came first.
-enum Claim : int { kQueued, kSeated, kClaimed, kCancelled, kCancelledSeated, kExpired, kRefused, kStopping, kAnswered };
+// child's result), so revoke() can say which came first. The word and its
+// moves are the lifecycle's (seat/lifecycle.hpp): each compare-and-swap
+// below is asserted a row of seat::kClaimMoves where it is made.
+using enum seat::ClaimWord;
+#define COURIER_CLAIM_MOVE(from, to) \
+  static_assert(seat::claim_move_allowed(from, to), "a claim word move the lifecycle table does not list")
 
 // How much of a lane lock's holder text a pending event shows.
 constexpr std::size_t kMaxHolderShown = 120;
@@ -466,6 +471,7 @@ struct Executor::Impl {
       if (l.holder == 0) {
         auto locked = l.file->try_lock();
         int queued = kQueued;
+        COURIER_CLAIM_MOVE(kQueued, kSeated);
         if (locked && *locked && !d->claim.compare_exchange_strong(queued, kSeated)) {
           // Revoked or expired a moment ago: its writer finishes it.
           l.file->unlock();
@@ -512,6 +518,7 @@ struct Executor::Impl {
   void refuse(const std::shared_ptr<DeliveryHandle::Shared>& d, OutcomeKind kind, const std::string& why,
               Finished& finished) {
     int expected = kQueued;
+    COURIER_CLAIM_MOVE(kQueued, kRefused);
     if (!d->claim.compare_exchange_strong(expected, kRefused)) return;
     finished.emplace_back(d, d->never_dispatched(kind, why));
   }
@@ -711,6 +718,7 @@ struct Executor::Impl {
       auto s = weak.lock();
       if (!s) return true;
       int expected = kClaimed;
+      COURIER_CLAIM_MOVE(kClaimed, kAnswered);
       return s->claim.compare_exchange_strong(expected, kAnswered) || expected == kAnswered;
     };
   }
@@ -780,9 +788,11 @@ struct Executor::Impl {
     int expected = kSeated;
     // D1: a deadline that passed while it waited for its seat is expired
     // here, not claimed: no claimed entry, no child (warm or cold) for it.
+    COURIER_CLAIM_MOVE(kSeated, kExpired);
     if (sys::mono_now_ns() >= d->deadline && d->claim.compare_exchange_strong(expected, kExpired)) {
       expected = kExpired;
     }
+    COURIER_CLAIM_MOVE(kSeated, kClaimed);
     if (expected != kSeated || !d->claim.compare_exchange_strong(expected, kClaimed)) {
       // Seated: this worker writes the outcome whoever moved the word.
       if (warm_slot) keep_warm(std::move(warm_slot));
@@ -876,6 +886,7 @@ struct Executor::Impl {
     }
     if (sys::mono_now_ns() >= d->deadline) {
       int expected = kSeated;
+      COURIER_CLAIM_MOVE(kSeated, kExpired);
       if (!d->claim.compare_exchange_strong(expected, kExpired)) return end_without_lease(d, cancelled_while_seated(d));
       return end_without_lease(d, d->never_dispatched(OutcomeKind::deadline_killed,
                                                       "the deadline passed while waiting for the lane's lease" +
@@ -1194,6 +1205,7 @@ struct Executor::Impl {
         continue;
       }
       int expected = kQueued;
+      COURIER_CLAIM_MOVE(kQueued, kExpired);
       if (!d->claim.compare_exchange_strong(expected, kExpired)) continue;
       std::string holder;
       {
@@ -1349,6 +1361,7 @@ struct Executor::Impl {
     const sys::MonoNs now = sys::mono_now_ns();
     if (now < d->deadline) return false;
     int expected = kQueued;
+    COURIER_CLAIM_MOVE(kQueued, kExpired);
     if (!d->claim.compare_exchange_strong(expected, kExpired)) return false;
     const std::int64_t late_ms = d->req.deadline_unix_ms
                                      ? std::max<std::int64_t>(0, journal::wall_now_ms() - *d->req.deadline_unix_ms)
@@ -1434,6 +1447,7 @@ RevokeAnswer DeliveryHandle::revoke(const std::string& reason, RevokeCause cause
     s->cv.notify_all();
   };
   int expected = kQueued;
+  COURIER_CLAIM_MOVE(kQueued, kCancelled);
   if (s->claim.compare_exchange_strong(expected, kCancelled)) {
     // Cancellation won while queued: nothing was, or ever will be,
     // spawned for it, no seat is held, and this call writes its outcome.
@@ -1446,6 +1460,7 @@ RevokeAnswer DeliveryHandle::revoke(const std::string& reason, RevokeCause cause
     return RevokeAnswer::cancelled;
   }
   expected = kSeated;
+  COURIER_CLAIM_MOVE(kSeated, kCancelledSeated);
   if (s->claim.compare_exchange_strong(expected, kCancelledSeated)) {
     // Cancellation won while a worker holds the seat: that worker writes
     // the outcome once the seat is back (J5, S2); the entry goes first.
@@ -1458,6 +1473,7 @@ RevokeAnswer DeliveryHandle::revoke(const std::string& reason, RevokeCause cause
   // (stopping); after it (answered), the child is still stopped, and its
   // result stands.
   expected = kClaimed;
+  COURIER_CLAIM_MOVE(kClaimed, kStopping);
   const bool stopping = s->claim.compare_exchange_strong(expected, kStopping);
   if (!stopping && expected != kAnswered) {
     // Expired or refused a moment ago: that outcome stands, nothing to stop.
