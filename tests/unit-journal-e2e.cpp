@@ -27,32 +27,8 @@ using sys::kNsPerMs;
 
 namespace {
 
-struct Setup : test::PushSetup {
-  std::string journal_path;
-  explicit Setup(int commits = 3) : PushSetup(commits) { journal_path = dir.path() + "/state/journal.sqlite"; }
-
-  ExecutorOptions journalled() const {
-    ExecutorOptions o = executor_options();
-    o.journal = journal_path;
-    return o;
-  }
-
-  DeliveryRequest with_id(const std::string& id, const std::string& oid, std::int64_t budget_ms = 30'000) {
-    DeliveryRequest r = request("r", oid, budget_ms);
-    r.id = id;
-    return r;
-  }
-
-  // The delivery as the journal has it now, read through a connection of
-  // our own (what another process, or this one after a crash, would see).
-  journal::Record record(const std::string& id) const {
-    auto j = journal::open_sqlite(journal_path);
-    REQUIRE_MESSAGE(j.has_value(), (j ? "" : j.error().message));
-    auto r = (*j)->find(id);
-    REQUIRE(r.has_value());
-    REQUIRE_MESSAGE(r->has_value(), "no delivery " << id << " in the journal");
-    return **r;
-  }
+struct Setup : test::JournalledSetup {
+  explicit Setup(int commits = 3) : JournalledSetup(commits) {}
 
   std::vector<std::string> cli(std::vector<std::string> extra) const {
     std::vector<std::string> a = {COURIER_BINARY, "push",

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "journal/journal.hpp"
+#include "journal_fixtures.hpp"
 #include "support.hpp"
 
 using namespace courier;
@@ -44,23 +45,14 @@ bool exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-Submission submission(const std::string& id, int attempt = 1) {
-  Submission s;
-  s.id = id;
-  s.attempt = attempt;
-  s.repo = "/srv/repos/shop.git";
-  s.remote = "https://git.example.com/buyer/shop.git";
-  s.lane = "https://git.example.com/buyer/shop";
-  s.ref = "refs/heads/main";
-  s.oid = std::string(40, 'b');
-  s.expect_old = std::string(40, 'a');
-  s.deadline_unix_ms = 1'900'000'000'123;
-  s.submitter = ProcessIdentity{4242, 987654321, "5a1c6e3e-3c2b-4f7e-9d3a-0f1e2d3c4b5a"};
-  return s;
-}
+using test::journal_entry;
+using test::journal_submission;
+
+// No host: a single-host journal.
+Submission submission(const std::string& id, int attempt = 1) { return journal_submission(id, attempt, ""); }
 
 Entry entry(Step step, int attempt = 1, const std::string& detail = "{}") {
-  return Entry{step, attempt, wall_now_ms(), detail};
+  return journal_entry(step, attempt, detail);
 }
 
 std::unique_ptr<Journal> open_ok(const std::string& path) {

@@ -24,40 +24,17 @@ using sys::kNsPerMs;
 
 namespace {
 
-struct Setup : test::PushSetup {
-  std::string journal_path;
+struct Setup : test::JournalledSetup {
   std::string base;  // the remote's ref before the delivery under test
 
   // The remote's main already at HEAD~1, delivered through the journal.
-  Setup() : PushSetup(3) {
-    journal_path = dir.path() + "/state/journal.sqlite";
+  Setup() : JournalledSetup(3) {
     server.create_bare_repo("r");
     base = rev("HEAD~1");
     Executor ex(journalled());
     Outcome o = ex.submit(with_id("base", base)).wait();
     REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
     REQUIRE(remote_ref("r") == base);
-  }
-
-  ExecutorOptions journalled() const {
-    ExecutorOptions o = executor_options();
-    o.journal = journal_path;
-    return o;
-  }
-
-  DeliveryRequest with_id(const std::string& id, const std::string& oid, std::int64_t budget_ms = 30'000) {
-    DeliveryRequest r = request("r", oid, budget_ms);
-    r.id = id;
-    return r;
-  }
-
-  journal::Record record(const std::string& id) const {
-    auto j = journal::open_sqlite(journal_path);
-    REQUIRE_MESSAGE(j.has_value(), (j ? "" : j.error().message));
-    auto r = (*j)->find(id);
-    REQUIRE(r.has_value());
-    REQUIRE_MESSAGE(r->has_value(), "no delivery " << id << " in the journal");
-    return **r;
   }
 
   // The old id the journal's `step` entry of `id` names ("" when none).
