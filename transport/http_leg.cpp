@@ -1,5 +1,5 @@
-// http_leg.cpp — one push leg over libcurl; the one place libcurl errors are
-// converted to Error.
+// http_leg.cpp — one push leg over libcurl; with curl_options.cpp, the one
+// place libcurl errors are converted to Error.
 //
 // A leg runs in stages, each a function below with its contract:
 //   check_before_io     the rules that refuse without I/O (T1 scheme, D1)
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "sys/file.hpp"
+#include "transport/curl_options.hpp"
 #include "transport/tls_sessions.hpp"
 #include "wire/remote.hpp"
 #include "wire/text.hpp"
@@ -41,101 +42,6 @@ struct SlistDeleter {
   void operator()(curl_slist* l) const { curl_slist_free_all(l); }
 };
 using HeaderList = std::unique_ptr<curl_slist, SlistDeleter>;
-
-// ---- libcurl options and infos: set, read and converted in one place ----
-
-// The value of one libcurl option, of the type libcurl reads for it.
-struct OffsetValue {
-  curl_off_t value;
-};
-using DataCallback = std::size_t (*)(char*, std::size_t, std::size_t, void*);  // read and write callbacks
-using OptionValue =
-    std::variant<long, OffsetValue, const char*, void*, curl_slist*, DataCallback, curl_xferinfo_callback>;
-
-// One row of a leg's option table.
-struct CurlOption {
-  CURLoption id;
-  OptionValue value;
-};
-using OptionTable = std::vector<CurlOption>;
-
-// A string option's "unset" (libcurl's own default, or nothing).
-const char* const kNoString = nullptr;
-
-// "CURLOPT_<name>" as libcurl knows it, or the number of an option this
-// libcurl does not know.
-std::string option_name(CURLoption id) {
-  if (const curl_easyoption* o = curl_easy_option_by_id(id)) return std::string("CURLOPT_") + o->name;
-  return "option " + std::to_string(static_cast<long>(id)) + " (unknown to this libcurl)";
-}
-
-// Whether `v` is of the type libcurl reads for the option: curl_easy_setopt
-// takes its value through varargs, so a wrong type would be read as garbage.
-bool value_fits(const curl_easyoption& o, const OptionValue& v) {
-  switch (o.type) {
-    case CURLOT_LONG:
-    case CURLOT_VALUES:
-      return std::holds_alternative<long>(v);
-    case CURLOT_OFF_T:
-      return std::holds_alternative<OffsetValue>(v);
-    case CURLOT_STRING:
-      return std::holds_alternative<const char*>(v);
-    case CURLOT_OBJECT:
-    case CURLOT_CBPTR:
-      return std::holds_alternative<void*>(v);
-    case CURLOT_SLIST:
-      return std::holds_alternative<curl_slist*>(v);
-    case CURLOT_FUNCTION:
-      return std::holds_alternative<DataCallback>(v) || std::holds_alternative<curl_xferinfo_callback>(v);
-    case CURLOT_BLOB:
-      return false;
-  }
-  return false;
-}
-
-// Sets one option. Errors: curl_refused, naming the option: an option this
-// libcurl does not know, a value it refuses, or a value of the wrong type.
-Result<void> set_option(CURL* c, const CurlOption& o) {
-  const curl_easyoption* known = curl_easy_option_by_id(o.id);
-  if (known && !value_fits(*known, o.value)) {
-    return fail(Errc::curl_refused, "the leg gives " + option_name(o.id) + " a value of the wrong type");
-  }
-  const CURLcode rc = std::visit(
-      [&](auto v) {
-        if constexpr (std::is_same_v<decltype(v), OffsetValue>) {
-          return curl_easy_setopt(c, o.id, v.value);
-        } else {
-          return curl_easy_setopt(c, o.id, v);
-        }
-      },
-      o.value);
-  if (rc != CURLE_OK) {
-    return fail(Errc::curl_refused,
-                "libcurl refused " + option_name(o.id) + " (" + curl_easy_strerror(rc) + "); the leg was not started");
-  }
-  return {};
-}
-
-// Sets the table in order; the first refusal ends it. Errors: as set_option.
-Result<void> set_options(CURL* c, const OptionTable& table) {
-  for (const CurlOption& o : table) {
-    if (auto ok = set_option(c, o); !ok) return ok;
-  }
-  return {};
-}
-
-// curl_easy_getinfo, checked. T is the type libcurl writes for `info`.
-// Errors: curl_refused, naming the info.
-template <class T>
-Result<T> get_info(CURL* c, CURLINFO info, const char* name) {
-  T value{};
-  const CURLcode rc = curl_easy_getinfo(c, info, &value);
-  if (rc != CURLE_OK)
-    return fail(Errc::curl_refused, std::string("libcurl refused ") + name + " (" + curl_easy_strerror(rc) + ")");
-  return value;
-}
-
-Result<long> response_code(CURL* c) { return get_info<long>(c, CURLINFO_RESPONSE_CODE, "CURLINFO_RESPONSE_CODE"); }
 
 // ---- the transfer's callbacks ----
 

@@ -28,7 +28,7 @@ Result<void> DeliveryRecord::note(journal::Step step, std::string detail, bool d
   }
   if (!ok) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      sys::MutexLock lock(mu_);
       if (first_error_.empty()) first_error_ = ok.error().message;
     }
     if (outbox_ && keep && ok.error().code != Errc::journal_conflict) outbox_->add(id_, e);
@@ -54,7 +54,7 @@ void DeliveryRecord::dispatched(std::int64_t pid) {
 
 void DeliveryRecord::advertised(const std::string& old_oid) {
   if (!journal_) return;
-  std::lock_guard<std::mutex> lock(advertised_mu_);
+  sys::MutexLock lock(advertised_mu_);
   if (advertised_) return;
   advertised_ = true;
   (void)note(journal::Step::advertised, detail_of("old_oid", old_oid), false);
@@ -80,7 +80,7 @@ void DeliveryRecord::finish(Outcome& o) {
     (void)note(journal::Step::answered, detail_of("remote_effect", remote_effect_name(o.remote_effect)), false);
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    sys::MutexLock lock(mu_);
     if (!first_error_.empty() && o.journal_error.empty()) o.journal_error = first_error_;
   }
   if (auto ok = note(journal::Step::finished, journal::outcome_detail(o), false); !ok) {

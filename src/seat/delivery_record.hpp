@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "sys/mutex.hpp"
 #include "courier/outcome.hpp"
 #include "journal/journal.hpp"
 #include "seat/journal_outbox.hpp"
@@ -64,10 +65,10 @@ class DeliveryRecord {
   std::shared_ptr<JournalOutbox> outbox_;
   std::string id_;
   int attempt_ = 1;
-  std::mutex advertised_mu_;  // held while the entry is written: post_started waits for it
-  bool advertised_ = false;   // under advertised_mu_
-  std::mutex mu_;
-  std::string first_error_;  // under mu_
+  sys::Mutex advertised_mu_;  // held while the entry is written: post_started waits for it
+  bool advertised_ COURIER_GUARDED_BY(advertised_mu_) = false;
+  sys::Mutex mu_;
+  std::string first_error_ COURIER_GUARDED_BY(mu_);
 };
 
 // A one-field JSON object (the value may come from the child: escaped).

@@ -25,7 +25,7 @@ JournalOutbox::JournalOutbox(std::shared_ptr<journal::Journal> journal, std::fun
 
 JournalOutbox::~JournalOutbox() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    sys::MutexLock lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
@@ -34,7 +34,7 @@ JournalOutbox::~JournalOutbox() {
   while (size() > 0 && std::chrono::steady_clock::now() < until) {
     if (!flush_once()) break;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  sys::MutexLock lock(mu_);
   for (const auto& w : waiting_) {
     log_("journal: the " + std::string(journal::step_name(w.entry.step)) + " entry of delivery " + w.id +
          " could not be written before this process stopped; recovery finishes the delivery conservatively");
@@ -42,34 +42,36 @@ JournalOutbox::~JournalOutbox() {
 }
 
 bool JournalOutbox::has(const std::string& id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  sys::MutexLock lock(mu_);
   return std::any_of(waiting_.begin(), waiting_.end(), [&](const Waiting& w) { return w.id == id; });
 }
 
 void JournalOutbox::add(const std::string& id, const journal::Entry& e) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    sys::MutexLock lock(mu_);
     waiting_.push_back(Waiting{id, e});
   }
   cv_.notify_all();
 }
 
 std::size_t JournalOutbox::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  sys::MutexLock lock(mu_);
   return waiting_.size();
 }
 
 bool JournalOutbox::wait_empty(sys::MonoNs until) const {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(until)),
-                        [&] { return waiting_.empty(); });
+  sys::MutexLock lock(mu_);
+  while (!waiting_.empty()) {
+    if (!cv_.wait_until(lock, until)) return waiting_.empty();
+  }
+  return true;
 }
 
 bool JournalOutbox::flush_once() {
   for (;;) {
     Waiting w;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      sys::MutexLock lock(mu_);
       if (waiting_.empty()) {
         cv_.notify_all();
         return true;
@@ -82,7 +84,7 @@ bool JournalOutbox::flush_once() {
       log_("journal: the " + std::string(journal::step_name(w.entry.step)) + " entry of delivery " + w.id +
            " was refused when written again (" + r.error().message + "); dropped");
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    sys::MutexLock lock(mu_);
     if (!waiting_.empty() && waiting_.front().id == w.id && waiting_.front().entry.step == w.entry.step) {
       waiting_.pop_front();
     }
@@ -91,19 +93,23 @@ bool JournalOutbox::flush_once() {
 
 void JournalOutbox::run() {
   auto wait = kFirstRetry;
-  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [&] { return stopping_ || !waiting_.empty(); });
-    if (stopping_) return;
-    lock.unlock();
-    const bool drained = flush_once();
-    lock.lock();
-    if (drained) {
+    {
+      sys::MutexLock lock(mu_);
+      while (!stopping_ && waiting_.empty()) cv_.wait(lock);
+      if (stopping_) return;
+    }
+    if (flush_once()) {
       wait = kFirstRetry;
       continue;
     }
     // Away: try again later (or at once when stopping).
-    cv_.wait_for(lock, wait, [&] { return stopping_; });
+    {
+      const sys::MonoNs until = sys::mono_now_ns() + std::chrono::nanoseconds(wait).count();
+      sys::MutexLock lock(mu_);
+      while (!stopping_ && cv_.wait_until(lock, until)) {
+      }
+    }
     wait = std::min(wait * 2, kLongestRetry);
   }
 }

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <thread>
 
+#include "sys/mutex.hpp"
 #include "journal/journal.hpp"
 #include "sys/clock.hpp"
 
@@ -55,10 +56,10 @@ class JournalOutbox {
 
   std::shared_ptr<journal::Journal> journal_;
   std::function<void(const std::string&)> log_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  std::deque<Waiting> waiting_;
-  bool stopping_ = false;
+  mutable sys::Mutex mu_;
+  mutable sys::CondVar cv_;
+  std::deque<Waiting> waiting_ COURIER_GUARDED_BY(mu_);
+  bool stopping_ COURIER_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

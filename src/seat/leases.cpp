@@ -1,6 +1,7 @@
 // leases.cpp — lanes as leases in PostgreSQL: take, renew, release, wait
 // for a release (L1, L3). The statements are kept together at the top, as
 // data: each one is the whole rule it enforces.
+#include "sys/mutex.hpp"
 #include "seat/leases.hpp"
 
 #include <algorithm>
@@ -95,12 +96,12 @@ struct LeaseKeeper::Impl {
   LeaseConfig cfg;
   Callbacks cb;
   std::string take, holder, leased;  // the statements, with this margin
-  std::mutex ops_mu;                 // the connection for taking and releasing
-  std::optional<pg::Connection> ops;
-  // Under mu: the leases the keeper renews.
-  std::mutex mu;
-  std::map<std::string, Kept> kept;
-  bool stopping = false;
+  sys::Mutex ops_mu;                 // the connection for taking and releasing
+  std::optional<pg::Connection> ops COURIER_GUARDED_BY(ops_mu);
+  // The leases the keeper renews.
+  sys::Mutex mu;
+  std::map<std::string, Kept> kept COURIER_GUARDED_BY(mu);
+  bool stopping COURIER_GUARDED_BY(mu) = false;
   std::optional<sys::EventFd> wake;
   std::thread thread;
   std::optional<pg::Connection> listen;  // the keeper thread's own
@@ -115,7 +116,7 @@ struct LeaseKeeper::Impl {
 
   // Under ops_mu: the connection for taking and releasing, made again when
   // it was lost. Errors: database_failed.
-  Result<pg::Connection*> ops_connection(sys::MonoNs until) {
+  Result<pg::Connection*> ops_connection(sys::MonoNs until) COURIER_REQUIRES(ops_mu) {
     if (ops && !ops->broken()) return &*ops;
     ops.reset();
     auto c = pg::Connection::open(connect_options("ops"), until);
@@ -125,7 +126,7 @@ struct LeaseKeeper::Impl {
   }
 
   Result<pg::Rows> run(const char* sql, const std::vector<std::optional<std::string>>& params, sys::MonoNs until) {
-    std::lock_guard<std::mutex> lock(ops_mu);
+    sys::MutexLock lock(ops_mu);
     auto c = ops_connection(until);
     if (!c) return tl::unexpected(c.error());
     return (*c)->exec(sql, params, until);
@@ -172,7 +173,7 @@ struct LeaseKeeper::Impl {
     }
     const sys::MonoNs bound = sent + cfg.ttl - cfg.margin;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      sys::MutexLock lock(mu);
       auto it = kept.find(lane);
       if (it == kept.end() || it->second.fence != k.fence) return;  // dropped meanwhile
       if (!why.empty()) {
@@ -194,7 +195,7 @@ struct LeaseKeeper::Impl {
       std::vector<std::pair<std::string, Kept>> due;
       sys::MonoNs next = next_heartbeat;
       {
-        std::lock_guard<std::mutex> lock(mu);
+        sys::MutexLock lock(mu);
         if (stopping) return;
         const sys::MonoNs now = sys::mono_now_ns();
         for (const auto& [lane, k] : kept) {
@@ -242,7 +243,7 @@ Result<std::unique_ptr<LeaseKeeper>> LeaseKeeper::open(LeaseConfig config, Callb
   impl->wake = std::move(*wake);
   const sys::MonoNs until = sys::mono_now_ns() + impl->cfg.statement_bound;
   {
-    std::lock_guard<std::mutex> lock(impl->ops_mu);
+    sys::MutexLock lock(impl->ops_mu);
     auto c = impl->ops_connection(until);
     if (!c) return tl::unexpected(c.error());
     if (auto m = pg::migrate(**c, until); !m) return tl::unexpected(m.error());
@@ -258,7 +259,7 @@ LeaseKeeper::LeaseKeeper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 LeaseKeeper::~LeaseKeeper() {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    sys::MutexLock lock(impl_->mu);
     impl_->stopping = true;
   }
   impl_->wake->signal();
@@ -302,7 +303,7 @@ Result<std::variant<Lease, LeaseHeld>> LeaseKeeper::try_take(const std::string& 
 
 void LeaseKeeper::keep(const Lease& lease) {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    sys::MutexLock lock(impl_->mu);
     Kept k;
     k.fence = lease.fence;
     k.bound = lease.bound;
@@ -314,7 +315,7 @@ void LeaseKeeper::keep(const Lease& lease) {
 
 Result<void> LeaseKeeper::drop(const std::string& lane, std::int64_t fence, bool release) {
   {
-    std::lock_guard<std::mutex> lock(impl_->mu);
+    sys::MutexLock lock(impl_->mu);
     auto it = impl_->kept.find(lane);
     if (it != impl_->kept.end() && it->second.fence == fence) impl_->kept.erase(it);
   }

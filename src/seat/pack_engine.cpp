@@ -1,5 +1,6 @@
 // pack_engine.cpp — the git the automatic pack engine uses: found on PATH,
 // its version checked once per process and remembered.
+#include "sys/mutex.hpp"
 #include "seat/pack_engine.hpp"
 
 #include <csignal>
@@ -112,9 +113,9 @@ Result<std::string> usable_git(const std::string& program) {
   // One answer per program per process. The lock is held while git runs:
   // concurrent first deliveries wait for the one check instead of each
   // starting a git of their own.
-  static std::mutex mu;
-  static std::map<std::string, Result<std::string>> answers;
-  std::lock_guard<std::mutex> lock(mu);
+  static sys::Mutex mu;
+  static std::map<std::string, Result<std::string>> answers COURIER_GUARDED_BY(mu);
+  sys::MutexLock lock(mu);
   auto it = answers.find(path);
   if (it == answers.end()) it = answers.emplace(path, check(path)).first;
   return it->second;
