@@ -166,6 +166,43 @@ TEST_SUITE("seams") {
     CHECK(p.remote_ref().empty());
   }
 
+  TEST_CASE(
+      "S5: a withdrawal leaves a claimed delivery to run and finish, and cancels the one queued behind it "
+      "before any child") {
+    WarmPush p;
+    auto opt = options(p.dir.path(), true);
+    auto slot = std::make_shared<HandleSlot>();
+    auto answer = std::make_shared<std::promise<RevokeAnswer>>();
+    auto go = std::make_shared<std::promise<void>>();
+    auto go_now = go->get_future().share();
+    opt.at_point_for_tests = [slot, answer, go_now](std::uint64_t delivery, std::string_view point) {
+      if (point != "claimed" || delivery != slot->get()->id()) return;
+      answer->set_value(slot->get()->withdraw("the host is stopping", RevokeCause::shutdown));
+      REQUIRE(go_now.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+    };
+    Executor ex(opt);
+    REQUIRE(ex.wait_warm_child(std::chrono::milliseconds(20'000)) > 0);
+    DeliveryHandle live = ex.submit(p.request());
+    slot->promise.set_value(&live);
+    // The first is claimed and held at its claim: its seat is taken, so the
+    // second waits for the lane.
+    auto first_answer = answer->get_future();
+    REQUIRE(first_answer.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+    CHECK(first_answer.get() == RevokeAnswer::too_late);
+    DeliveryHandle queued = ex.submit(p.request());
+    CHECK(queued.withdraw("the host is stopping", RevokeCause::shutdown) == RevokeAnswer::cancelled);
+    const Outcome q = queued.wait();
+    CHECK(q.kind == OutcomeKind::cancelled_no_dispatch);
+    CHECK(q.revoked_by == RevokeCause::shutdown);
+    go->set_value();
+    const Outcome o = live.wait();
+    INFO(std::string(outcome_name(o.kind)), ": ", o.reason);
+    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, "a withdrawal stopped a claimed delivery");
+    CHECK_FALSE(o.revoked_by.has_value());
+    CHECK(p.remote_ref() == p.tip);
+    CHECK(ex.spawned() == 1);
+  }
+
   TEST_CASE("S3: a connection reset on a child's socket is end-of-file, not a failed read") {
     int sv[2];
     REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) == 0);

@@ -11,9 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fixture_server.hpp"
@@ -429,6 +432,47 @@ TEST_SUITE("service") {
       ::close(fd);
     }
     CHECK(s.svc->log().find("\"event\":\"stopped\"") != std::string::npos);
+  }
+
+  TEST_CASE(
+      "S5 SVC: a delivery waiting for its lane when SIGTERM arrives is withdrawn: it ends cancelled_no_dispatch "
+      "and sends nothing, while the live one it waited behind finishes delivered") {
+    Scene s({"--drain-timeout", "60s"});
+    s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    Http first = s.svc->post(s.body("HEAD~1"));
+    REQUIRE(first.status == 202);
+    REQUIRE(s.fx.wait_for_held(30'000).has_value());
+    Http second = s.svc->post(s.body("HEAD"));
+    REQUIRE(second.status == 202);
+    const std::string queued_id = second.body["id"];
+    // The second waits behind the held POST on the same lane: the service
+    // says so (pending) before the signal is sent.
+    std::string state;
+    for (int i = 0; i < 3000 && state != "pending"; ++i) {
+      state = s.svc->get("/v1/deliveries/" + queued_id).body.value("state", "");
+      if (state != "pending") std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling for the fact
+    }
+    REQUIRE_MESSAGE(state == "pending", std::string("the second delivery never waited for its lane: " + state));
+    ::kill(s.svc->proc->pid(), SIGTERM);
+    const std::string withdrawn = s.svc->proc->wait_line("{\"event\":\"withdrawn\"", 10'000);
+    REQUIRE_MESSAGE(!withdrawn.empty(), std::string("no withdrawal logged:\n" + s.svc->log()));
+    CHECK(withdrawn.find("\"queued\":1") != std::string::npos);
+    // Only now may the lane free up: a seat freed during the drain must not
+    // start the withdrawn delivery.
+    s.fx.release();
+    s.svc->exited = true;
+    CHECK(s.svc->proc->wait_exit() == 0);
+    CHECK(s.fx.count().count("POST /r.git/git-receive-pack") == 1);
+    const std::string first_id = first.body["id"];
+    std::map<std::string, std::string> kinds;
+    for (const auto& r : s.svc->journalled()) {
+      CHECK_MESSAGE(r.finished, std::string("unfinished in the journal: " + r.submission.id));
+      if (auto f = r.last(journal::Step::finished)) kinds[r.submission.id] = journal::detail_text(f->detail, "kind");
+    }
+    CHECK(kinds[first_id] == "delivered");
+    CHECK_MESSAGE(kinds[queued_id] == "cancelled_no_dispatch",
+                  std::string("the queued delivery was dispatched during the drain: " + kinds[queued_id]));
+    CHECK(s.ref() == s.rev("HEAD~1"));
   }
 
   TEST_CASE("SVC: serve --help loads none of the libraries, libmicrohttpd included") {

@@ -287,6 +287,12 @@ class DeliveryHandle {
   // Answers what it did (RevokeAnswer): a host that must know whether the
   // revocation won reads it; one that need not ignores it.
   RevokeAnswer revoke(const std::string& reason, RevokeCause cause = RevokeCause::caller);
+  // Revokes only a delivery that has not been dispatched: queued, pending
+  // on its lane, or seated before its claim (waiting for a lease, say) ends
+  // cancelled_no_dispatch (answer: cancelled); one already claimed goes on
+  // untouched (too_late), as does one finished. A service's drain withdraws
+  // what it queued and lets the live work finish.
+  RevokeAnswer withdraw(const std::string& reason, RevokeCause cause = RevokeCause::caller);
   // wait(), wait_for(), state() and last_pending() on an empty handle
   // (default-constructed, or moved from) throw std::logic_error: it names no
   // delivery. id() is 0 and revoke() does nothing.

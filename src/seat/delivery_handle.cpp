@@ -41,6 +41,11 @@ RevokeAnswer DeliveryHandle::revoke(const std::string& reason, RevokeCause cause
   return revoke_delivery(s, reason, cause);
 }
 
+RevokeAnswer DeliveryHandle::withdraw(const std::string& reason, RevokeCause cause) {
+  const std::shared_ptr<Shared> s = s_;
+  return revoke_delivery(s, reason, cause, false);
+}
+
 namespace {
 
 // The first revocation marks the delivery (its instant, cause and words).
@@ -49,6 +54,9 @@ enum class Mark { first, repeated, too_late };
 
 Mark mark_revoked(DeliveryHandle::Shared& s, const std::string& reason, RevokeCause cause) {
   sys::MutexLock lock(s.mu);
+  // A revocation still deciding may be a withdrawal that finds the delivery
+  // claimed and takes its mark back: this one waits to see which.
+  while (s.revoke_pending) s.cv.wait(lock);
   if (s.outcome || s.finishing) return Mark::too_late;
   if (s.revoke_ns != 0) return Mark::repeated;
   s.revoke_ns = sys::mono_now_ns();
@@ -56,6 +64,19 @@ Mark mark_revoked(DeliveryHandle::Shared& s, const std::string& reason, RevokeCa
   s.revoke_by = cause;
   s.revoke_pending = true;
   return Mark::first;
+}
+
+// A withdrawal that found the delivery claimed: its mark is taken back, as
+// if it had never come (no words, no instant, no cause).
+void unmark(DeliveryHandle::Shared& s) {
+  {
+    sys::MutexLock lock(s.mu);
+    s.revoke_ns = 0;
+    s.revoke_reason.clear();
+    s.revoke_by = RevokeCause::caller;
+    s.revoke_pending = false;
+  }
+  s.cv.notify_all();
 }
 
 // Every way out of a first revocation lets finish() go on (after the entry).
@@ -69,7 +90,7 @@ void entry_decided(DeliveryHandle::Shared& s) {
 
 }  // namespace
 
-RevokeAnswer revoke_delivery(const DeliveryPtr& s, const std::string& reason, RevokeCause cause) {
+RevokeAnswer revoke_delivery(const DeliveryPtr& s, const std::string& reason, RevokeCause cause, bool live) {
   if (!s) return RevokeAnswer::too_late;
   const Mark mark = mark_revoked(*s, reason, cause);
   if (mark == Mark::too_late) return RevokeAnswer::too_late;
@@ -98,6 +119,11 @@ RevokeAnswer revoke_delivery(const DeliveryPtr& s, const std::string& reason, Re
     entry_decided(*s);
     wake_executor(*s);  // the seat's worker writes the outcome
     return RevokeAnswer::cancelled;
+  }
+  if (!live) {
+    // Claimed a moment ago: a withdrawal does not stop live work.
+    unmark(*s);
+    return RevokeAnswer::too_late;
   }
   // Claimed: before the child's result, the revocation decides the outcome
   // (stopping); after it (answered), the child is still stopped, and its

@@ -90,6 +90,8 @@ void DeliveryHandle::Shared::revoke_live(const std::string& reason, RevokeCause 
 void DeliveryHandle::Shared::authority_revoked(const std::string& words) {
   {
     sys::MutexLock lock(mu);
+    // One still deciding may be a withdrawal that takes its mark back.
+    while (revoke_pending) cv.wait(lock);
     if (revoke_ns != 0 || finishing) return;  // a revocation is already on its way
     revoke_ns = sys::mono_now_ns();
     revoke_reason = words;

@@ -121,7 +121,10 @@ using DeliveryPtr = std::shared_ptr<DeliveryHandle::Shared>;
 
 // DeliveryHandle::revoke for whoever holds the delivery itself (the lease
 // gate on a lost lease, the executor at shutdown): the same answer.
-RevokeAnswer revoke_delivery(const DeliveryPtr& s, const std::string& reason, RevokeCause cause);
+// `live`: a claimed delivery is stopped too; without it (a withdrawal)
+// only a delivery not yet claimed is revoked, and a claimed one is left
+// exactly as it was (too_late).
+RevokeAnswer revoke_delivery(const DeliveryPtr& s, const std::string& reason, RevokeCause cause, bool live = true);
 
 // Wakes the executor's workers: the delivery's claim word moved (a worker
 // waiting on its lease, or for a free queue, looks again).

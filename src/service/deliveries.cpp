@@ -26,6 +26,7 @@ struct Delivery::Impl {
   bool waiting = true;       // counted as queued (not yet granted a seat)
   std::string revoke_cause;  // a revocation that came before the handle
   RevokeCause revoke_by = RevokeCause::caller;
+  bool withdraw_only = false;  // that revocation is a drain's withdrawal (live work goes on)
   std::unique_ptr<auth::AuthSetup> auth;
 
   void push_locked(nlohmann::json j) {
@@ -326,6 +327,7 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
   }
   std::string late_revoke;
   RevokeCause late_by = RevokeCause::caller;
+  bool late_withdraw = false;
   bool complete = false;
   {
     std::lock_guard<std::mutex> lock(d->impl->mu);
@@ -334,9 +336,11 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
     complete = d->impl->finish_seen;
     late_revoke = d->impl->revoke_cause;
     late_by = d->impl->revoke_by;
+    late_withdraw = d->impl->withdraw_only;
   }
   if (complete) finished(*d->impl);
-  if (!late_revoke.empty()) d->impl->handle.revoke(late_revoke, late_by);
+  if (!late_revoke.empty() && late_withdraw) d->impl->handle.withdraw(late_revoke, late_by);
+  if (!late_revoke.empty() && !late_withdraw) d->impl->handle.revoke(late_revoke, late_by);
   auto o = d->outcome();
   if (o && o->replayed) {
     // The journal already finished this id: nothing was sent now. The
@@ -535,6 +539,32 @@ bool Deliveries::draining() const {
 bool Deliveries::wait_idle(std::chrono::steady_clock::time_point until) const {
   std::unique_lock<std::mutex> lock(mu_);
   return idle_cv_.wait_until(lock, until, [&] { return live_ == 0; });
+}
+
+void Deliveries::withdraw_queued(const std::string& cause) {
+  std::vector<std::shared_ptr<Delivery::Impl>> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [key, d] : live_set_) all.push_back(d);
+  }
+  std::size_t withdrawn = 0;
+  for (auto& d : all) {
+    bool has_handle = false;
+    {
+      std::lock_guard<std::mutex> lock(d->mu);
+      has_handle = d->has_handle;
+      if (!has_handle && d->revoke_cause.empty()) {
+        // Not yet handed to the executor: withdrawn as soon as it is.
+        d->revoke_cause = cause;
+        d->revoke_by = RevokeCause::shutdown;
+        d->withdraw_only = true;
+        ++withdrawn;
+      }
+    }
+    // A drain: nobody asked for this stop, so the same id runs again (J5).
+    if (has_handle && d->handle.withdraw(cause, RevokeCause::shutdown) == RevokeAnswer::cancelled) ++withdrawn;
+  }
+  log_event(LogLevel::info, "withdrawn", {{"queued", withdrawn}, {"live", all.size()}});
 }
 
 void Deliveries::revoke_all(const std::string& cause) {

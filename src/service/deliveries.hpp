@@ -144,6 +144,10 @@ class Deliveries {
   bool draining() const;
   bool wait_idle(std::chrono::steady_clock::time_point until) const;
   void revoke_all(const std::string& cause);
+  // The drain's first step: every delivery not yet dispatched (queued,
+  // pending on its lane, waiting for a lease) ends cancelled_no_dispatch
+  // with cause shutdown; live ones go on.
+  void withdraw_queued(const std::string& cause);
 
  private:
   void on_event(const std::weak_ptr<Delivery::Impl>& w, const DeliveryEvent& e);

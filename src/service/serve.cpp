@@ -115,10 +115,13 @@ ExecutorOptions executor_options(const ServiceOptions& o, const std::string& jou
   return eo;
 }
 
-// The drain: no new delivery; the accepted ones run until the drain
-// timeout; the rest are revoked; every stop is confirmed before this returns.
+// The drain: no new delivery; those not yet dispatched end
+// cancelled_no_dispatch (a delivery is not started by a stopping service);
+// the live ones run until the drain timeout; the rest are revoked; every
+// stop is confirmed before this returns.
 void drain(Deliveries& deliveries, const ServiceOptions& o) {
   deliveries.stop_accepting();
+  deliveries.withdraw_queued("the service is stopping: a queued delivery is not started");
   log_event(LogLevel::info, "draining", {{"live", deliveries.live()}, {"drain_timeout_ms", o.drain_timeout.count()}});
   const auto until = std::chrono::steady_clock::now() + o.drain_timeout;
   if (!deliveries.wait_idle(until)) {
