@@ -6,6 +6,9 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +21,7 @@
 #include "sys/clock.hpp"
 #include "sys/events.hpp"
 #include "sys/process.hpp"
+#include "sys/process_owner.hpp"
 #include "sys/spawn.hpp"
 #include "support.hpp"
 
@@ -544,6 +548,99 @@ TEST_SUITE("journal") {
     CHECK((*ex.recovered_at_start())[0].remote_effect == RemoteEffect::none);
     const char st = sys::proc_state(bystander.pid());
     CHECK_MESSAGE((st != 0 && st != 'Z'), "recovery killed a process that only shared a pid with the child");
+  }
+
+  TEST_CASE(
+      "J3: recovery kills only a provable delivery child of this user: another user's process, or one of ours "
+      "running another program, named as a child in a shared journal, is never signalled") {
+    Setup s;
+    // What a writer of the shared database could name: a process of
+    // another user (nobody) and one of ours running another program, each
+    // with its exact pid, start time and boot id. And the control: this
+    // program as a delivery child is, the leader of its own process group
+    // (stdin a pipe nobody writes: it waits for a job).
+    test::LineProcess theirs({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c",
+                              "echo $$; exec sleep 600"});
+    test::LineProcess ours({"/bin/sh", "-c", "echo $$; exec sleep 600"});
+    // The control, started here so nothing of it outlives the test: the
+    // write end of its stdin stays with this process until the end.
+    int in[2];
+    REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+    const pid_t control = ::fork();
+    REQUIRE(control >= 0);
+    if (control == 0) {
+      ::setsid();
+      ::dup2(in[0], 0);
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      ::dup2(devnull, 1);
+      ::execl(COURIER_BINARY, COURIER_BINARY, "__delivery-push", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ::close(in[0]);
+    struct Reap {
+      int writer;
+      pid_t pid;
+      ~Reap() {
+        ::close(writer);  // its stdin ends: a control still running exits
+        ::waitpid(pid, nullptr, 0);
+      }
+    } reap{in[1], control};
+    auto pid_of = [](test::LineProcess& p) {
+      const std::string line = p.wait_line("", 10'000);
+      REQUIRE_FALSE(line.empty());
+      return static_cast<pid_t>(std::atol(line.c_str()));
+    };
+    // It runs this program (exec done) and waits for its job on stdin.
+    REQUIRE(wait_for_fact(
+        [&] {
+          struct stat bin {};
+          const auto o = sys::process_owner(control);
+          return o && ::stat(COURIER_BINARY, &bin) == 0 && o->exe_ino == bin.st_ino && sys::proc_state(control) == 'S';
+        },
+        10'000));
+    const pid_t victims[] = {pid_of(theirs), pid_of(ours), control};
+    const char* ids[] = {"names-nobody", "names-sleep", "names-child"};
+    auto me = journal::identify(sys::self_pid());
+    REQUIRE(me.has_value());
+    {
+      auto j = journal::open_sqlite(s.journal_path);
+      REQUIRE(j.has_value());
+      for (int i = 0; i < 3; ++i) {
+        auto who = journal::identify(victims[i]);
+        REQUIRE(who.has_value());
+        journal::Submission sub;
+        sub.id = ids[i];
+        sub.repo = s.source;
+        sub.remote = s.server.url("r");
+        sub.lane = std::string("lane-") + ids[i];
+        sub.ref = "refs/heads/main";
+        sub.oid = s.tip;
+        sub.submitter = *me;
+        sub.submitter.start_ticks += 1;  // gone
+        REQUIRE((*j)->submit(sub, journal::wall_now_ms()).has_value());
+        json detail{{"child_pid", std::to_string(who->pid)},
+                    {"child_start_ticks", std::to_string(who->start_ticks)},
+                    {"child_boot_id", who->boot_id}};
+        REQUIRE((*j)->append(ids[i], {journal::Step::dispatched, 1, journal::wall_now_ms(), detail.dump()}, false));
+      }
+    }
+    auto rec = s.recover();
+    REQUIRE_MESSAGE(rec.exit_code == 0, rec.err);
+    const json out = json::parse(rec.out);
+    auto alive = [](pid_t pid) {
+      const char st = sys::proc_state(pid);
+      return st != 0 && st != 'Z';
+    };
+    CHECK_MESSAGE(alive(victims[0]), "recovery killed another user's process because a journal named it");
+    CHECK_MESSAGE(alive(victims[1]), "recovery killed a process of ours that is not a delivery child");
+    CHECK_FALSE(s.record(ids[0]).finished);
+    CHECK_FALSE(s.record(ids[1]).finished);
+    // The control: a delivery child is still stopped and its delivery
+    // finished interrupted.
+    CHECK_MESSAGE(!alive(victims[2]), "recovery left a provable delivery child running");
+    REQUIRE(out.size() == 1);
+    CHECK(out[0]["delivery_id"] == ids[2]);
+    CHECK(out[0]["kind"] == "interrupted");
   }
 
   TEST_CASE("J3: recovery never touches a delivery whose submitter is alive") {

@@ -16,8 +16,10 @@
 
 #include "seat/admission.hpp"
 #include "seat/lane.hpp"
+#include "sys/cgroup.hpp"
 #include "sys/events.hpp"
 #include "sys/process.hpp"
+#include "sys/process_owner.hpp"
 #include "sys/spawn.hpp"
 
 namespace courier::seat {
@@ -138,6 +140,23 @@ RemoteEffect recovered_effect(const journal::Record& r) {
   return RemoteEffect::possible;
 }
 
+bool provably_a_delivery_child(pid_t pid) {
+  auto self = sys::self_owner();
+  auto them = sys::process_owner(pid);
+  if (!self || !them) return false;
+  // Never another user's process, nor one that changed its identity.
+  if (them->uid != self->euid || them->euid != self->euid) return false;
+  // This program, re-executed as its child (`__delivery-push`).
+  if (them->exe_dev != self->exe_dev || them->exe_ino != self->exe_ino) return false;
+  // The leader of its own process group, as every delivery child is.
+  if (them->pgid != pid) return false;
+  // In this process's cgroup, or in a delivery cgroup made directly under it.
+  if (them->cgroup == self->cgroup) return true;
+  const std::string base = self->cgroup == "/" ? "/" : self->cgroup + "/";
+  const std::string name = them->cgroup.rfind(base, 0) == 0 ? them->cgroup.substr(base.size()) : std::string();
+  return name.rfind(sys::kDeliveryCgroupPrefix, 0) == 0 && name.find('/') == std::string::npos;
+}
+
 bool stop_leftover(const journal::ProcessIdentity& child, sys::MonoNs bound) {
   const sys::MonoNs until = sys::mono_now_ns() + bound;
   // The leader is gone. Members left in its process group cannot be told
@@ -149,6 +168,11 @@ bool stop_leftover(const journal::ProcessIdentity& child, sys::MonoNs bound) {
   // The pidfd now names one process: the one we identified, or (if the pid
   // was reused between the check and the open) another, which we leave.
   if (!journal::is_alive(child)) return true;
+  // The journal may have been written by anyone who can write the shared
+  // database: a process it names is killed only when it is provably a
+  // delivery child of this user; anything else is left, and so is the
+  // delivery (not finished: its stop cannot be confirmed from here).
+  if (!provably_a_delivery_child(static_cast<pid_t>(child.pid))) return false;
   (void)sys::signal_group(static_cast<pid_t>(child.pid), SIGKILL);
   (void)sys::pidfd_signal(fd->get(), SIGKILL);
   auto ready = sys::wait_readable_until({fd->get()}, until);

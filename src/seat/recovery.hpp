@@ -3,6 +3,8 @@
 // whose child may since have stopped.
 #pragma once
 
+#include <sys/types.h>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -48,5 +50,11 @@ RemoteEffect recovered_effect(const journal::Record& r);
 // process group, then waits up to `bound` for it to be gone. True when
 // nothing of it is seen afterwards.
 bool stop_leftover(const journal::ProcessIdentity& child, sys::MonoNs bound);
+
+// Whether the live process `pid` is provably a delivery child of this
+// user (J3): owned by this process's effective uid, running this program,
+// the leader of its own process group, and in this process's cgroup or a
+// delivery cgroup directly under it. Recovery signals nothing else.
+bool provably_a_delivery_child(pid_t pid);
 
 }  // namespace courier::seat

@@ -125,10 +125,12 @@ Result<void> ChildProcess::open_stdio(const SpawnPlan& plan) {
 Result<void> ChildProcess::make_cgroup() {
   auto parent = sys::Cgroup::find_parent();
   static std::once_flag swept;
-  if (parent) std::call_once(swept, [&] { sys::Cgroup::sweep_stale(*parent, "git-courier-"); });
-  Result<sys::Cgroup> cg = parent ? sys::Cgroup::create(*parent, "git-courier-" + std::to_string(sys::self_pid()) +
-                                                                     "-" + std::to_string(g_sequence++))
-                                  : Result<sys::Cgroup>(tl::unexpected(parent.error()));
+  const std::string prefix(sys::kDeliveryCgroupPrefix);
+  if (parent) std::call_once(swept, [&] { sys::Cgroup::sweep_stale(*parent, prefix); });
+  Result<sys::Cgroup> cg =
+      parent
+          ? sys::Cgroup::create(*parent, prefix + std::to_string(sys::self_pid()) + "-" + std::to_string(g_sequence++))
+          : Result<sys::Cgroup>(tl::unexpected(parent.error()));
   if (cg) {
     cgroup_ = std::move(*cg);
     obs_.out.child.cgroup = true;

@@ -4,11 +4,16 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "courier/result.hpp"
 #include "sys/fd.hpp"
 
 namespace courier::sys {
+
+// The name every delivery cgroup starts with: `git-courier-<pid>-<n>`,
+// made directly under the parent's own cgroup.
+inline constexpr std::string_view kDeliveryCgroupPrefix = "git-courier-";
 
 class Cgroup {
  public:
