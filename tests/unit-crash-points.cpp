@@ -46,15 +46,16 @@ namespace {
 enum class Mode { sqlite, sqlite_power_cut, postgres };
 
 const char* mode_name(Mode m) {
-  return m == Mode::sqlite ? "SQLite, process crash"
-                           : m == Mode::sqlite_power_cut ? "SQLite, power cut" : "PostgreSQL, process crash";
+  return m == Mode::sqlite             ? "SQLite, process crash"
+         : m == Mode::sqlite_power_cut ? "SQLite, power cut"
+                                       : "PostgreSQL, process crash";
 }
 
 struct Scenario {
   const char* name;
   const char* ends;  // how its dry run ends: "outcome KIND EFFECT", as the host says it
   std::int64_t budget_ms;
-  bool hold_post;  // the server holds the POST (the revocation, the deadline, the lease come meanwhile)
+  bool hold_post;       // the server holds the POST (the revocation, the deadline, the lease come meanwhile)
   bool leases = false;  // only where lanes are leases (PostgreSQL)
 };
 
@@ -141,10 +142,19 @@ struct Harness {
 
   // Runs the host to its end (or its kill at boundary `crash_at`).
   HostRun host(const Scenario& s, const Run& r, long crash_at) {
-    std::vector<std::string> argv = {COURIER_CRASH_HOST, r.state,   r.lanes,       source,
-                                     server.url(r.name), server.ca_file(), r.id,   tip,
-                                     std::to_string(s.budget_ms), s.name, std::to_string(crash_at),
-                                     r.points,           COURIER_BINARY};
+    std::vector<std::string> argv = {COURIER_CRASH_HOST,
+                                     r.state,
+                                     r.lanes,
+                                     source,
+                                     server.url(r.name),
+                                     server.ca_file(),
+                                     r.id,
+                                     tip,
+                                     std::to_string(s.budget_ms),
+                                     s.name,
+                                     std::to_string(crash_at),
+                                     r.points,
+                                     COURIER_BINARY};
     if (mode == Mode::sqlite_power_cut) argv.push_back("wal-loss");
     test::LineProcess p(argv);
     if (s.hold_post) {
@@ -167,9 +177,9 @@ struct Harness {
   // Takes the lanes' leases away, as the database's clock would after a
   // partition: the holder's next renewal finds it lost (L1).
   void expire_leases() const {
-    const auto out = test::run({std::string(test::PgCluster::kBinDir) + "/psql", "-X", "-q", "-At", "-v",
-                                "ON_ERROR_STOP=1", "-d", *pg, "-c",
-                                "UPDATE courier_lease SET expires_at = now() - interval '1 hour' WHERE NOT released"});
+    const auto out =
+        test::run({std::string(test::PgCluster::kBinDir) + "/psql", "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-d",
+                   *pg, "-c", "UPDATE courier_lease SET expires_at = now() - interval '1 hour' WHERE NOT released"});
     REQUIRE_MESSAGE(out.exit_code == 0, out.err);
   }
 
@@ -275,7 +285,8 @@ std::vector<Attempt> attempts_of(const journal::Record& rec) {
     if (e.step == journal::Step::finished) {
       auto o = journal::outcome_from_detail(e.detail);
       if (o) a.outcome = *o;
-      if (o && o->kind == OutcomeKind::cancelled_no_dispatch && o->revoked_by == RevokeCause::caller) a.cancelled = true;
+      if (o && o->kind == OutcomeKind::cancelled_no_dispatch && o->revoked_by == RevokeCause::caller)
+        a.cancelled = true;
     }
   }
   return out;
@@ -305,8 +316,8 @@ void check_observed(const std::vector<Attempt>& attempts, long posts, bool ref_m
 // The id table: one advertisement GET and at most one POST per attempt; a
 // later attempt POSTs only as the compare-and-swap after `possible`.
 void check_id_table(const std::vector<Attempt>& attempts, long gets, long posts) {
-  CHECK_MESSAGE(gets <= static_cast<long>(attempts.size()), gets << " advertisement GETs for " << attempts.size()
-                                                                  << " attempt(s)");
+  CHECK_MESSAGE(gets <= static_cast<long>(attempts.size()),
+                gets << " advertisement GETs for " << attempts.size() << " attempt(s)");
   CHECK(posts <= static_cast<long>(attempts.size()));
   bool posted_before = false;
   for (std::size_t i = 0; i < attempts.size(); ++i) {
@@ -347,8 +358,8 @@ void recover_and_resubmit(Harness& h, const Scenario& s, const Harness::Run& r) 
   auto second = ex.recover();
   REQUIRE(second.has_value());
   CHECK_MESSAGE(second->empty(), "a second recovery finished " << second->size() << " more");
-  CHECK_MESSAGE(same(recovered, h.record(r)), "a second recovery changed the journal: " << steps_text(recovered)
-                                                                                        << "-> " << steps_text(h.record(r)));
+  CHECK_MESSAGE(same(recovered, h.record(r)),
+                "a second recovery changed the journal: " << steps_text(recovered) << "-> " << steps_text(h.record(r)));
   const bool cancelled = recovered && !attempts_of(*recovered).empty() && attempts_of(*recovered).back().cancelled;
   Outcome o = ex.submit(h.again(s, r)).wait();
   const auto after = h.record(r);
@@ -366,8 +377,8 @@ void recover_and_resubmit(Harness& h, const Scenario& s, const Harness::Run& r) 
   const auto attempts = attempts_of(*after);
   CAPTURE(steps_text(after));
   check_id_table(attempts, gets, posts);
-  const std::string ref = test::git({"--git-dir", h.server.repo_path(r.name), "rev-parse", "-q", "--verify",
-                                     "refs/heads/main"}).out;
+  const std::string ref =
+      test::git({"--git-dir", h.server.repo_path(r.name), "rev-parse", "-q", "--verify", "refs/heads/main"}).out;
   check_observed(attempts, posts, ref.rfind(h.tip, 0) == 0);
 }
 
@@ -470,7 +481,8 @@ void every_scenario(Mode m, const test::PgCluster* pg = nullptr) {
   for (auto& w : workers) w.join();
   long total = 0;
   for (std::size_t i = 0; i < std::size(kScenarios); ++i) {
-    CAPTURE(std::string(kScenarios[i].name));
+    const std::string scenario = kScenarios[i].name;
+    CAPTURE(scenario);
     CHECK_MESSAGE(t.points[i].has_value(), "the scenario was not carried through every point");
     total += t.points[i].value_or(0);
     if (!t.said[i].empty()) MESSAGE(t.said[i]);
@@ -484,9 +496,9 @@ void every_scenario(Mode m, const test::PgCluster* pg = nullptr) {
 
 TEST_SUITE("crash-points") {
   TEST_CASE(
-      "J2 J4 S5: a host killed at every journal step boundary of every scenario (SQLite) recovers without a second "
-      "POST beyond the id table's compare-and-swap, without dispatching a cancellation, without claiming more than "
-      "it observed, and a second recovery changes nothing") {
+      "J2 J4 S5: a host killed at every journal step boundary of every scenario (SQLite) sends no second POST "
+      "beyond the id table's compare-and-swap and never dispatches a journalled cancellation after recovery; no "
+      "outcome claims more than was observed and a second recovery changes nothing") {
     every_scenario(Mode::sqlite);
   }
 }
@@ -494,15 +506,16 @@ TEST_SUITE("crash-points") {
 TEST_SUITE("crash-points") {
   TEST_CASE(
       "J1 J2 J4 S5: a host whose power is cut at every journal step boundary of every scenario (SQLite: the log's "
-      "unsynced suffix lost) recovers without a second POST beyond the id table's compare-and-swap, without "
-      "dispatching a cancellation, without claiming more than it observed, and a second recovery changes nothing") {
+      "unsynced suffix lost) sends no second POST beyond the id table's compare-and-swap and never dispatches a "
+      "journalled cancellation after recovery; no outcome claims more than was observed and a second recovery "
+      "changes nothing") {
     every_scenario(Mode::sqlite_power_cut);
   }
 
   TEST_CASE(
-      "J2 J4 S5: a host killed at every journal step boundary of every scenario (PostgreSQL) recovers without a "
-      "second POST beyond the id table's compare-and-swap, without dispatching a cancellation, without claiming "
-      "more than it observed, and a second recovery changes nothing") {
+      "J2 J4 S5: a host killed at every journal step boundary of every scenario (PostgreSQL) sends no second POST "
+      "beyond the id table's compare-and-swap and never dispatches a journalled cancellation after recovery; no "
+      "outcome claims more than was observed and a second recovery changes nothing") {
     PG_CLUSTER_OR_SKIP(pg);
     every_scenario(Mode::postgres, &pg);
   }
