@@ -306,7 +306,7 @@ void check_observed(const std::vector<Attempt>& attempts, long posts, bool ref_m
     if (fx == RemoteEffect::none) CHECK_MESSAGE(!a.post_started, "J2: `none` after post_started");
     if (fx == RemoteEffect::applied || fx == RemoteEffect::refused)
       CHECK_MESSAGE(a.answered == std::optional<std::string>(remote_effect_name(fx)),
-                    "J2: " << remote_effect_name(fx) << " without a report that said so");
+                    "J2: " << std::string(remote_effect_name(fx)) << " without a report that said so");
   }
   CHECK_MESSAGE(posts <= may_have_posted, "J2: " << posts << " POST(s) at the server, " << may_have_posted
                                                  << " attempt(s) journalled post_started");
@@ -367,12 +367,15 @@ void recover_and_resubmit(Harness& h, const Scenario& s, const Harness::Run& r) 
   REQUIRE(third.has_value());
   CHECK_MESSAGE(third->empty(), "a recovery after the resubmission finished " << third->size());
   CHECK_MESSAGE(same(after, h.record(r)), "a recovery after the resubmission changed the journal");
-  REQUIRE_MESSAGE(after.has_value(), "the resubmission left no journal: " << outcome_name(o.kind) << ": " << o.reason);
+  REQUIRE_MESSAGE(after.has_value(),
+                  "the resubmission left no journal: " << std::string(outcome_name(o.kind)) << ": " << o.reason);
   const long gets = h.count("GET", r, "info/refs"), posts = h.count("POST", r, "git-receive-pack");
   if (cancelled) {
     CHECK_MESSAGE(ex.spawned() == 0, "S5: a journalled cancellation was dispatched again");
     CHECK_MESSAGE(gets == 0, "S5: a cancelled delivery reached the server");
-    CHECK_MESSAGE(o.kind == OutcomeKind::cancelled_no_dispatch, outcome_name(o.kind) << ": " << o.reason);
+    CHECK_MESSAGE(
+        o.kind == OutcomeKind::cancelled_no_dispatch,
+        "S5: a journalled cancellation was not replayed: " << std::string(outcome_name(o.kind)) << ": " << o.reason);
   }
   const auto attempts = attempts_of(*after);
   CAPTURE(steps_text(after));
