@@ -80,18 +80,20 @@ TEST_SUITE("lease") {
     const auto written = nlohmann::json::parse(test::read_file(state));
     REQUIRE(written.size() == 1);
     const std::string repo = written.begin().key();
-    auto refused_with = [&](const std::string& text, const std::string& why) {
+    // Each file refuses a fence it would otherwise accept (a lower one, or a
+    // higher one it would write back).
+    auto refused_with = [&](const std::string& text, const std::string& why, std::int64_t fence) {
       test::write_file(state, text);
       REQUIRE(::chmod(state.c_str(), 0600) == 0);
-      auto r = run_verifier(k, minter, state, 3);
+      auto r = run_verifier(k, minter, state, fence);
       CHECK_MESSAGE(r.exit_code == 1, "exit " << r.exit_code << ": " << r.err);
       CHECK_MESSAGE(r.err.find(why) != std::string::npos, r.err);
     };
     // {"r":7,"r":2}: last-wins would count 2, and accept fence 3.
-    refused_with("{\"" + repo + "\":7,\"" + repo + "\":2}", "twice in one object");
+    refused_with("{\"" + repo + "\":7,\"" + repo + "\":2}", "twice in one object", 3);
     refused_with("{\"" + repo + "\":7,\"x\":" + std::string(100'000, '[') + std::string(100'000, ']') + "}",
-                 "deeper than 64 levels");
-    refused_with("{\"" + repo + "\":7,\"x\":\"" + std::string(50'000'000, 'x') + "\"}", "at most 1048576 are read");
+                 "deeper than 64 levels", 8);
+    refused_with("{\"" + repo + "\":7,\"x\":\"" + std::string(50'000'000, 'x') + "\"}", "at most 1048576 are read", 8);
     // A sound file again: the highest fence stands, the lower one is refused.
     test::write_file(state, "{\"" + repo + "\":7}");
     CHECK(run_verifier(k, minter, state, 3).exit_code == 1);
