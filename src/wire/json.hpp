@@ -26,7 +26,8 @@ namespace courier::wire {
 // nothing the product writes is larger).
 inline constexpr std::size_t kMaxJsonBytes = 1024 * 1024;
 // At most this many arrays and objects nested in one another (the product's
-// own documents use fewer than 8; a caller's note is capped lower still).
+// own documents use fewer than 8; a host's journal note, at most 32 deep,
+// is carried at most 5 levels down).
 inline constexpr std::size_t kMaxJsonDepth = 64;
 
 // The JSON value in `text`, or an error: Errc::json_too_large,
