@@ -1,4 +1,5 @@
-// api.cpp — the routes of /v1, the request checks, and the JSON documents.
+// api.cpp — the routes of /v1 and the JSON documents; the POST body is read
+// in submit_body.*, with the repository looked at here.
 #include "service/api.hpp"
 
 #include <filesystem>
@@ -6,8 +7,6 @@
 #include "journal/journal.hpp"
 #include "repo/repository.hpp"
 #include "report/outcome_json.hpp"
-#include "transport/oid.hpp"
-#include "transport/refname.hpp"
 #include "wire/grammar.hpp"
 #include "wire/json.hpp"
 #include "wire/remote.hpp"
