@@ -52,9 +52,54 @@ DeliveryRequest fenced(test::PushSetup& s, const std::string& id, const std::str
   return r;
 }
 
+// courier-token-verifier run once on a fresh token for the advertisement
+// leg with fence `fence`, its fence state in `state`: {exit code, stderr}.
+test::RunResult run_verifier(const TestKey& k, const auth::Ed25519Minter& minter, const std::string& state,
+                             std::int64_t fence) {
+  const std::string public_file = k.dir.path() + "/public.txt";
+  test::write_file(public_file, k.generated.public_key + "\n");
+  auto leg = get_leg(context());
+  leg.fence = fence;
+  return test::run({COURIER_TOKEN_VERIFIER, "--replay-dir", k.dir.path() + "/replay", "--fence-state", state,
+                    public_file, "GET", kAdvertisementUrl, "-", minter.token(leg).value()},
+                   {}, test::Stdin::bytes, test::cli_env());
+}
+
 }  // namespace
 
 TEST_SUITE("lease") {
+  TEST_CASE(
+      "L3: the verifier's fence state with a repository twice, nested 100,000 deep or of 50 MB refuses every fenced "
+      "token (fail closed), naming why; it never counts the later, lower fence and never crashes") {
+    TestKey k;
+    auth::Ed25519Minter minter(k.key);
+    const std::string state = k.dir.path() + "/fences.json";
+    auto first = run_verifier(k, minter, state, 7);
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    // The repository as the verifier keys it, from what it wrote.
+    const auto written = nlohmann::json::parse(test::read_file(state));
+    REQUIRE(written.size() == 1);
+    const std::string repo = written.begin().key();
+    // Each file refuses a fence it would otherwise accept (a lower one, or a
+    // higher one it would write back).
+    auto refused_with = [&](const std::string& text, const std::string& why, std::int64_t fence) {
+      test::write_file(state, text);
+      REQUIRE(::chmod(state.c_str(), 0600) == 0);
+      auto r = run_verifier(k, minter, state, fence);
+      CHECK_MESSAGE(r.exit_code == 1, "exit " << r.exit_code << ": " << r.err);
+      CHECK_MESSAGE(r.err.find(why) != std::string::npos, r.err);
+    };
+    // {"r":7,"r":2}: last-wins would count 2, and accept fence 3.
+    refused_with("{\"" + repo + "\":7,\"" + repo + "\":2}", "twice in one object", 3);
+    refused_with("{\"" + repo + "\":7,\"x\":" + std::string(100'000, '[') + std::string(100'000, ']') + "}",
+                 "deeper than 64 levels", 8);
+    refused_with("{\"" + repo + "\":7,\"x\":\"" + std::string(50'000'000, 'x') + "\"}", "at most 1048576 are read", 8);
+    // A sound file again: the highest fence stands, the lower one is refused.
+    test::write_file(state, "{\"" + repo + "\":7}");
+    CHECK(run_verifier(k, minter, state, 3).exit_code == 1);
+    CHECK(run_verifier(k, minter, state, 8).exit_code == 0);
+  }
+
   TEST_CASE("L3: every token of a fenced delivery carries the fence claim; the verifier refuses a lower one") {
     TestKey k;
     auth::Ed25519Minter minter(k.key);

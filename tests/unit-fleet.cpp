@@ -530,4 +530,34 @@ TEST_SUITE("fleet") {
     CHECK(journal::detail_text((*r)->last(journal::Step::finished)->detail, "reason").find("host host-a") !=
           std::string::npos);
   }
+
+  TEST_CASE(
+      "S5 SVC: DELETE on a delivery seated and waiting for the lease another host holds answers "
+      "cancelled_no_dispatch, the outcome it then ends with") {
+    Fleet f;
+    f.fx.create_bare_repo("r");
+    auto a = f.host("a");
+    auto b = f.host("b");
+    REQUIRE_MESSAGE(a->up(), a->log());
+    REQUIRE_MESSAGE(b->up(), b->log());
+    f.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
+    REQUIRE(b->post(f.body("held-b", "r", "refs/heads/b")).status == 202);
+    REQUIRE(f.fx.wait_for_held(30'000).has_value());
+    // Host a seats its delivery on its own lane lock, then waits for b's
+    // lease: the revocation lands after the seat, before the dispatch claim,
+    // and the seat's worker writes the outcome later.
+    REQUIRE(a->post(f.body("waits-a", "r", "refs/heads/a")).status == 202);
+    REQUIRE(first_event(a->socket(), "waits-a", "pending", 20'000).is_object());
+    const test::Http d = test::curl(a->socket(), "DELETE", "/v1/deliveries/waits-a");
+    CHECK(d.status == 200);
+    json out;
+    REQUIRE(wait_for_fact([&] { return (out = outcome_of(*a, "waits-a")).is_object(); }, 20'000));
+    CHECK(out["outcome"] == "cancelled_no_dispatch");
+    CHECK_MESSAGE(d.body["result"] == out["outcome"],
+                  "DELETE answered " << d.body["result"] << ", the delivery ended " << out["outcome"]);
+    f.fx.release();
+    json got_b;
+    REQUIRE(wait_for_fact([&] { return (got_b = outcome_of(*b, "held-b")).is_object(); }, 20'000));
+    CHECK(got_b["outcome"] == "delivered");
+  }
 }

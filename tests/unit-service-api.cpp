@@ -123,6 +123,50 @@ TEST_CASE("SVC api: a refused POST names its code and field before anything is s
   CHECK(body_of(r.call("GET", "/healthz"))["status"] == "draining");
 }
 
+TEST_CASE("P1 SVC api: a body with a key twice in one object is refused 400 bad_json, never judged on one value") {
+  // The read that would otherwise happen: last wins, so the body below was
+  // judged on /etc (403 repo_outside_root) while its sender meant the root.
+  Router r;
+  const std::string repo = r.root.path();
+  for (const std::string& body :
+       {R"({"repo": ")" + repo + R"(", "repo": "/etc", "remote": "https://h/r.git", "ref": "refs/heads/main"})",
+        R"({"repo": ")" + repo +
+            R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "update": )"
+            R"({"expect_old": ")" +
+            std::string(40, '0') + R"(", "expect_old": ")" + std::string(40, 'a') + R"("}})"}) {
+    CAPTURE(body);
+    auto resp = r.call("POST", "/v1/deliveries", body);
+    CHECK(resp.status == 400);
+    json b = body_of(resp);
+    CHECK(b["error"]["code"] == "bad_json");
+    CHECK_MESSAGE(b["error"]["message"].get<std::string>().find("twice in one object") != std::string::npos,
+                  b["error"]["message"]);
+  }
+  // Nested past the cap (the body's 64 KiB allow 32,000 levels): refused
+  // whole, and the service answers its next request.
+  const std::string deep =
+      R"({"repo": ")" + repo + R"(", "x": )" + std::string(30'000, '[') + std::string(30'000, ']') + "}";
+  auto resp = r.call("POST", "/v1/deliveries", deep);
+  CHECK(resp.status == 400);
+  CHECK(body_of(resp)["error"]["code"] == "bad_json");
+  CHECK(r.call("GET", "/healthz").status == 200);
+}
+
+TEST_CASE("D1 SVC api: a deadline of 18446744073709551615 s is refused as longer than 24 h, a negative one as such") {
+  Router r;
+  const std::string head =
+      R"({"repo": ")" + r.root.path() + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "deadline": )";
+  auto huge = r.call("POST", "/v1/deliveries", head + "18446744073709551615}");
+  CHECK(huge.status == 400);
+  CHECK(body_of(huge)["error"]["field"] == "deadline");
+  CHECK_MESSAGE(body_of(huge)["error"]["message"] == "\"deadline\" is longer than 24 h", huge.body);
+  auto over = r.call("POST", "/v1/deliveries", head + "86401}");
+  CHECK(body_of(over)["error"]["message"] == "\"deadline\" is longer than 24 h");
+  auto negative = r.call("POST", "/v1/deliveries", head + "-1}");
+  CHECK(negative.status == 400);
+  CHECK_MESSAGE(body_of(negative)["error"]["message"] == "\"deadline\" must be a positive duration", negative.body);
+}
+
 TEST_CASE("SVC api: query strings are percent-decoded, '+' is a space, the last of a repeated key wins") {
   auto q = service::parse_query("state=finished&remote=https%3A%2F%2Fh%2Fr.git&x=a+b&state=queued&flag");
   CHECK(q["state"] == "queued");

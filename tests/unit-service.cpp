@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -127,6 +129,27 @@ struct Scene {
 json outcome_of(const std::vector<json>& events) {
   REQUIRE_FALSE(events.empty());
   return events.back()["outcome"];
+}
+
+// What a writer of the journal's database can put in a row: a value nested
+// `depth` arrays deep, as the whole detail of every entry of `id` but its
+// submission and its outcome, and as an extra field of its outcome.
+void nest_details(const std::string& journal_path, const std::string& id, std::size_t depth) {
+  const std::string deep = std::string(depth, '[') + std::string(depth, ']');
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(journal_path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(db,
+                             "UPDATE entries SET detail = CASE step WHEN 'finished' THEN "
+                             "'{\"deep\":' || ?1 || ',' || substr(detail, 2) ELSE '{\"deep\":' || ?1 || '}' END "
+                             "WHERE id = ?2 AND step <> 'submitted'",
+                             -1, &st, nullptr) == SQLITE_OK);
+  sqlite3_bind_text(st, 1, deep.c_str(), static_cast<int>(deep.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, id.c_str(), static_cast<int>(id.size()), SQLITE_TRANSIENT);
+  CHECK(sqlite3_step(st) == SQLITE_DONE);
+  CHECK(sqlite3_changes(db) > 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 }  // namespace
@@ -526,6 +549,76 @@ TEST_SUITE("service") {
     Http last = s.svc->post(s.body("HEAD", {{"ref", "refs/heads/after"}}));
     REQUIRE(last.status == 202);
     CHECK(outcome_of(s.svc->events(last.body["id"]))["outcome"] == "delivered");
+    CHECK(s.svc->stop() == 0);
+  }
+
+  TEST_CASE(
+      "P1 SVC: a journal row whose detail nests 100,000 deep: GET /v1/deliveries/ID answers, the service stays up, "
+      "and log --json and show --json answer") {
+    // P1's rule (a malformed or oversized message is refused, never acted
+    // on) for JSON the service reads from its journal: a row of a shared
+    // database is written by whoever can write that database.
+    Scene s;
+    Http p = s.svc->post(s.body());
+    REQUIRE(p.status == 202);
+    const std::string id = p.body["id"];
+    CHECK(outcome_of(s.svc->events(id))["outcome"] == "delivered");
+    nest_details(s.svc->journal, id, 100'000);
+    Http got = s.svc->get("/v1/deliveries/" + id);
+    CHECK_MESSAGE(got.status == 200,
+                  "the service did not answer for a delivery whose journal row nests 100,000 "
+                  "deep:\n"
+                      << got.raw.substr(0, 200) << "\n"
+                      << s.svc->log());
+    if (got.status == 200) {
+      CHECK(got.body["id"] == id);
+      CHECK(got.body["outcome"]["outcome"] == "delivered");
+      CHECK(got.body["transitions"].size() >= 3);
+      for (const auto& t : got.body["transitions"]) {
+        CHECK_MESSAGE(!t["detail"].contains("deep"), "a detail past the depth cap was answered: " << t["step"]);
+      }
+    }
+    CHECK(s.svc->get("/healthz").status == 200);
+    CHECK(s.svc->stop() == 0);  // SIGTERM answered, not a crash
+    const auto env = test::cli_env();
+    auto log = test::run({COURIER_BINARY, "log", "--json", "--journal", s.svc->journal}, {}, test::Stdin::bytes, env);
+    CHECK_MESSAGE(log.exit_code == 0, log.err);
+    CHECK(json::parse(log.out, nullptr, false).is_array());
+    auto show =
+        test::run({COURIER_BINARY, "show", id, "--json", "--journal", s.svc->journal}, {}, test::Stdin::bytes, env);
+    CHECK_MESSAGE(show.exit_code == 0, show.err);
+    const json shown = json::parse(show.out, nullptr, false);
+    CHECK(shown.is_object());
+    // The row is shown as the text it is, not as a value.
+    CHECK(show.out.find("[[[[") != std::string::npos);
+  }
+
+  TEST_CASE("SVC: on TCP the auth scheme's name is case-insensitive (RFC 9110): bearer and BEARER are served") {
+    test::TempDir secrets;
+    const std::string token = "tcp-token-0123456789abcdef";
+    const std::string token_file = secrets.path() + "/api-token";
+    test::write_file(token_file, token + "\n");
+    REQUIRE(::chmod(token_file.c_str(), 0600) == 0);
+    Scene s({"--listen", "127.0.0.1:0", "--api-token-file", token_file});
+    std::int64_t port = 0;
+    for (const auto& line : s.svc->proc->lines()) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("event", "") == "tcp_listening") port = j.value("port", 0);
+    }
+    REQUIRE_MESSAGE(port > 0, s.svc->log());
+    auto with = [&](const std::string& authorization) {
+      return test::parse_http(
+          test::run({"/usr/bin/curl", "-sS", "-i", "--max-time", "60", "-H", "Authorization: " + authorization,
+                     "http://127.0.0.1:" + std::to_string(port) + "/healthz"},
+                    {}, test::Stdin::bytes, test::cli_env())
+              .out);
+    };
+    CHECK(with("Bearer " + token).status == 200);
+    CHECK_MESSAGE(with("bearer " + token).status == 200, "the scheme 'bearer' was refused");
+    CHECK(with("BEARER " + token).status == 200);
+    CHECK(with("bearer " + token + "X").status == 401);
+    CHECK(with("Basic " + token).status == 401);
+    CHECK(with("bearer").status == 401);
     CHECK(s.svc->stop() == 0);
   }
 }

@@ -24,6 +24,8 @@ namespace courier {
   X(invalid_utf8)                                                                              \
   X(malformed_json)                                                                            \
   X(duplicate_key)                                                                             \
+  X(json_too_large) /* JSON text over wire::kMaxJsonBytes */                                   \
+  X(json_too_deep)  /* arrays and objects nested deeper than wire::kMaxJsonDepth */            \
   /* protocol (messages) */                                                                    \
   X(missing_field)                                                                             \
   X(wrong_type)                                                                                \

@@ -18,6 +18,7 @@
 #include "auth/crypto.hpp"
 #include "auth/ed25519_minter.hpp"
 #include "auth/minter.hpp"
+#include "wire/json.hpp"
 #include "wire/legs.hpp"
 #include "wire/remote.hpp"
 
@@ -56,11 +57,11 @@ bool verify_signature(const std::string& public_raw, std::string_view message, s
 VerifyResult<nlohmann::json> decode_part(std::string_view part, const char* name) {
   auto bytes = base64url_decode(part);
   if (!bytes) return refuse(VerifyErrc::malformed, std::string("token ") + name + ": " + bytes.error().message);
-  nlohmann::json j = nlohmann::json::parse(*bytes, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return refuse(VerifyErrc::malformed, std::string("token ") + name + " is not a JSON object");
-  }
-  return j;
+  // The one bounded reader: a claim given twice is refused, not resolved.
+  auto j = wire::parse_json(*bytes, std::string("token ") + name);
+  if (!j) return refuse(VerifyErrc::malformed, j.error().message);
+  if (!j->is_object()) return refuse(VerifyErrc::malformed, std::string("token ") + name + " is not a JSON object");
+  return std::move(*j);
 }
 
 VerifyResult<std::string> string_claim(const nlohmann::json& claims, const char* name) {

@@ -18,6 +18,7 @@
 #include "state/state_url.hpp"
 #include "transport/http_leg.hpp"
 #include "transport/read_back.hpp"
+#include "wire/json.hpp"
 #include "wire/legs.hpp"
 #include "wire/proxy.hpp"
 #include "wire/text.hpp"
@@ -44,10 +45,12 @@ std::string iso_time(std::int64_t unix_ms) {
   return buf;
 }
 
-// A detail as JSON (an object; text that is not one is kept as a string).
+// A detail as JSON (an object; text that is not one, or that the bounded
+// reader refuses — a row of the shared database may be hostile — is kept
+// as a string).
 json detail_json(const std::string& detail) {
-  json j = json::parse(detail, nullptr, false);
-  return j.is_discarded() ? json(detail) : j;
+  auto j = wire::parse_json(detail, "the entry's detail");
+  return j ? std::move(*j) : json(detail);
 }
 
 // The state a record is in: its outcome when finished, else its last step.
@@ -259,7 +262,7 @@ int run_recover(const JournalArgs& a) {
   json all = json::array();
   for (const auto& o : done) {
     if (a.json) {
-      all.push_back(json::parse(journal::outcome_detail(o), nullptr, false));
+      all.push_back(detail_json(journal::outcome_detail(o)));
     } else {
       std::printf("recovered %s: %s, remote_effect %s: %s\n", o.delivery_id.c_str(), outcome_name(o.kind),
                   remote_effect_name(o.remote_effect), wire::printable(o.reason, 2000).c_str());

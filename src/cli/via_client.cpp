@@ -20,6 +20,7 @@
 #include "cli/output.hpp"
 #include "cli/progress_view.hpp"
 #include "cli/push.hpp"
+#include "cli/via_answer.hpp"
 #include "cli/remote_name.hpp"
 #include "repo/git_config.hpp"
 #include "report/outcome_json.hpp"
@@ -246,15 +247,7 @@ Stop stop_for(const Error& e) {
 // 429 (full), 503 (draining) and 5xx are the service's state: exit 3, try
 // again; any other status is about the request: exit 2, as a usage error.
 Stop refusal(const Answer& answer) {
-  auto doc = json::parse(answer.body, nullptr, false);
-  std::string message = "the service answered " + std::to_string(answer.status);
-  if (doc.is_object() && doc.contains("error") && doc["error"].is_object()) {
-    const json& e = doc["error"];
-    const std::string code = e.value("code", std::string("?"));
-    message = e.value("message", std::string("(no message)")) + " (" + std::to_string(answer.status) + " " + code;
-    if (e.contains("field") && e["field"].is_string()) message += ", field " + e["field"].get<std::string>();
-    message += ")";
-  }
+  std::string message = refusal_message(answer.status, answer.body);
   const bool busy = answer.status == 429 || answer.status >= 500;
   if (answer.retry_after) message += "; try again in " + std::to_string(*answer.retry_after) + " s";
   return Stop{busy ? kExitFailed : kExitUsage, "the service refused the delivery: " + message, answer.retry_after};
@@ -262,26 +255,13 @@ Stop refusal(const Answer& answer) {
 
 // What the submission gave: the delivery's id, or, when the journal already
 // finished that id, its outcome (nothing is sent again).
-struct Submitted {
-  std::string id;
-  std::optional<report::DecodedOutcome> replayed;
-};
-
-tl::expected<Submitted, Stop> submit(const ServiceSocket& socket, const std::string& body) {
+tl::expected<SubmitAnswer, Stop> submit(const ServiceSocket& socket, const std::string& body) {
   auto answer = socket.call("POST", "/v1/deliveries", body);
   if (!answer) return tl::unexpected(stop_for(answer.error()));
   if (answer->status != 200 && answer->status != 202) return tl::unexpected(refusal(*answer));
-  auto doc = json::parse(answer->body, nullptr, false);
-  if (!doc.is_object() || !doc.contains("id") || !doc["id"].is_string()) {
-    return tl::unexpected(Stop{kExitFailed, "the service's answer to the submission has no delivery id"});
-  }
-  Submitted s{doc["id"].get<std::string>(), std::nullopt};
-  if (answer->status == 200 && doc.contains("outcome")) {
-    auto outcome = report::outcome_from_json(doc["outcome"]);
-    if (!outcome) return tl::unexpected(Stop{kExitFailed, outcome.error().message});
-    s.replayed = std::move(*outcome);
-  }
-  return s;
+  auto s = read_submit_answer(answer->status, answer->body);
+  if (!s) return tl::unexpected(Stop{kExitFailed, s.error().message});
+  return std::move(*s);
 }
 
 // Ctrl-C (and SIGTERM, SIGHUP) as a local push takes them: a revocation,
@@ -326,9 +306,8 @@ class Revoker {
       std::fprintf(stderr, "git-courier: the revocation did not reach the service (%s)\n", why.c_str());
       return;
     }
-    auto doc = json::parse(answer->body, nullptr, false);
-    if (a_.verbose && !a_.quiet && doc.is_object()) {
-      std::fprintf(stderr, "git-courier: the service: %s\n", doc.value("result", std::string("?")).c_str());
+    if (a_.verbose && !a_.quiet) {
+      std::fprintf(stderr, "git-courier: the service: %s\n", read_revoke_answer(answer->body).c_str());
     }
   }
 
@@ -364,44 +343,30 @@ class EventFollower {
 
  private:
   void on_line(std::string_view line) {
-    auto e = json::parse(line, nullptr, false);
-    if (!e.is_object() || !e.contains("seq") || !e["seq"].is_number_unsigned() || !e.contains("event")) return;
-    const auto seq = e["seq"].get<std::uint64_t>();
-    if (seq <= seq_) return;  // already seen, before a reconnection
-    seq_ = seq;
-    on_event(e.value("event", std::string()), e);
+    auto e = read_event_line(line);
+    if (!e || e->seq <= seq_) return;  // not an event, or already seen before a reconnection
+    seq_ = e->seq;
+    on_event(*e);
   }
 
-  void on_event(const std::string& name, const json& e) {
-    DeliveryEvent ev;
-    if (name == "pending") {
-      ev.kind = DeliveryEvent::Kind::pending;
-      ev.holder = e.value("holder", std::string());
-      ev.holder_pid = e.value("holder_pid", std::int64_t{0});
-      ev.holder_delivery = e.value("holder_delivery", std::uint64_t{0});
-    } else if (name == "progress" || name == "remote" || name == "remote_progress") {
-      ev.kind = DeliveryEvent::Kind::progress;
-      ev.phase = name == "progress" ? e.value("phase", std::string()) : name;
-      ev.done = e.value("done", std::uint64_t{0});
-      ev.total = e.value("total", std::uint64_t{0});
-      ev.text = e.value("text", std::string());
-    } else if (name == "finished") {
-      auto o = e.contains("outcome") ? report::outcome_from_json(e["outcome"])
-                                     : fail(Errc::missing_field, "the finished event has no outcome");
-      if (o) outcome_ = std::move(*o);
-      if (!o) error_ = o.error().message;
+  void on_event(const ServiceEvent& e) {
+    if (e.outcome) {
+      if (*e.outcome) outcome_ = **e.outcome;
+      if (!*e.outcome) error_ = e.outcome->error().message;
       return;
-    } else {
-      return log(name, e);
     }
-    view_.on(ev);
+    if (e.name == "pending" || e.name == "progress" || e.name == "remote" || e.name == "remote_progress") {
+      view_.on(e.event);
+      return;
+    }
+    log(e);
   }
 
-  void log(const std::string& name, const json& e) {
+  void log(const ServiceEvent& e) {
     if (!a_.verbose || a_.quiet) return;
-    if (name == "queued") view_.log("queued in the service");
-    if (name == "seat_granted") view_.log("the lane's seat is granted");
-    if (name == "dispatched") view_.log("dispatched: child pid " + std::to_string(e.value("child_pid", 0LL)));
+    if (e.name == "queued") view_.log("queued in the service");
+    if (e.name == "seat_granted") view_.log("the lane's seat is granted");
+    if (e.name == "dispatched") view_.log("dispatched: child pid " + std::to_string(e.event.child_pid));
   }
 
   const PushArgs& a_;

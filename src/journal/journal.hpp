@@ -196,7 +196,9 @@ std::string submission_detail(const Submission& s);
 // none, or it is not an object).
 std::string note_of_detail(std::string_view detail);
 // A host's note checked and made compact: "" for "", else the text must be
-// one JSON object of at most `max_bytes`. Errors: invalid_argument (why).
+// one JSON object of at most `max_bytes`, nested at most 32 levels deep (so
+// the documents that carry it stay under wire::kMaxJsonDepth), without a key
+// twice in one object. Errors: invalid_argument (why).
 Result<std::string> compact_note(std::string_view note, std::size_t max_bytes);
 
 }  // namespace courier::journal

@@ -6,6 +6,7 @@
 #include "sys/clock.hpp"
 #include "sys/process.hpp"
 #include "sys/small_file.hpp"
+#include "wire/json.hpp"
 
 namespace courier::journal {
 
@@ -15,6 +16,19 @@ using nlohmann::json;
 
 constexpr const char* kBootIdPath = "/proc/sys/kernel/random/boot_id";
 constexpr std::size_t kMaxBootId = 128;
+// A host's note nests at most this deep: the submission's detail holds it
+// one level down, and the service's answer holds that detail four levels
+// down, so every document a note travels in stays under wire::kMaxJsonDepth.
+constexpr std::size_t kMaxNoteDepth = 32;
+
+// An entry's detail as JSON. A row may have been written by anyone who can
+// write the shared database: it is read through the one bounded reader, and
+// nullopt means "not a readable detail".
+std::optional<json> read_detail(std::string_view detail) {
+  auto j = wire::parse_json(detail, "the entry's detail");
+  if (!j) return std::nullopt;
+  return std::move(*j);
+}
 
 // ---- reading a detail: every field checked for its type, never thrown ----
 
@@ -211,36 +225,28 @@ std::string outcome_detail(const Outcome& o) {
 }
 
 Result<Outcome> outcome_from_detail(std::string_view detail) {
+  auto j = wire::parse_json(detail, "it");
+  if (!j) return not_an_outcome(j.error().message);
   try {
-    const json j = json::parse(detail, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return not_an_outcome("not JSON");
-    return outcome_from_json(j);
+    return outcome_from_json(*j);
   } catch (const std::exception& e) {  // the codec's one catch: nothing escapes it
     return not_an_outcome(e.what());
   }
 }
 
 std::string detail_text(std::string_view detail, std::string_view field) {
-  try {
-    const json j = json::parse(detail, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) return "";
-    const auto it = j.find(std::string(field));
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  } catch (const std::exception&) {
-    return "";
-  }
+  const auto j = read_detail(detail);
+  if (!j || !j->is_object()) return "";
+  const auto it = j->find(std::string(field));
+  return it != j->end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 std::optional<bool> detail_flag(std::string_view detail, std::string_view field) {
-  try {
-    const json j = json::parse(detail, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) return std::nullopt;
-    const auto it = j.find(std::string(field));
-    if (it == j.end() || !it->is_boolean()) return std::nullopt;
-    return it->get<bool>();
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const auto j = read_detail(detail);
+  if (!j || !j->is_object()) return std::nullopt;
+  const auto it = j->find(std::string(field));
+  if (it == j->end() || !it->is_boolean()) return std::nullopt;
+  return it->get<bool>();
 }
 
 std::string submission_detail(const Submission& s) {
@@ -260,22 +266,17 @@ std::string submission_detail(const Submission& s) {
   // A note that is not an object never reaches here (compact_note refused
   // it at submit); one that cannot be read now is left out, not guessed.
   if (!s.note.empty()) {
-    const json note = json::parse(s.note, nullptr, /*allow_exceptions=*/false);
-    if (note.is_object()) j["note"] = note;
+    if (auto note = read_detail(s.note); note && note->is_object()) j["note"] = std::move(*note);
   }
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 std::string note_of_detail(std::string_view detail) {
-  try {
-    const json j = json::parse(detail, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) return "";
-    const auto it = j.find("note");
-    if (it == j.end() || !it->is_object()) return "";
-    return it->dump(-1, ' ', false, json::error_handler_t::replace);
-  } catch (const std::exception&) {
-    return "";
-  }
+  const auto j = read_detail(detail);
+  if (!j || !j->is_object()) return "";
+  const auto it = j->find("note");
+  if (it == j->end() || !it->is_object()) return "";
+  return it->dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Result<std::string> compact_note(std::string_view note, std::size_t max_bytes) {
@@ -284,13 +285,14 @@ Result<std::string> compact_note(std::string_view note, std::size_t max_bytes) {
     return fail(Errc::invalid_argument, "the journal note is " + std::to_string(note.size()) + " bytes; at most " +
                                             std::to_string(max_bytes) + " are kept");
   }
-  try {
-    const json j = json::parse(note, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) return fail(Errc::invalid_argument, "the journal note is not a JSON object");
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-  } catch (const std::exception& e) {
-    return fail(Errc::invalid_argument, std::string("the journal note cannot be read: ") + e.what());
+  auto j = wire::parse_json(note, "the journal note");
+  if (!j) return fail(Errc::invalid_argument, j.error().message);
+  if (!j->is_object()) return fail(Errc::invalid_argument, "the journal note is not a JSON object");
+  if (wire::json_depth(*j) > kMaxNoteDepth) {
+    return fail(Errc::invalid_argument,
+                "the journal note nests deeper than " + std::to_string(kMaxNoteDepth) + " levels");
   }
+  return j->dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace courier::journal

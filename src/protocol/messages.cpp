@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/frame.hpp"
+#include "wire/json.hpp"
 
 namespace courier::protocol {
 
@@ -117,49 +118,15 @@ Result<void> nonempty(const std::string& type, const char* field, const std::str
   return {};
 }
 
-// A key as it may appear in an error: at most 64 bytes, cut on a UTF-8
-// character boundary (the key comes from the peer and may be 1 MiB long).
-std::string key_for_error(const std::string& key) {
-  constexpr std::size_t kMax = 64;
-  if (key.size() <= kMax) return key;
-  std::size_t n = kMax;
-  while (n > 0 && (static_cast<unsigned char>(key[n]) & 0xC0) == 0x80) --n;
-  return key.substr(0, n) + "...";
-}
-
 Result<json> parse_object(std::string_view text) {
   if (!is_valid_utf8(text)) return fail(Errc::invalid_utf8, "message is not valid UTF-8");
-  // JSON leaves duplicate keys to the reader (RFC 8259, section 4) and
-  // nlohmann/json keeps the last one, so {"status":"failed","status":
-  // "delivered"} would read as delivered while another reader sees failed.
-  // The parser's callback sees each key as it is parsed: a key that occurs
-  // twice in one object, at any depth, makes the whole message an error.
-  std::vector<std::set<std::string>> open_objects;  // keys seen, per object being parsed
-  std::optional<std::string> duplicate;
-  const json::parser_callback_t on_event = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-        open_objects.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-        if (!open_objects.empty()) open_objects.pop_back();
-        break;
-      case json::parse_event_t::key:
-        if (!open_objects.empty() && parsed.is_string() &&
-            !open_objects.back().insert(parsed.get_ref<const std::string&>()).second && !duplicate) {
-          duplicate = parsed.get_ref<const std::string&>();
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  json j = json::parse(text.begin(), text.end(), on_event, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return fail(Errc::malformed_json, "message is not valid JSON");
-  if (duplicate) {
-    return fail(Errc::duplicate_key, "message has the key '" + key_for_error(*duplicate) + "' twice in one object");
-  }
+  // The one bounded reader: a key twice in one object ({"status":"failed",
+  // "status":"delivered"} would read as delivered with nlohmann/json alone),
+  // nesting past wire::kMaxJsonDepth and text past wire::kMaxJsonBytes all
+  // make the whole message an error.
+  auto parsed = wire::parse_json(text, "message");
+  if (!parsed) return tl::unexpected(parsed.error());
+  json j = std::move(*parsed);
   if (!j.is_object()) return fail(Errc::malformed_json, "message is not a JSON object");
   auto t = j.find("type");
   if (t == j.end()) return fail(Errc::missing_field, "message: missing field 'type'");

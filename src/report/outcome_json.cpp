@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sys/clock.hpp"
+#include "wire/json.hpp"
 
 namespace courier::report {
 
@@ -320,9 +321,12 @@ Result<DecodedOutcome> outcome_from_json(const json& doc) {
 }
 
 Result<DecodedOutcome> outcome_from_json(std::string_view text) {
-  auto doc = json::parse(text, nullptr, false);
-  if (doc.is_discarded()) return fail(Errc::invalid_argument, "the outcome document is not JSON");
-  return outcome_from_json(doc);
+  auto doc = wire::parse_json(text, "the outcome document");
+  if (!doc && doc.error().code == Errc::malformed_json) {
+    return fail(Errc::invalid_argument, "the outcome document is not JSON");
+  }
+  if (!doc) return fail(Errc::invalid_argument, doc.error().message);  // too large, too deep, a key twice
+  return outcome_from_json(*doc);
 }
 
 }  // namespace courier::report

@@ -1,4 +1,5 @@
-// api.cpp — the routes of /v1, the request checks, and the JSON documents.
+// api.cpp — the routes of /v1 and the JSON documents; the POST body is read
+// in submit_body.*, with the repository looked at here.
 #include "service/api.hpp"
 
 #include <filesystem>
@@ -6,9 +7,8 @@
 #include "journal/journal.hpp"
 #include "repo/repository.hpp"
 #include "report/outcome_json.hpp"
-#include "transport/oid.hpp"
-#include "transport/refname.hpp"
 #include "wire/grammar.hpp"
+#include "wire/json.hpp"
 #include "wire/remote.hpp"
 
 namespace courier::service {
@@ -26,180 +26,26 @@ ApiResponse document(int status, const json& j) {
   return r;
 }
 
-// A refused field: its status, code, field name and message.
-struct Refusal {
-  int status = 400;
-  std::string code;
-  std::string field;
-  std::string message;
-};
-
-tl::unexpected<Refusal> refuse(int status, std::string code, std::string field, std::string message) {
-  return tl::unexpected(Refusal{status, std::move(code), std::move(field), std::move(message)});
-}
-
-const char* const kPostFields[] = {"repo",     "remote",     "ref",    "oid", "rev",
-                                   "deadline", "credential", "update", "id",  "remote_progress"};
-
-tl::expected<std::string, Refusal> string_field(const json& body, const char* name, bool required) {
-  if (!body.contains(name)) {
-    if (required) return refuse(400, "missing_field", name, std::string("\"") + name + "\" is required");
-    return std::string();
-  }
-  if (!body[name].is_string()) return refuse(400, "bad_field", name, std::string("\"") + name + "\" must be a string");
-  return body[name].get<std::string>();
-}
-
-// "deadline": a duration as the CLI spells it ("90s", "2m30s") or a number
-// of seconds; at most 24 h.
-tl::expected<std::chrono::milliseconds, Refusal> deadline_field(const json& body) {
-  if (!body.contains("deadline")) return wire::kDefaultDeadline;
-  const json& v = body["deadline"];
-  std::string text;
-  if (v.is_string()) {
-    text = v.get<std::string>();
-  } else if (v.is_number_unsigned() || v.is_number_integer()) {
-    text = std::to_string(v.get<long long>());
-  } else if (v.is_number_float()) {
-    text = v.dump();
-  } else {
-    return refuse(400, "bad_field", "deadline", "\"deadline\" must be a duration (\"90s\") or a number of seconds");
-  }
-  auto d = wire::parse_duration(text);
-  if (!d) return refuse(400, "bad_field", "deadline", d.error().message);
-  if (*d > wire::kMaxDeadline) return refuse(400, "bad_field", "deadline", "\"deadline\" is longer than 24 h");
-  return *d;
-}
-
-// The repository: absolute, existing, and (symlinks resolved) under the root.
-tl::expected<std::string, Refusal> repo_field(const json& body, const std::string& root) {
-  auto repo = string_field(body, "repo", true);
-  if (!repo) return tl::unexpected(repo.error());
-  if (repo->empty() || (*repo)[0] != '/') return refuse(400, "bad_field", "repo", "\"repo\" must be an absolute path");
-  std::error_code ec;
-  const auto real = std::filesystem::canonical(*repo, ec);
-  if (ec) return refuse(400, "bad_field", "repo", "\"repo\": no repository at " + *repo);
-  const std::string path = real.string();
-  if (path != root && path.rfind(root == "/" ? root : root + "/", 0) != 0) {
-    return refuse(403, "repo_outside_root", "repo", "\"repo\" " + *repo + " is outside the service's --repo-root");
-  }
-  return path;
-}
-
-tl::expected<void, Refusal> update_field(const json& body, SubmitInput& in) {
-  if (!body.contains("update")) return {};
-  const json& u = body["update"];
-  if (u.is_string() && u == "fast_forward") return {};
-  if (u.is_string() && u == "force") {
-    in.update = UpdateMode::force;
-    return {};
-  }
-  if (u.is_object() && u.size() == 1 && u.contains("expect_old") && u["expect_old"].is_string() &&
-      transport::is_valid_oid(u["expect_old"].get<std::string>())) {
-    in.update = UpdateMode::expect_old;
-    in.expect_old = u["expect_old"].get<std::string>();
-    return {};
-  }
-  return refuse(400, "bad_field", "update",
-                "\"update\" is \"fast_forward\", \"force\" or {\"expect_old\": a full 40-hex id (all zeros: absent)}");
-}
-
-// The object: exactly one of "oid" (a full id) and "rev" (a revision of the
-// repository, looked up here with the CLI's rules), checked to be a commit
-// or an annotated tag of one.
-tl::expected<void, Refusal> object_field(const json& body, SubmitInput& in) {
-  auto oid = string_field(body, "oid", false);
-  if (!oid) return tl::unexpected(oid.error());
-  auto rev = string_field(body, "rev", false);
-  if (!rev) return tl::unexpected(rev.error());
-  if (body.contains("oid") == body.contains("rev")) {
-    return refuse(400, body.contains("oid") ? "bad_field" : "missing_field", "oid",
-                  "give exactly one of \"oid\" and \"rev\"");
-  }
-  if (body.contains("oid")) {
-    if (!transport::is_valid_oid(*oid)) return refuse(400, "bad_field", "oid", "\"oid\" must be a full 40-hex id");
-    if (auto ok = repo::check_gated_object(in.repo, *oid); !ok) {
-      return refuse(400, "bad_field", "oid", ok.error().message);
+// The service's look at a repository: the filesystem and libgit2.
+RepositoryChecks repository_checks(const std::string& root) {
+  RepositoryChecks c;
+  c.locate = [root](const std::string& repo) -> tl::expected<std::string, Refusal> {
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(repo, ec);
+    if (ec) return tl::unexpected(Refusal{400, "bad_field", "repo", "\"repo\": no repository at " + repo});
+    const std::string path = real.string();
+    if (path != root && path.rfind(root == "/" ? root : root + "/", 0) != 0) {
+      return tl::unexpected(
+          Refusal{403, "repo_outside_root", "repo", "\"repo\" " + repo + " is outside the service's --repo-root"});
     }
-    in.oid = *oid;
-    return {};
-  }
-  if (auto ok = repo::check_bounded_revision("\"rev\"", *rev); !ok) {
-    return refuse(400, "bad_field", "rev", ok.error().message);
-  }
-  auto id = repo::resolve_revision(in.repo, *rev);
-  if (!id) return refuse(400, "bad_field", "rev", id.error().message);
-  if (auto ok = repo::check_gated_object(in.repo, *id); !ok) return refuse(400, "bad_field", "rev", ok.error().message);
-  in.oid = *id;
-  return {};
-}
-
-tl::expected<void, Refusal> remote_field(const json& body, bool allow_http_loopback, SubmitInput& in) {
-  auto remote = string_field(body, "remote", true);
-  if (!remote) return tl::unexpected(remote.error());
-  // The one URL owner (H2): a password, an ambiguous spelling or a
-  // malformed URL is refused here; only the canonical form is kept.
-  auto parsed = wire::parse_remote(*remote);
-  if (!parsed) return refuse(400, "bad_remote", "remote", parsed.error().message);
-  if (parsed->user) {
-    return refuse(400, "bad_remote", "remote",
-                  "\"remote\" carries user information; name a credential of the service instead");
-  }
-  if (auto ok = wire::check_scheme(parsed->url, allow_http_loopback); !ok) {
-    return refuse(400, "bad_remote", "remote", ok.error().message);
-  }
-  in.remote = parsed->canonical;
-  in.remote_canonical = parsed->canonical;
-  return {};
-}
-
-// Every field of the POST body, in the order a person would fix them.
-tl::expected<SubmitInput, Refusal> submission(const json& body, const ApiConfig& config) {
-  if (!body.is_object()) return refuse(400, "bad_json", "", "the body must be a JSON object");
-  for (auto it = body.begin(); it != body.end(); ++it) {
-    if (std::find(std::begin(kPostFields), std::end(kPostFields), it.key()) == std::end(kPostFields)) {
-      return refuse(400, "unknown_field", it.key(), "unknown field \"" + it.key() + "\"");
-    }
-  }
-  SubmitInput in;
-  auto id = string_field(body, "id", false);
-  if (!id) return tl::unexpected(id.error());
-  if (!id->empty() || body.contains("id")) {
-    if (auto ok = wire::check_delivery_id(*id); !ok) return refuse(400, "bad_field", "id", ok.error().message);
-    in.id = *id;
-  }
-  auto repo = repo_field(body, config.repo_root);
-  if (!repo) return tl::unexpected(repo.error());
-  in.repo = *repo;
-  if (auto ok = remote_field(body, config.allow_http_loopback, in); !ok) return tl::unexpected(ok.error());
-  auto ref = string_field(body, "ref", true);
-  if (!ref) return tl::unexpected(ref.error());
-  if (!transport::is_valid_push_refname(*ref)) {
-    return refuse(400, "bad_field", "ref", "\"ref\" must be a full ref name to update (e.g. refs/heads/main)");
-  }
-  in.ref = *ref;
-  auto deadline = deadline_field(body);
-  if (!deadline) return tl::unexpected(deadline.error());
-  in.deadline = *deadline;
-  auto credential = string_field(body, "credential", false);
-  if (!credential) return tl::unexpected(credential.error());
-  if (body.contains("credential")) {
-    auto it = config.credentials.find(*credential);
-    if (it == config.credentials.end()) {
-      return refuse(400, "unknown_credential", "credential", "no credential named \"" + *credential + "\"");
-    }
-    in.credential = it->first;
-    in.credential_spec = it->second;
-  }
-  if (auto ok = update_field(body, in); !ok) return tl::unexpected(ok.error());
-  if (body.contains("remote_progress")) {
-    if (!body["remote_progress"].is_boolean()) {
-      return refuse(400, "bad_field", "remote_progress", "\"remote_progress\" must be true or false");
-    }
-    in.remote_progress = body["remote_progress"].get<bool>();
-  }
-  if (auto ok = object_field(body, in); !ok) return tl::unexpected(ok.error());
-  return in;
+    return path;
+  };
+  c.gated_object = [](const std::string& repo, const std::string& oid) { return repo::check_gated_object(repo, oid); };
+  c.resolve_revision = [](const std::string& repo, const std::string& rev) -> Result<std::string> {
+    if (auto ok = repo::check_bounded_revision("\"rev\"", rev); !ok) return tl::unexpected(ok.error());
+    return repo::resolve_revision(repo, rev);
+  };
+  return c;
 }
 
 json outcome_doc(const Outcome& o, const std::string& remote, const std::string& ref, const std::string& oid) {
@@ -218,8 +64,10 @@ json transitions(const std::optional<journal::Record>& r) {
   json out = json::array();
   if (!r) return out;
   for (const auto& e : r->entries) {
-    json detail = json::parse(e.detail, nullptr, false);
-    if (detail.is_discarded()) detail = json::object();
+    // A row of the shared database may be hostile: read through the one
+    // bounded reader, and an unreadable detail is shown as empty.
+    auto parsed = wire::parse_json(e.detail, "the entry's detail");
+    json detail = parsed ? std::move(*parsed) : json::object();
     out.push_back({{"step", journal::step_name(e.step)},
                    {"attempt", e.attempt},
                    {"at_unix_ms", e.at_unix_ms},
@@ -323,9 +171,7 @@ ApiResponse Api::post_delivery(const ApiRequest& r) {
     return err(413, "body_too_large", "", "the body is larger than " + std::to_string(kMaxBody) + " bytes");
   }
   if (deliveries_.draining()) return err(503, "draining", "", "the service is stopping and accepts no delivery");
-  json body = json::parse(r.body, nullptr, false);
-  if (body.is_discarded()) return err(400, "bad_json", "", "the body is not JSON");
-  auto in = submission(body, config_);
+  auto in = read_submission(r.body, config_, repository_checks(config_.repo_root));
   if (!in) return err(in.error().status, in.error().code, in.error().field, in.error().message);
   SubmitResult s = deliveries_.submit(*in);
   switch (s.kind) {

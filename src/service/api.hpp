@@ -13,6 +13,7 @@
 
 #include "service/deliveries.hpp"
 #include "service/metrics.hpp"
+#include "service/submit_body.hpp"
 
 namespace courier::service {
 
@@ -34,13 +35,6 @@ struct ApiResponse {
   std::vector<std::pair<std::string, std::string>> headers;
   // For an event stream: the body comes from here, as it grows.
   std::unique_ptr<EventStream> stream;
-};
-
-// What the API checks requests against (the service's configuration).
-struct ApiConfig {
-  std::string repo_root;                           // canonical; a repo must be under it
-  std::map<std::string, std::string> credentials;  // name -> spelling (key:FILE, ...)
-  bool allow_http_loopback = false;
 };
 
 class Api {

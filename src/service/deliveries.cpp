@@ -491,9 +491,11 @@ RevokeResult Deliveries::revoke(const std::string& id, const std::string& cause)
     if (!has_handle) d->impl->revoke_cause = cause;
   }
   log_event(LogLevel::info, "revoke", {{"delivery", id}, {"cause", cause}});
-  if (has_handle) d->impl->handle.revoke(cause);
+  // The handle says whether the revocation won before the dispatch claim;
+  // the outcome that says so is recorded later, on the executor's thread.
+  const RevokeAnswer answer = has_handle ? d->impl->handle.revoke(cause) : RevokeAnswer::repeated;
   auto o = d->outcome();
-  if (o && o->kind == OutcomeKind::cancelled_no_dispatch) {
+  if (answer == RevokeAnswer::cancelled || (o && o->kind == OutcomeKind::cancelled_no_dispatch)) {
     r.kind = RevokeResult::Kind::cancelled_no_dispatch;
     r.outcome = o;
   } else {

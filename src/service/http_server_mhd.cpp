@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "auth/verify.hpp"
 #include "service/service_log.hpp"
 #include "sys/service_socket.hpp"
 
@@ -113,11 +114,10 @@ std::optional<ApiResponse> refuse_caller(const DaemonContext& ctx, MHD_Connectio
   HttpServer::Impl& s = *ctx.server;
   if (ctx.tcp) {
     const char* auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    const std::string presented = auth ? auth : "";
-    const std::string prefix = "Bearer ";
-    if (presented.rfind(prefix, 0) == 0 && token_matches(presented.substr(prefix.size()), s.opt.token)) {
-      return std::nullopt;
-    }
+    // The scheme's name is case-insensitive (RFC 9110, section 11.1):
+    // "bearer" and "BEARER" are "Bearer".
+    const auto presented = auth::bearer_token(auth ? auth : "");
+    if (presented && token_matches(*presented, s.opt.token)) return std::nullopt;
     log_event(LogLevel::warn, "caller_refused", {{"transport", "tcp"}, {"why", auth ? "wrong token" : "no token"}});
     ApiResponse r = s.api->error(401, "unauthorized", "", "a bearer token is required (Authorization: Bearer TOKEN)");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");

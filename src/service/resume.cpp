@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "service/service_log.hpp"
+#include "wire/json.hpp"
 
 namespace courier::service {
 
@@ -21,8 +22,9 @@ std::string note_text(const ServiceNote& n) {
 std::optional<ServiceNote> note_from(std::string_view note) {
   if (note.empty()) return std::nullopt;
   try {
-    const json j = json::parse(note, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) return std::nullopt;
+    const auto parsed = wire::parse_json(note, "the service's note");
+    if (!parsed || !parsed->is_object()) return std::nullopt;
+    const json& j = *parsed;
     const auto service = j.find("service");
     if (service == j.end() || !service->is_boolean() || !service->get<bool>()) return std::nullopt;
     ServiceNote n;

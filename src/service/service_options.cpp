@@ -5,11 +5,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "sys/service_socket.hpp"
 #include "sys/state_paths.hpp"
 #include "wire/grammar.hpp"
+#include "wire/json.hpp"
 
 namespace courier::service {
 
@@ -124,11 +124,14 @@ Result<std::vector<std::pair<std::string, std::string>>> read_flags(const std::v
 Result<std::vector<std::pair<std::string, std::string>>> read_config(const std::string& path) {
   std::ifstream in(path);
   if (!in) return fail(Errc::invalid_argument, "--config " + path + ": cannot be read");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return fail(Errc::invalid_argument, "--config " + path + ": not a JSON object");
+  // At most one byte past the cap is read: the bounded reader refuses more.
+  std::string contents(wire::kMaxJsonBytes + 1, '\0');
+  in.read(contents.data(), static_cast<std::streamsize>(contents.size()));
+  contents.resize(static_cast<std::size_t>(in.gcount()));
+  auto parsed = wire::parse_json(contents, "--config " + path);
+  if (!parsed) return fail(Errc::invalid_argument, parsed.error().message);
+  const json& j = *parsed;
+  if (!j.is_object()) return fail(Errc::invalid_argument, "--config " + path + ": not a JSON object");
   std::vector<std::pair<std::string, std::string>> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& key = it.key();
