@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "service/credential_scope.hpp"
 #include "service/deliveries.hpp"
 #include "service/metrics.hpp"
 
@@ -39,7 +40,7 @@ struct ApiResponse {
 // What the API checks requests against (the service's configuration).
 struct ApiConfig {
   std::string repo_root;                           // canonical; a repo must be under it
-  std::map<std::string, std::string> credentials;  // name -> spelling (key:FILE, ...)
+  ServiceCredentials credentials;  // name -> spelling (key:FILE, ...) and scope
   bool allow_http_loopback = false;
 };
 
