@@ -56,8 +56,7 @@ struct ScopeScene {
   // https://127.0.0.1:PORT/org, the URL prefix `ci` may be sent to.
   std::string scope() const { return "https://127.0.0.1:" + std::to_string(inside.port()) + "/org"; }
   std::vector<std::string> flags() const {
-    return {"--ca-file",          ca_bundle, "--credential", "ci=bearer:" + token_file,
-            "--credential-scope", "ci=" + scope()};
+    return {"--ca-file", ca_bundle, "--credential", "ci=bearer:" + token_file, "--credential-scope", "ci=" + scope()};
   }
   json body(const std::string& remote) const {
     return {{"repo", source}, {"remote", remote}, {"ref", "refs/heads/main"}, {"rev", "HEAD"}, {"credential", "ci"}};

@@ -39,7 +39,7 @@ struct ApiResponse {
 
 // What the API checks requests against (the service's configuration).
 struct ApiConfig {
-  std::string repo_root;                           // canonical; a repo must be under it
+  std::string repo_root;           // canonical; a repo must be under it
   ServiceCredentials credentials;  // name -> spelling (key:FILE, ...) and scope
   bool allow_http_loopback = false;
 };

@@ -56,8 +56,8 @@ Result<ServiceCredentials> service_credentials(const std::map<std::string, std::
     const std::vector<std::string>& entries = it == scopes.end() ? none : it->second;
     if (entries.empty()) {
       return fail(Errc::invalid_argument,
-                  "--credential " + name + " has no scope, so any remote a caller names would receive it: " +
-                      how_to_scope(name));
+                  "--credential " + name +
+                      " has no scope, so any remote a caller names would receive it: " + how_to_scope(name));
     }
     ServiceCredential c{spec, {}};
     for (const std::string& entry : entries) {

@@ -18,11 +18,10 @@ namespace {
 using nlohmann::json;
 
 const std::set<std::string> kSwitches = {"allow-http-loopback", "help"};
-const std::set<std::string> kValued = {"socket",       "listen",     "api-token-file",   "workers",      "warm",
-                                       "journal",      "lane-dir",   "repo-root",        "credential",   "allow-uid",
-                                       "allow-gid",    "max-queued", "drain-timeout",    "ca-file",      "config",
-                                       "state",        "host-id",    "lease-ttl",        "lease-margin", "stop-bound",
-                                       "credential-scope"};
+const std::set<std::string> kValued = {
+    "socket",    "listen",     "api-token-file", "workers",   "warm",         "journal",       "lane-dir",
+    "repo-root", "credential", "allow-uid",      "allow-gid", "max-queued",   "drain-timeout", "ca-file",
+    "config",    "state",      "host-id",        "lease-ttl", "lease-margin", "stop-bound",    "credential-scope"};
 const std::set<std::string> kRepeatable = {"credential", "credential-scope", "allow-uid", "allow-gid"};
 
 Result<std::uint64_t> count(const std::string& flag, const std::string& v, std::uint64_t min, std::uint64_t max) {
