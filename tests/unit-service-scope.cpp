@@ -140,6 +140,35 @@ TEST_SUITE("service-scope") {
   }
 
   TEST_CASE(
+      "A2 SVC: push --via naming the service's credential for a remote outside its scope is a usage error (exit 2) "
+      "saying credential_out_of_scope; the remote's server sees nothing") {
+    ScopeScene s;
+    test::ServeProcess svc(s.dir.path() + "/state", s.root, s.flags());
+    REQUIRE_MESSAGE(svc.up(), svc.log());
+    const std::string elsewhere = s.outside.url("org/r");
+    std::vector<std::string> argv = {"/usr/bin/env", "-i"};
+    for (const auto& e : test::cli_env()) argv.push_back(e);
+    for (const auto& a : {"HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"})
+      argv.push_back(a);
+    for (const auto& a : {std::string(COURIER_BINARY), std::string("push"), std::string("--via"), svc.socket(),
+                          std::string("--credential"), std::string("ci"), std::string("--repo"), s.source,
+                          std::string("--remote"), elsewhere, std::string("--ref"), std::string("refs/heads/main"),
+                          std::string("--rev"), std::string("HEAD"), std::string("--json")}) {
+      argv.push_back(a);
+    }
+    const auto r = test::run(argv);
+    CHECK_MESSAGE(r.exit_code == 2, std::string(r.out + r.err));
+    const json j = json::parse(r.out, nullptr, false);
+    CHECK((j.is_object() && j.value("outcome", "") == "usage"));
+    const std::string message = j.is_object() ? j.value("message", "") : "";
+    CHECK_MESSAGE(message.find("credential_out_of_scope") != std::string::npos, r.out);
+    CHECK(r.out.find(kToken) == std::string::npos);
+    CHECK(s.outside.journal().empty());
+    CHECK(journalled(svc.journal()).empty());
+    CHECK(svc.stop() == 0);
+  }
+
+  TEST_CASE(
       "A2 SVC: serve refuses to start with a credential that has no scope, on the command line or in --config, "
       "and says how to add one") {
     ScopeScene s;
