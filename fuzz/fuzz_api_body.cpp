@@ -34,7 +34,7 @@ service::RepositoryChecks checks() {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const service::RepositoryChecks kChecks = checks();
-  static const service::ApiConfig kConfig{"/srv", {{"deploy", "credential"}}, true};
+  static const service::ApiConfig kConfig{"/srv", {{"deploy", {"credential", {"https://h/"}}}}, true};
   const std::string_view body(reinterpret_cast<const char*>(data), size);
   auto in = service::read_submission(body, kConfig, kChecks);
   if (!in) {

@@ -29,7 +29,7 @@ struct Router {
   static service::ApiConfig config(const std::string& root) {
     service::ApiConfig c;
     c.repo_root = std::filesystem::canonical(root).string();
-    c.credentials = {{"deploy", "credential"}};
+    c.credentials = {{"deploy", {"credential", {"https://h/"}}}};
     return c;
   }
 
@@ -95,6 +95,8 @@ TEST_CASE("SVC api: a refused POST names its code and field before anything is s
        "bad_field", "deadline"},
       {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "credential": "x"})", 400,
        "unknown_credential", "credential"},
+      {R"({"repo": ")" + repo + R"(", "remote": "https://h2/r.git", "ref": "refs/heads/main", "credential": "deploy"})",
+       403, "credential_out_of_scope", "credential"},
       {R"({"repo": ")" + repo +
            R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "update": {"expect_old": "1"}})",
        400, "bad_field", "update"},
@@ -197,10 +199,12 @@ TEST_CASE("SVC: serve's options: defaults, repeatable flags, --config with the c
   REQUIRE_FALSE(none.has_value());
   CHECK(none.error().message.find("--repo-root") != std::string::npos);
   auto o = service::parse_service_options({"--repo-root", "/srv", "--credential", "a=credential", "--credential",
-                                           "b=key:/k.pem", "--allow-uid", "7", "--allow-gid", "8", "--workers=2"});
+                                           "b=key:/k.pem", "--credential-scope", "b=https://h/x", "--credential-scope",
+                                           "b=https://h/y", "--allow-uid", "7", "--allow-gid", "8", "--workers=2"});
   REQUIRE(o.has_value());
   CHECK(o->credentials.size() == 2);
   CHECK(o->credentials["b"] == "key:/k.pem");
+  CHECK(o->credential_scopes["b"] == std::vector<std::string>{"https://h/x", "https://h/y"});
   CHECK(o->allow_uids == std::vector<std::uint32_t>{7});
   CHECK(o->allow_gids == std::vector<std::uint32_t>{8});
   CHECK(o->workers == 2);
@@ -209,18 +213,20 @@ TEST_CASE("SVC: serve's options: defaults, repeatable flags, --config with the c
   test::TempDir dir;
   const std::string file = dir.path() + "/serve.json";
   test::write_file(file, R"({"repo-root": "/from-file", "workers": 9, "credential": ["c=credential"],
-                             "drain-timeout": "5s", "allow-http-loopback": true})");
+                             "credential-scope": ["c=https://h/"], "drain-timeout": "5s", "allow-http-loopback": true})");
   auto c = service::parse_service_options({"--config", file, "--workers", "3"});
   REQUIRE(c.has_value());
   CHECK(c->repo_root == "/from-file");
   CHECK(c->workers == 3);
   CHECK(c->credentials.count("c") == 1);
+  CHECK(c->credential_scopes["c"] == std::vector<std::string>{"https://h/"});
   CHECK(c->drain_timeout == std::chrono::seconds(5));
   CHECK(c->allow_http_loopback);
   for (std::vector<std::string> bad : {std::vector<std::string>{"--repo-root", "/r", "--listen", "127.0.0.1:80"},
                                        {"--repo-root", "/r", "--listen", "0.0.0.0:80", "--api-token-file", "/t"},
                                        {"--repo-root", "/r", "--workers", "0"},
                                        {"--repo-root", "/r", "--credential", "nameless"},
+                                       {"--repo-root", "/r", "--credential-scope", "https://h/"},
                                        {"--repo-root", "/r", "--drain-timeout", "forever"},
                                        {"--repo-root", "/r", "--bogus"}}) {
     CAPTURE(bad.back());

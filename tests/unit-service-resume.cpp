@@ -417,8 +417,9 @@ TEST_SUITE("service-resume") {
       service::ServiceNote named;
       named.credential = "buyer-7";
       CHECK_FALSE(service::resubmission(service::LeftBehind{q.submission, named}, {}).has_value());
-      CHECK(service::resubmission(service::LeftBehind{q.submission, named}, {{"buyer-7", "bearer:/x"}})->credential ==
-            "buyer-7");
+      CHECK(service::resubmission(service::LeftBehind{q.submission, named},
+                                  {{"buyer-7", {"bearer:/x", {q.submission.remote}}}})
+                ->credential == "buyer-7");
       auto again = service::find_left_behind(**j);
       REQUIRE(again.has_value());
       CHECK(again->empty());

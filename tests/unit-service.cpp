@@ -294,7 +294,7 @@ TEST_SUITE("service") {
   }
 
   TEST_CASE("SVC: every bad input gets its 4xx naming the field, and nothing is journalled") {
-    Scene s({"--credential", "deploy=credential"}, 2);
+    Scene s({"--credential", "deploy=credential", "--credential-scope", "deploy=https://git.example/"}, 2);
     test::TempDir outside;
     test::make_source_repo(outside.path() + "/elsewhere", 1);
     std::filesystem::create_symlink(outside.path() + "/elsewhere", s.svc->root + "/link");
@@ -313,6 +313,7 @@ TEST_SUITE("service") {
         {s.body("HEAD", {{"repo", s.svc->root + "/link"}}), 403, "repo_outside_root", "repo"},
         {s.body("HEAD", {{"repo", "relative/path"}}), 400, "bad_field", "repo"},
         {s.body("HEAD", {{"credential", "nobody"}}), 400, "unknown_credential", "credential"},
+        {s.body("HEAD", {{"credential", "deploy"}}), 403, "credential_out_of_scope", "credential"},
         {s.body("HEAD", {{"remote", "http://example.com/r.git"}}), 400, "bad_remote", "remote"},
         {s.body("HEAD", {{"remote", "https://user:pw@example.com/r.git"}}), 400, "bad_remote", "remote"},
         {s.body("HEAD", {{"remote", "https://example.com/a/../r.git"}}), 400, "bad_remote", "remote"},

@@ -146,8 +146,8 @@ const ManualDoc kManual = {
          "run the delivery service: a socket API for any language",
          {"serve --repo-root DIR [--socket PATH] [--listen 127.0.0.1:PORT --api-token-file FILE]",
           "      [--workers N] [--warm N] [--journal FILE | --state URL] [--host-id NAME] [--lane-dir DIR]",
-          "      [--credential NAME=key:FILE|bearer:FILE|credential]... [--allow-uid UID]...",
-          "      [--allow-gid GID]... [--max-queued N] [--drain-timeout DURATION]",
+          "      [--credential NAME=key:FILE|bearer:FILE|credential]... [--credential-scope NAME=URL]...",
+          "      [--allow-uid UID]... [--allow-gid GID]... [--max-queued N] [--drain-timeout DURATION]",
           "      [--lease-ttl DURATION] [--lease-margin DURATION] [--stop-bound DURATION]",
           "      [--ca-file FILE] [--allow-http-loopback] [--config FILE]"},
          {{"--repo-root", nullptr, "DIR", "only repositories under DIR (symbolic links resolved) may be delivered from",
@@ -168,7 +168,11 @@ const ManualDoc kManual = {
           kLaneDirOption,
           {"--credential", nullptr, "NAME=SPEC",
            "a credential requests may name: key:FILE (Ed25519 per-request token), bearer:FILE or credential (git "
-           "credential helper); repeatable",
+           "credential helper); repeatable; each needs --credential-scope",
+           nullptr},
+          {"--credential-scope", nullptr, "NAME=URL",
+           "a remote, or a URL prefix (whole path segments, same scheme, host and port), that credential NAME may be "
+           "sent to; repeatable; a request naming NAME for any other remote is refused 403 credential_out_of_scope",
            nullptr},
           {"--allow-uid", nullptr, "UID", "a uid that may call on the socket (repeatable; default: the service's own)",
            nullptr},

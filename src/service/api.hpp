@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "service/credential_scope.hpp"
 #include "service/deliveries.hpp"
 #include "service/metrics.hpp"
 #include "service/submit_body.hpp"

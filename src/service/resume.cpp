@@ -56,7 +56,7 @@ Result<std::vector<LeftBehind>> find_left_behind(journal::Journal& j) {
   return out;
 }
 
-Result<SubmitInput> resubmission(const LeftBehind& lb, const std::map<std::string, std::string>& credentials) {
+Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials& credentials) {
   const journal::Submission& s = lb.submission;
   SubmitInput in;
   in.id = s.id;
@@ -74,14 +74,19 @@ Result<SubmitInput> resubmission(const LeftBehind& lb, const std::map<std::strin
     if (it == credentials.end()) {
       return fail(Errc::invalid_argument, "its credential " + *lb.note.credential + " is no longer configured");
     }
+    // The journal is no authority on where a credential may go: the scope
+    // configured now is (a delivery whose remote left it is not resumed).
+    if (!scope_admits(it->second.scope, s.remote)) {
+      return fail(Errc::invalid_argument, out_of_scope_message(it->first, s.remote));
+    }
     in.credential = it->first;
-    in.credential_spec = it->second;
+    in.credential_spec = it->second.spec;
   }
   return in;
 }
 
 std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,
-                               const std::map<std::string, std::string>& credentials) {
+                               const ServiceCredentials& credentials) {
   std::size_t submitted = 0;
   for (const LeftBehind& lb : left) {
     const std::string& id = lb.submission.id;

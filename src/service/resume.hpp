@@ -20,6 +20,7 @@
 #include "courier/result.hpp"
 #include "courier/update_mode.hpp"
 #include "journal/journal.hpp"
+#include "service/credential_scope.hpp"
 #include "service/deliveries.hpp"
 
 namespace courier::service {
@@ -63,14 +64,15 @@ Result<std::vector<LeftBehind>> find_left_behind(journal::Journal& j);
 // first deadline (deadline_unix_ms: one that passed while the service was
 // down ends it deadline_killed before dispatch, saying so). Errors:
 // invalid_argument (the credential it named is no longer configured: it is
-// not sent without one, nor with another).
-Result<SubmitInput> resubmission(const LeftBehind& lb, const std::map<std::string, std::string>& credentials);
+// not sent without one, nor with another; or the remote is outside that
+// credential's scope).
+Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials& credentials);
 
 // Submits each left-behind delivery again through the registry (J4: the
 // next attempt of an id interrupted before its claim), logging each
 // (`resumed`, or `resume_refused` with why: it then stays `interrupted`,
 // remote_effect none, in the journal). Returns how many were submitted.
 std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,
-                               const std::map<std::string, std::string>& credentials);
+                               const ServiceCredentials& credentials);
 
 }  // namespace courier::service

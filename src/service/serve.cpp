@@ -63,7 +63,7 @@ Result<std::string> read_token(const std::string& path) {
 
 // What the command line asks for, checked before anything is bound or
 // opened: the root, every credential (its file loaded now, so a typo fails
-// at start), the token.
+// at start) and its scope, the token.
 Result<ApiConfig> api_config(const ServiceOptions& o) {
   ApiConfig c;
   std::error_code ec;
@@ -77,7 +77,10 @@ Result<ApiConfig> api_config(const ServiceOptions& o) {
     auto factory = auth::minter_factory(spec);
     if (!factory) return fail(Errc::invalid_argument, "--credential " + name + ": " + factory.error().message);
   }
-  c.credentials = o.credentials;
+  // Every credential names where it may be sent (credential_scope.hpp).
+  auto credentials = service_credentials(o.credentials, o.credential_scopes);
+  if (!credentials) return tl::unexpected(credentials.error());
+  c.credentials = std::move(*credentials);
   c.allow_http_loopback = o.allow_http_loopback;
   return c;
 }
@@ -224,7 +227,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   auto executor = std::make_unique<Executor>(executor_options(o, journal_path, std::move(read_back)));
   deliveries.attach(executor.get());
   if (!left->empty()) {
-    const std::size_t resumed = resume_left_behind(*left, deliveries, o.credentials);
+    const std::size_t resumed = resume_left_behind(*left, deliveries, config->credentials);
     log_event(LogLevel::info, "resume", {{"left_behind", left->size()}, {"resumed", resumed}});
   }
 

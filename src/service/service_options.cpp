@@ -18,11 +18,11 @@ namespace {
 using nlohmann::json;
 
 const std::set<std::string> kSwitches = {"allow-http-loopback", "help"};
-const std::set<std::string> kValued = {"socket",    "listen",     "api-token-file", "workers",      "warm",
-                                       "journal",   "lane-dir",   "repo-root",      "credential",   "allow-uid",
-                                       "allow-gid", "max-queued", "drain-timeout",  "ca-file",      "config",
-                                       "state",     "host-id",    "lease-ttl",      "lease-margin", "stop-bound"};
-const std::set<std::string> kRepeatable = {"credential", "allow-uid", "allow-gid"};
+const std::set<std::string> kValued = {
+    "socket",    "listen",     "api-token-file", "workers",   "warm",         "journal",       "lane-dir",
+    "repo-root", "credential", "allow-uid",      "allow-gid", "max-queued",   "drain-timeout", "ca-file",
+    "config",    "state",      "host-id",        "lease-ttl", "lease-margin", "stop-bound",    "credential-scope"};
+const std::set<std::string> kRepeatable = {"credential", "credential-scope", "allow-uid", "allow-gid"};
 
 Result<std::uint64_t> count(const std::string& flag, const std::string& v, std::uint64_t min, std::uint64_t max) {
   if (v.empty() || v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos) {
@@ -88,6 +88,14 @@ Result<void> apply(ServiceOptions& o, const std::string& flag, const std::string
     }
     if (o.credentials.count(name) != 0) return fail(Errc::invalid_argument, "--credential " + name + " given twice");
     o.credentials[name] = v.substr(eq + 1);
+  }
+  if (flag == "credential-scope") {
+    // NAME=URL; the URL is checked with the credentials (credential_scope.hpp).
+    const auto eq = v.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+      return fail(Errc::invalid_argument, "--credential-scope is NAME=URL (a remote or a URL prefix)");
+    }
+    o.credential_scopes[v.substr(0, eq)].push_back(v.substr(eq + 1));
   }
   return {};
 }

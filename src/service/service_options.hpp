@@ -27,7 +27,10 @@ struct ServiceOptions {
   std::optional<std::string> lane_dir;             // default: default_lane_dir(), as push
   std::string repo_root;                           // required
   std::map<std::string, std::string> credentials;  // NAME -> key:FILE | bearer:FILE | credential
-  std::vector<std::uint32_t> allow_uids;           // empty: this process's uid
+  // NAME -> the remotes or URL prefixes it may be sent to, as given
+  // (service_credentials() checks them; credential_scope.hpp).
+  std::map<std::string, std::vector<std::string>> credential_scopes;
+  std::vector<std::uint32_t> allow_uids;  // empty: this process's uid
   std::vector<std::uint32_t> allow_gids;
   std::size_t max_queued = 256;
   std::chrono::milliseconds drain_timeout{30'000};

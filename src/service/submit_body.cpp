@@ -171,8 +171,11 @@ tl::expected<SubmitInput, Refusal> submission(const json& body, const ApiConfig&
     if (it == config.credentials.end()) {
       return refuse(400, "unknown_credential", "credential", "no credential named \"" + *credential + "\"");
     }
+    if (!scope_admits(it->second.scope, in.remote_canonical)) {
+      return refuse(403, "credential_out_of_scope", "credential", out_of_scope_message(it->first, in.remote_canonical));
+    }
     in.credential = it->first;
-    in.credential_spec = it->second;
+    in.credential_spec = it->second.spec;
   }
   if (auto ok = update_field(body, in); !ok) return tl::unexpected(ok.error());
   if (body.contains("remote_progress")) {

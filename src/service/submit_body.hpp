@@ -13,14 +13,15 @@
 #include <string_view>
 
 #include "courier/result.hpp"
+#include "service/credential_scope.hpp"
 #include "service/deliveries.hpp"
 
 namespace courier::service {
 
 // What the API checks requests against (the service's configuration).
 struct ApiConfig {
-  std::string repo_root;                           // canonical; a repo must be under it
-  std::map<std::string, std::string> credentials;  // name -> spelling (key:FILE, ...)
+  std::string repo_root;           // canonical; a repo must be under it
+  ServiceCredentials credentials;  // name -> spelling (key:FILE, ...) and scope
   bool allow_http_loopback = false;
 };
 
