@@ -282,6 +282,43 @@ TEST_SUITE("seat") {
     CHECK(wire::parse_remote("https://h/%c3%a9.git")->canonical == "https://h/%C3%A9.git");
   }
 
+  TEST_CASE("H2: five spellings of one IPv6 address are one canonical remote and one lane, and share one seat") {
+    for (const char* host : {"[::1]", "[0::1]", "[0:0:0:0:0:0:0:1]", "[::0:1]", "[0000::0001]"}) {
+      CAPTURE(host);
+      auto r = wire::parse_remote(std::string("https://") + host + ":9/team/r.git");
+      REQUIRE_MESSAGE(r.has_value(), r.error().message);
+      CHECK(r->canonical == "https://[::1]:9/team/r.git");
+      CHECK(r->lane == "https://[::1]:9/team/r");
+    }
+    test::TempDir t;
+    Executor ex(options(t.path() + "/lanes"));
+    test::Latch first_dispatched;
+    DeliveryRequest r1 = request("wedge", "https://[::1]:9/team/r.git", 20000);
+    r1.on_event = [first_dispatched](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::dispatched) first_dispatched.open();
+    };
+    auto first = ex.submit(r1);
+    REQUIRE(first_dispatched.wait(20'000));
+    auto held = std::make_shared<std::promise<DeliveryEvent>>();
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    DeliveryRequest r = request("deliver", "https://[0000::0001]:9/team/r.git", 20000);
+    r.on_event = [held, once](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::pending && e.holder_delivery != 0 && !once->exchange(true)) {
+        held->set_value(e);
+      }
+    };
+    auto second = ex.submit(r);
+    auto fut = held->get_future();
+    REQUIRE(fut.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+    CHECK(fut.get().holder_delivery == first.id());
+    CHECK(second.state() == DeliveryState::pending);
+    first.revoke("done");
+    CHECK(first.wait().kind == OutcomeKind::revoked);
+    Outcome o = second.wait();
+    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK(o.timings.seat >= first.wait().timings.confirmed);
+  }
+
   TEST_CASE("H2: a password in the remote URL is refused and never repeated") {
     auto r = wire::parse_remote("https://alice:S3cretPW@127.0.0.1:8443/r.git");
     REQUIRE_FALSE(r.has_value());

@@ -2,6 +2,8 @@
 // narrowings and why).
 #include "wire/url.hpp"
 
+#include <arpa/inet.h>
+
 #include <vector>
 
 namespace courier::wire {
@@ -83,6 +85,30 @@ std::string check_host(std::string_view host) {
   }
   if (looks_numeric(host) && !dotted_quad(host)) return "a numeric host must be written as a dotted quad (a.b.c.d)";
   return {};
+}
+
+// An IPv6 literal ("[...]") in its one RFC 5952 spelling: glibc's
+// inet_ntop writes exactly that (lower-case hex, no leading zeros, the
+// longest run of zero groups as "::"), so "[0:0:0:0:0:0:0:1]", "[::0:1]"
+// and "[0000::0001]" all come out "[::1]" and get one lane. An IPv4-mapped
+// address (::ffff:a.b.c.d) reaches the same host as a.b.c.d on a dual-stack
+// socket, so it is refused with that spelling rather than given a lane of
+// its own. Returns the spelling, or sets `problem`. Only a string
+// conversion: inet_pton/inet_ntop make no system call.
+std::string canonical_ipv6(std::string_view literal, std::string& problem) {
+  const std::string inner(literal.substr(1, literal.size() - 2));
+  in6_addr addr{};
+  char text[INET6_ADDRSTRLEN] = {};
+  if (inet_pton(AF_INET6, inner.c_str(), &addr) != 1 || inet_ntop(AF_INET6, &addr, text, sizeof text) == nullptr) {
+    problem = "a malformed IPv6 literal";
+    return {};
+  }
+  if (IN6_IS_ADDR_V4MAPPED(&addr)) {
+    const std::string_view v4 = std::string_view(text).substr(std::string_view("::ffff:").size());
+    problem = "an IPv4-mapped IPv6 literal is the IPv4 address " + std::string(v4) + ": write it as " + std::string(v4);
+    return {};
+  }
+  return "[" + std::string(text) + "]";
 }
 
 // Splits "host[:port]" (an IPv6 literal keeps its brackets).
@@ -249,6 +275,11 @@ Result<Url> parse_url(std::string_view text, std::string_view what) {
   if (!hp.problem.empty()) return bad(hp.problem);
   if (auto why = check_host(hp.host); !why.empty()) return bad(why);
   u.host = ascii_lower(hp.host);
+  if (u.host.front() == '[') {
+    std::string problem;
+    u.host = canonical_ipv6(u.host, problem);
+    if (!problem.empty()) return bad(problem);
+  }
   auto port = read_port(hp.port, u.scheme);
   if (!port) return bad(port.error().message);
   u.port = *port;
