@@ -15,8 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "pg/connection.hpp"
+#include "state/state_url.hpp"
 #include "support.hpp"
 #include "wire/legs.hpp"
+#include "wire/proxy.hpp"
 #include "wire/remote.hpp"
 #include "wire/url.hpp"
 
@@ -202,6 +205,49 @@ TEST_SUITE("wire") {
       CAPTURE(bad);
       CHECK_FALSE(wire::parse_url(bad).has_value());
     }
+  }
+
+  TEST_CASE(
+      "H2: a password holding '/', '?', '#' or '@' is in no message or redaction of a remote, a proxy or a state "
+      "URL") {
+    // Each password is "Zq9" + a character parsers end the authority at + "Xw7";
+    // neither half may show anywhere.
+    for (const std::string mid : {"/", "?", "#", "@", "/a?b#", ":"}) {
+      const std::string pw = "Zq9" + mid + "Xw7";
+      const auto hidden = [&](const std::string& text) {
+        CAPTURE(text);
+        CHECK(text.find("Zq9") == std::string::npos);
+        CHECK(text.find("Xw7") == std::string::npos);
+      };
+      for (const std::string& url : {"https://alice:" + pw + "@127.0.0.1:8443/r.git", "https://" + pw + "@h/r.git",
+                                     "https://alice:" + pw + "@h:bad/r"}) {
+        CAPTURE(url);
+        hidden(wire::redact_url(url));
+        if (url.find("alice:") != std::string::npos) hidden(wire::redact_url(url, wire::Redact::password));
+        CHECK(wire::carries_password(url) == (url.find("alice:") != std::string::npos || mid == ":"));
+        if (auto u = wire::parse_url(url); !u) hidden(u.error().message);
+        auto r = wire::parse_remote(url);
+        REQUIRE_FALSE(r.has_value());
+        hidden(r.error().message);
+        if (auto p = wire::parse_proxy("http://alice:" + pw + "@127.0.0.1:3128/x"); !p) hidden(p.error().message);
+      }
+      const std::string state = "postgres://courier:" + pw + "@db.example:5432/courier?sslmode=require";
+      CAPTURE(state);
+      hidden(pg::redact_conninfo(state));
+      auto u = state::parse_state_url(state);
+      if (u) {
+        hidden(u->redacted);
+        CHECK(u->redacted.find("courier:***@") != std::string::npos);
+      } else {
+        hidden(u.error().message);
+      }
+      hidden(pg::redact_conninfo("postgres://db.example/courier?password=" + pw + "&sslmode=require"));
+      CHECK(wire::carries_password(state));
+    }
+    // A user name is kept in a state URL (it says who connects), hidden in a remote.
+    CHECK(pg::redact_conninfo("postgres://courier:pw@db/c") == "postgres://courier:***@db/c");
+    CHECK(wire::redact_url("https://tok@h/r.git") == "https://***@h/r.git");
+    CHECK_FALSE(wire::carries_password("postgres://courier@db/c"));
   }
 
   TEST_CASE("wire::Url::loopback: 127.0.0.0/8 as a dotted quad and [::1], nothing else") {

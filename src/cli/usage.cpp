@@ -145,8 +145,8 @@ const ManualDoc kManual = {
         {"serve",
          "run the delivery service: a socket API for any language",
          {"serve --repo-root DIR [--socket PATH] [--listen 127.0.0.1:PORT --api-token-file FILE]",
-          "      [--workers N] [--warm N] [--journal FILE | --state URL] [--host-id NAME] [--lane-dir DIR]",
-          "      [--credential NAME=key:FILE|bearer:FILE|credential]... [--allow-uid UID]...",
+          "      [--workers N] [--warm N] [--journal FILE | --state URL | --state-file FILE] [--host-id NAME]",
+          "      [--lane-dir DIR]", "      [--credential NAME=key:FILE|bearer:FILE|credential]... [--allow-uid UID]...",
           "      [--allow-gid GID]... [--max-queued N] [--drain-timeout DURATION]",
           "      [--lease-ttl DURATION] [--lease-margin DURATION] [--stop-bound DURATION]",
           "      [--ca-file FILE] [--allow-http-loopback] [--config FILE]"},
@@ -164,6 +164,11 @@ const ManualDoc kManual = {
           {"--warm", nullptr, "N", "keep N children spawned ahead of need (default 0)", nullptr},
           kJournalOption,
           kStateOption,
+          {"--state-file", nullptr, "FILE",
+           "the --state URL read from FILE (one line, a regular file of mode 0600 or stricter), so that a password in "
+           "it stays out of the process list; a password in --state on the command line is warned about "
+           "(config_warning): give it here, or let libpq read it from PGPASSFILE or PGPASSWORD",
+           nullptr},
           kHostIdOption,
           kLaneDirOption,
           {"--credential", nullptr, "NAME=SPEC",

@@ -67,8 +67,22 @@ struct Url {
 // never repeats user information (the URL is shown redacted).
 Result<Url> parse_url(std::string_view text, std::string_view what = "URL");
 
-// A URL as it may be shown or recorded: any user information replaced by
-// "***@", control characters by '?'. For text that may not even parse.
-std::string redact_url(std::string_view text);
+// What redact_url hides: all user information (a remote's: a user name
+// may be a token), or only its password (a state URL's: the user name says
+// who connects to the database).
+enum class Redact { userinfo, password };
+
+// A URL as it may be shown or recorded: the one redaction of URLs, for
+// remotes, proxies and state URLs alike. For text that may not even parse,
+// so it reads the user information as everything between "://" and the
+// LAST '@' (a password may hold an unencoded '/', '?' or '#'; a path that
+// holds an '@' is hidden up to it too). That part becomes "***" (or, with
+// Redact::password, what follows its first ':'); the value of any
+// `password=` query parameter becomes "***"; control characters become '?'.
+std::string redact_url(std::string_view text, Redact what = Redact::userinfo);
+
+// Whether redact_url(text, Redact::password) hides anything: a password in
+// the user information or a `password=` parameter.
+bool carries_password(std::string_view text);
 
 }  // namespace courier::wire
