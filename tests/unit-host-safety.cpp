@@ -20,8 +20,10 @@
 #include "courier/courier.hpp"
 #include "seat/lane.hpp"
 #include "wire/remote.hpp"
+#include "fixture_server.hpp"
 #include "support.hpp"
 #include "sys/flock.hpp"
+#include "sys/service_socket.hpp"
 
 using namespace courier;
 
@@ -112,6 +114,60 @@ TEST_SUITE("seat") {
     }
     CHECK_MESSAGE((mode_of(target) & 07777) == 0755, "the symlink's target was chmodded");
     CHECK(std::filesystem::is_empty(target));
+  }
+
+  TEST_CASE(
+      "H1: a trailing slash or '/.' does not get past the symlink refusal: a link another user planted, as the lane "
+      "directory or the socket's directory, writes nothing where it points") {
+    test::TempDir t;
+    // Stands in for /etc: root's, 0755, so acceptable as a directory if the link were followed.
+    const std::string target = t.path() + "/etc";
+    REQUIRE(::mkdir(target.c_str(), 0755) == 0);
+    REQUIRE(::chmod(target.c_str(), 0755) == 0);
+    // nobody's own directory, where nobody plants "link" -> target.
+    const std::string home = t.path() + "/home-nobody";
+    REQUIRE(::mkdir(home.c_str(), 0755) == 0);
+    REQUIRE(::chown(home.c_str(), kNobody, kNogroup) == 0);
+    const int fd = ::open(home.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    REQUIRE(as_nobody([&] { return ::symlinkat(target.c_str(), fd, "link") == 0; }));
+    ::close(fd);
+    const std::string link = home + "/link";
+    struct stat lst {};
+    REQUIRE(::lstat(link.c_str(), &lst) == 0);
+    REQUIRE(S_ISLNK(lst.st_mode));
+    REQUIRE(lst.st_uid == kNobody);
+    for (const std::string& spelled : {link + "/", link + "//", link + "/."}) {
+      CAPTURE(spelled);
+      auto dir = sys::LaneDir::open(spelled);
+      CHECK_FALSE(dir.has_value());
+      Outcome o;
+      {
+        Executor ex(options(spelled));
+        o = ex.submit(request("deliver", "https://127.0.0.1:9/r.git", 5000)).wait();
+        CHECK(ex.spawned() == 0);
+      }
+      CHECK(o.kind == OutcomeKind::failed);
+      CHECK_MESSAGE(std::filesystem::is_empty(target), "a lock file was written in the link's target");
+    }
+    // The command line, as the attack ran: push --lane-dir link/, serve --socket link//serve.sock.
+    const std::string repo = t.path() + "/source";
+    test::make_source_repo(repo, 1);
+    auto push = test::run({COURIER_BINARY, "push", "--lane-dir", link + "/", "--no-journal", "--repo", repo, "--remote",
+                           "https://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"},
+                          {}, test::Stdin::bytes, test::cli_env());
+    CHECK(push.exit_code == 2);
+    CHECK_MESSAGE(push.err.find("symbolic link") != std::string::npos, push.err);
+    CHECK_MESSAGE(std::filesystem::is_empty(target), "push wrote a lock file in the link's target");
+    auto sock = sys::bind_service_socket(link + "//serve.sock");
+    CHECK_FALSE(sock.has_value());
+    auto serve = test::run({COURIER_BINARY, "serve", "--repo-root", repo, "--socket", link + "//serve.sock",
+                            "--journal", t.path() + "/journal/j.sqlite", "--lane-dir", t.path() + "/lanes"},
+                           {}, test::Stdin::bytes, test::cli_env());
+    CHECK(serve.exit_code == 2);
+    CHECK_MESSAGE(serve.err.find("symbolic link") != std::string::npos, serve.err);
+    CHECK_MESSAGE(std::filesystem::is_empty(target), "serve bound its socket in the link's target");
+    CHECK_MESSAGE((mode_of(target) & 07777) == 0755, "the link's target was chmodded");
   }
 
   TEST_CASE("H1: a lane directory another user created first is refused, never chmodded") {
@@ -280,6 +336,43 @@ TEST_SUITE("seat") {
     CHECK(wire::parse_remote("https://alice@h/r.git")->user.value_or("") == "alice");
     CHECK(wire::parse_remote("https://H:443/R.git")->canonical == "https://h/R.git");  // path case kept on the wire
     CHECK(wire::parse_remote("https://h/%c3%a9.git")->canonical == "https://h/%C3%A9.git");
+  }
+
+  TEST_CASE("H2: five spellings of one IPv6 address are one canonical remote and one lane, and share one seat") {
+    for (const char* host : {"[::1]", "[0::1]", "[0:0:0:0:0:0:0:1]", "[::0:1]", "[0000::0001]"}) {
+      CAPTURE(host);
+      auto r = wire::parse_remote(std::string("https://") + host + ":9/team/r.git");
+      REQUIRE_MESSAGE(r.has_value(), r.error().message);
+      CHECK(r->canonical == "https://[::1]:9/team/r.git");
+      CHECK(r->lane == "https://[::1]:9/team/r");
+    }
+    test::TempDir t;
+    Executor ex(options(t.path() + "/lanes"));
+    test::Latch first_dispatched;
+    DeliveryRequest r1 = request("wedge", "https://[::1]:9/team/r.git", 20000);
+    r1.on_event = [first_dispatched](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::dispatched) first_dispatched.open();
+    };
+    auto first = ex.submit(r1);
+    REQUIRE(first_dispatched.wait(20'000));
+    auto held = std::make_shared<std::promise<DeliveryEvent>>();
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    DeliveryRequest r = request("deliver", "https://[0000::0001]:9/team/r.git", 20000);
+    r.on_event = [held, once](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::pending && e.holder_delivery != 0 && !once->exchange(true)) {
+        held->set_value(e);
+      }
+    };
+    auto second = ex.submit(r);
+    auto fut = held->get_future();
+    REQUIRE(fut.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+    CHECK(fut.get().holder_delivery == first.id());
+    CHECK(second.state() == DeliveryState::pending);
+    first.revoke("done");
+    CHECK(first.wait().kind == OutcomeKind::revoked);
+    Outcome o = second.wait();
+    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK(o.timings.seat >= first.wait().timings.confirmed);
   }
 
   TEST_CASE("H2: a password in the remote URL is refused and never repeated") {

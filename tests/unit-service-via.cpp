@@ -15,6 +15,7 @@
 
 #include "cli/args.hpp"
 #include "fixture_server.hpp"
+#include "report/outcome_json.hpp"
 #include "support.hpp"
 #include "sys/process.hpp"
 
@@ -145,6 +146,50 @@ std::set<std::string> keys_of(const json& j) {
   std::set<std::string> out;
   for (auto it = j.begin(); it != j.end(); ++it) out.insert(it.key());
   return out;
+}
+
+// A stand-in for the service (fixtures/scripted_service.py) that answers the
+// submission and the events exactly as written here: a confused or hostile
+// service. Started: it has said `ready` (its socket is bound).
+struct ScriptedService {
+  test::TempDir dir;
+  std::string socket;
+  std::unique_ptr<test::LineProcess> process;
+
+  ScriptedService(int submit_status, const json& submit_answer, const std::vector<json>& events) {
+    socket = dir.path() + "/serve.sock";
+    test::write_file(dir.path() + "/submit.json", submit_answer.dump());
+    std::string lines;
+    for (const auto& e : events) lines += e.dump() + "\n";
+    test::write_file(dir.path() + "/events.ndjson", lines);
+    process = std::make_unique<test::LineProcess>(
+        std::vector<std::string>{"/usr/bin/python3", COURIER_SCRIPTED_SERVICE, socket, std::to_string(submit_status),
+                                 dir.path() + "/submit.json", dir.path() + "/events.ndjson"});
+    REQUIRE_FALSE(process->wait_line("ready", 20'000).empty());
+  }
+};
+
+constexpr const char* kScriptedRemote = "https://127.0.0.1:9/r.git";
+
+// The finished event of delivery `id`, told for `facts`.
+json finished(const Outcome& o, const report::OutcomeFacts& facts) {
+  return json{{"seq", 1}, {"event", "finished"}, {"outcome", report::outcome_to_json(o, facts)}};
+}
+
+Outcome outcome(OutcomeKind kind, const std::string& id, const std::string& reason) {
+  Outcome o;
+  o.kind = kind;
+  o.delivery_id = id;
+  o.reason = reason;
+  o.remote_effect = kind == OutcomeKind::delivered ? RemoteEffect::applied : RemoteEffect::refused;
+  o.kill_domain = "process_group";
+  return o;
+}
+
+// Bytes a terminal obeys: ESC, BEL, CR, and C1's CSI in UTF-8.
+bool terminal_control_in(const std::string& text) {
+  return text.find('\x1b') != std::string::npos || text.find('\x07') != std::string::npos ||
+         text.find('\r') != std::string::npos || text.find("\xc2\x9b") != std::string::npos;
 }
 
 }  // namespace
@@ -289,6 +334,96 @@ TEST_SUITE("service-via-usage") {
                                  "https://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}));
     CHECK(r.exit_code == cli::kExitUsage);
     CHECK_MESSAGE(r.err.find("--credential names one of the service's credentials") != std::string::npos, r.err);
+  }
+
+  TEST_CASE(
+      "H1 via: a service's reason, hint and error message reach the terminal without a control character (ESC, OSC, "
+      "CR, C1)") {
+    test::TempDir dir;
+    const std::string source = dir.path() + "/source";
+    const std::string tip = test::make_source_repo(source, 1);
+    const std::string hostile =
+        "\x1b]0;owned\x07\r\x1b[2Jforged line \xc2\x9b"
+        "31m";
+    const report::OutcomeFacts facts{kScriptedRemote, "refs/heads/main", tip, "\x1b[31mhint " + hostile};
+    const std::vector<std::string> push = {COURIER_BINARY,  "push",  "--repo",          source,  "--remote",
+                                           kScriptedRemote, "--ref", "refs/heads/main", "--oid", tip};
+    {
+      ScriptedService svc(202, json{{"id", "d-1"}, {"state", "queued"}, {"attempt", 1}},
+                          {finished(outcome(OutcomeKind::rejected, "d-1", "reason " + hostile), facts)});
+      std::vector<std::string> argv = push;
+      argv.insert(argv.end(), {"--via", svc.socket});
+      auto r = test::run(env_argv(argv));
+      CHECK(r.exit_code == cli::kExitRejected);
+      CHECK_MESSAGE(r.err.find("forged line") != std::string::npos, r.err);  // told, made harmless
+      CHECK_MESSAGE(!terminal_control_in(r.err), r.err);
+    }
+    {
+      ScriptedService svc(400, json{{"error", {{"code", "bad_field"}, {"message", "no " + hostile}, {"field", "ref"}}}},
+                          {});
+      std::vector<std::string> argv = push;
+      argv.insert(argv.end(), {"--via", svc.socket});
+      auto r = test::run(env_argv(argv));
+      CHECK(r.exit_code == cli::kExitUsage);
+      CHECK_MESSAGE(r.err.find("forged line") != std::string::npos, r.err);
+      CHECK_MESSAGE(!terminal_control_in(r.err), r.err);
+    }
+  }
+
+  TEST_CASE(
+      "J4 via: an outcome for another delivery id, ref, remote or object is refused with exit 9 and never told as this "
+      "push's") {
+    test::TempDir dir;
+    const std::string source = dir.path() + "/source";
+    const std::string tip = test::make_source_repo(source, 1);
+    const json queued = {{"id", "d-1"}, {"state", "queued"}, {"attempt", 1}};
+    const report::OutcomeFacts asked{kScriptedRemote, "refs/heads/main", tip, std::nullopt};
+    struct Case {
+      std::string what;
+      std::string id;
+      report::OutcomeFacts facts;
+    };
+    const std::vector<Case> cases = {
+        {"delivery", "d-2", asked},
+        {"ref", "d-1", {kScriptedRemote, "refs/heads/other", tip, std::nullopt}},
+        {"remote", "d-1", {"https://127.0.0.1:9/other.git", "refs/heads/main", tip, std::nullopt}},
+        {"object", "d-1", {kScriptedRemote, "refs/heads/main", std::string(40, 'e'), std::nullopt}},
+    };
+    const auto run = [&](const ScriptedService& svc, std::vector<std::string> more) {
+      std::vector<std::string> argv = {COURIER_BINARY, "push",     "--via",         svc.socket, "--repo",
+                                       source,         "--remote", kScriptedRemote, "--ref",    "refs/heads/main",
+                                       "--oid",        tip,        "--json"};
+      argv.insert(argv.end(), more.begin(), more.end());
+      return test::run(env_argv(argv));
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.what);
+      ScriptedService svc(202, queued, {finished(outcome(OutcomeKind::delivered, c.id, "ok"), c.facts)});
+      auto r = run(svc, {});
+      CHECK(r.exit_code == cli::kExitMismatch);
+      CHECK(parse_json(r.out)["outcome"] == "service_mismatch");
+      CHECK_MESSAGE(r.err.find("another delivery (" + c.what) != std::string::npos, r.err);
+      CHECK_MESSAGE(r.err.find("delivered") == std::string::npos, r.err);
+    }
+    // A replayed outcome (200 at submission) is held to the same.
+    ScriptedService replay(
+        200,
+        json{{"id", "d-1"},
+             {"state", "finished"},
+             {"replayed", true},
+             {"outcome", report::outcome_to_json(outcome(OutcomeKind::delivered, "d-1", "ok"), cases[1].facts)}},
+        {});
+    CHECK(run(replay, {}).exit_code == cli::kExitMismatch);
+    // The service took another id than --delivery-id asked for.
+    ScriptedService renamed(202, queued, {finished(outcome(OutcomeKind::delivered, "d-1", "ok"), asked)});
+    auto r = run(renamed, {"--delivery-id", "mine"});
+    CHECK(r.exit_code == cli::kExitMismatch);
+    CHECK_MESSAGE(r.err.find("--delivery-id mine") != std::string::npos, r.err);
+    // The same stand-in telling this delivery's own outcome: delivered, exit 0.
+    ScriptedService right(202, queued, {finished(outcome(OutcomeKind::delivered, "d-1", "ok"), asked)});
+    auto ok = run(right, {});
+    CHECK_MESSAGE(ok.exit_code == cli::kExitOk, ok.err);
+    CHECK(parse_json(ok.out)["outcome"] == "delivered");
   }
 
   TEST_CASE("service API: push --via to a socket nobody listens on exits 3 with service_unavailable") {

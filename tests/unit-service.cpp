@@ -351,6 +351,23 @@ TEST_SUITE("service") {
     CHECK(s.svc->stop() == 0);
   }
 
+  TEST_CASE("H2: a remote's password holding '/', '?', '#' or '@' is in neither the service's 400 answer nor its log") {
+    Scene s;
+    for (const std::string mid : {"/", "?", "#", "@", "/a?b#"}) {
+      const std::string pw = "Zq9" + mid + "Xw7";
+      CAPTURE(pw);
+      Http h = s.svc->post(s.body("HEAD", {{"remote", "https://alice:" + pw + "@example.com/r.git"}}));
+      CHECK(h.status == 400);
+      CHECK(h.body["error"]["field"] == "remote");
+      CHECK_MESSAGE(h.raw.find("Zq9") == std::string::npos, h.raw);
+      CHECK_MESSAGE(h.raw.find("Xw7") == std::string::npos, h.raw);
+    }
+    CHECK(s.svc->stop() == 0);
+    CHECK(s.svc->log().find("Zq9") == std::string::npos);
+    CHECK(s.svc->log().find("Xw7") == std::string::npos);
+    CHECK(s.svc->journalled().empty());
+  }
+
   TEST_CASE(
       "SVC: on loopback TCP only a caller with the bearer token is served: none or a wrong one gets 401 and is "
       "logged, the right one submits a delivery") {

@@ -3,6 +3,7 @@
 // and the spellings that are refused exit 2 with the reason, a password
 // never printed.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -119,6 +120,88 @@ TEST_SUITE("state-cli") {
     CHECK(r.err.find("127.0.0.1:1/courier") != std::string::npos);
     CHECK(r.err.find("s3cret") == std::string::npos);
     CHECK(r.out.find("s3cret") == std::string::npos);
+  }
+
+  TEST_CASE(
+      "H2: a password holding '/', '?', '#' or '@' is printed nowhere: push's stderr and --json, log's and serve's "
+      "--state messages") {
+    test::TempDir t;
+    const std::string repo = t.path() + "/source";
+    test::make_source_repo(repo, 1);
+    for (const std::string mid : {"/", "?", "#", "@", "/a?b#"}) {
+      const std::string pw = "Zq9" + mid + "Xw7";
+      CAPTURE(pw);
+      const auto hidden = [](const test::RunResult& r) {
+        for (const std::string& text : {r.out, r.err}) {
+          CHECK_MESSAGE(text.find("Zq9") == std::string::npos, text);
+          CHECK_MESSAGE(text.find("Xw7") == std::string::npos, text);
+        }
+      };
+      for (const bool json : {false, true}) {
+        std::vector<std::string> args = {"push",
+                                         "--repo",
+                                         repo,
+                                         "--remote",
+                                         "https://alice:" + pw + "@127.0.0.1:1/r.git",
+                                         "--ref",
+                                         "refs/heads/main",
+                                         "--rev",
+                                         "HEAD",
+                                         "--lane-dir",
+                                         t.path() + "/lanes",
+                                         "--no-journal"};
+        if (json) args.emplace_back("--json");
+        auto push = courier_cli(args);
+        CHECK(push.exit_code == 2);
+        hidden(push);
+      }
+      auto log = courier_cli({"log", "--state", "postgres://courier:" + pw + "@127.0.0.1:1/courier"});
+      CHECK(log.exit_code != 0);
+      CHECK_MESSAGE(log.err.find("***@127.0.0.1:1/courier") != std::string::npos, log.err);
+      hidden(log);
+      auto serve = courier_cli({"serve", "--repo-root", t.path(), "--socket", t.path() + "/run/serve.sock", "--state",
+                                "postgres://courier:" + pw + "@127.0.0.1:1/courier"});
+      CHECK(serve.exit_code != 0);
+      hidden(serve);
+    }
+  }
+
+  TEST_CASE(
+      "H2: serve takes its --state URL from a private --state-file, and warns when a password is given on the "
+      "command line") {
+    test::TempDir t;
+    const std::string url = "postgres://courier:Zq9Xw7@127.0.0.1:1/courier";
+    const std::vector<std::string> serve = {"serve", "--repo-root", t.path(), "--socket", t.path() + "/run/serve.sock"};
+    auto with = [&](std::vector<std::string> more) {
+      std::vector<std::string> args = serve;
+      args.insert(args.end(), more.begin(), more.end());
+      return courier_cli(args);
+    };
+    // On the command line: the service says it is readable in ps (and never shows it).
+    auto argv = with({"--state", url});
+    CHECK(argv.exit_code != 0);
+    CHECK_MESSAGE(argv.err.find("\"event\":\"config_warning\"") != std::string::npos, argv.err);
+    CHECK(argv.err.find("--state-file") != std::string::npos);
+    CHECK(argv.err.find("Zq9Xw7") == std::string::npos);
+    // From a file of mode 0600: used (the unreachable server is named), no warning.
+    const std::string file = t.path() + "/state-url";
+    test::write_file(file, url + "\n");
+    REQUIRE(::chmod(file.c_str(), 0600) == 0);
+    auto from_file = with({"--state-file", file});
+    CHECK(from_file.exit_code != 0);
+    CHECK_MESSAGE(from_file.err.find("127.0.0.1:1/courier") != std::string::npos, from_file.err);
+    CHECK(from_file.err.find("config_warning") == std::string::npos);
+    CHECK(from_file.err.find("Zq9Xw7") == std::string::npos);
+    // A file others may read is refused, its contents unshown; so is naming both.
+    REQUIRE(::chmod(file.c_str(), 0644) == 0);
+    auto open_file = with({"--state-file", file});
+    CHECK(open_file.exit_code == 2);
+    CHECK_MESSAGE(open_file.err.find("chmod 600") != std::string::npos, open_file.err);
+    CHECK(open_file.err.find("Zq9Xw7") == std::string::npos);
+    REQUIRE(::chmod(file.c_str(), 0600) == 0);
+    auto both = with({"--state-file", file, "--state", "postgres://127.0.0.1:1/courier"});
+    CHECK(both.exit_code == 2);
+    CHECK(both.err.find("at most one of --state and --state-file") != std::string::npos);
   }
 
   TEST_CASE("state URL: --state with --journal, a bare path, or an unknown scheme is a usage error (exit 2)") {

@@ -22,6 +22,7 @@ inline constexpr int kExitRevoked = 5;      // revoked or cancelled_no_dispatch
 inline constexpr int kExitProtocol = 6;     // protocol_fault
 inline constexpr int kExitUnconfirmed = 7;  // unconfirmed: seat retained
 inline constexpr int kExitSignalled = 8;    // child_signalled: a signal we did not send ended the child
+inline constexpr int kExitMismatch = 9;     // push --via: the service's outcome is not this delivery's
 
 // The deadline's default and limit, and the grammars of durations and
 // delivery ids: the wire leaf's, shared with the service's API.

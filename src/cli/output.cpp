@@ -182,6 +182,13 @@ std::string json_service_unavailable(const std::string& message, std::optional<l
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string json_service_mismatch(const std::string& message) {
+  nlohmann::json j;
+  j["outcome"] = "service_mismatch";
+  j["message"] = message;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   return report::outcome_json(o, report::OutcomeFacts{f.remote, f.ref, f.oid, hint_for(o, f)});
 }

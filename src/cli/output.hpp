@@ -43,4 +43,10 @@ std::string json_usage(const std::string& message);
 // (exit code kExitFailed). One JSON object, no trailing newline.
 std::string json_service_unavailable(const std::string& message, std::optional<long> retry_after);
 
+// `push --via` got an outcome that is not for the delivery it asked for
+// (another id, ref, remote or object): {"outcome":"service_mismatch",
+// "message":...} (exit code kExitMismatch). One JSON object, no trailing
+// newline.
+std::string json_service_mismatch(const std::string& message);
+
 }  // namespace courier::cli

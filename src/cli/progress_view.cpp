@@ -2,7 +2,11 @@
 // header).
 #include "cli/progress_view.hpp"
 
+#include "wire/text.hpp"
+
 namespace courier::cli {
+
+using wire::terminal_safe;
 
 namespace {
 
@@ -26,16 +30,6 @@ std::string scaled(std::uint64_t n, const char* suffix) {
   }
   std::snprintf(buf, sizeof buf, "%llu %s%s", static_cast<unsigned long long>(n), n == 1 ? "byte" : "bytes", suffix);
   return buf;
-}
-
-// Text from the child for a terminal: it escaped every control byte
-// already; anything that still is one is shown as '?'.
-std::string terminal_safe(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  return out;
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "cli/via_client.hpp"
 #include "courier/courier.hpp"
 #include "wire/remote.hpp"
+#include "wire/text.hpp"
 #include "sys/flock.hpp"
 #include "sys/process.hpp"
 #include "sys/signals.hpp"
@@ -30,7 +31,7 @@ namespace courier::cli {
 
 // A usage error: on stderr, and with --json as the JSON object too.
 int push_usage(const PushArgs& a, const std::string& message) {
-  std::fprintf(stderr, "git-courier: push: %s\n", message.c_str());
+  std::fprintf(stderr, "git-courier: push: %s\n", wire::terminal_safe(message).c_str());
   if (a.json) {
     std::printf("%s\n", json_usage("push: " + message).c_str());
     std::fflush(stdout);
@@ -259,10 +260,12 @@ int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
     std::fprintf(stderr, "git-courier: pack engine: %s\n", o.pack_engine->c_str());
   if (a.json) std::printf("%s\n", json_report(o, facts).c_str());
   if (!a.quiet || code != kExitOk) {
-    if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", human_line(o, facts).c_str());
+    if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", wire::terminal_safe(human_line(o, facts)).c_str());
   }
   if (code != kExitOk) {
-    if (const std::string hint = hint_for(o, facts); !hint.empty()) std::fprintf(stderr, "hint: %s\n", hint.c_str());
+    if (const std::string hint = hint_for(o, facts); !hint.empty()) {
+      std::fprintf(stderr, "hint: %s\n", wire::terminal_safe(hint).c_str());
+    }
   }
   std::fflush(stdout);
   std::fflush(stderr);
@@ -285,7 +288,7 @@ int report_and_read_back(const PushArgs& a, const HttpSettings& http, const Deli
   const int code = report(a, o, facts);
   if (look && !a.json) {
     read_back_into(a, http, facts, o);
-    std::fprintf(stderr, "%s\n", observed_line(*o.observed_after).c_str());
+    std::fprintf(stderr, "%s\n", wire::terminal_safe(observed_line(*o.observed_after)).c_str());
   }
   return code;
 }

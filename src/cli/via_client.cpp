@@ -29,6 +29,8 @@
 #include "sys/signals.hpp"
 #include "transport/http_leg.hpp"
 #include "wire/remote.hpp"
+#include "wire/text.hpp"
+#include "wire/url.hpp"
 
 namespace courier::cli {
 
@@ -181,9 +183,10 @@ class ServiceSocket {
 
 // The delivery as the service is asked for it.
 struct Target {
-  std::string repo;  // absolute
-  std::string url;   // --remote resolved through the repository's configuration
-  std::string lane;  // for the "waiting for lane" line
+  std::string repo;       // absolute
+  std::string url;        // --remote resolved through the repository's configuration
+  std::string lane;       // for the "waiting for lane" line
+  std::string canonical;  // the remote as an outcome names it
   // --force-with-lease: the id it expects, read here from the repository's
   // remote-tracking refs (the service sees only the request).
   std::optional<std::string> lease_expect;
@@ -207,6 +210,7 @@ Result<Target> resolve_target(const PushArgs& a) {
   if (!remote) return tl::unexpected(remote.error());
   t.url = resolved->url;
   t.lane = remote->lane;
+  t.canonical = remote->canonical;
   if (a.lease) {
     auto expect = lease_expectation(a, *a.lease, *config, t.repo, *resolved);
     if (!expect) return tl::unexpected(expect.error());
@@ -307,7 +311,8 @@ class Revoker {
       return;
     }
     if (a_.verbose && !a_.quiet) {
-      std::fprintf(stderr, "git-courier: the service: %s\n", read_revoke_answer(answer->body).c_str());
+      std::fprintf(stderr, "git-courier: the service: %s\n",
+                   wire::terminal_safe(read_revoke_answer(answer->body)).c_str());
     }
   }
 
@@ -402,8 +407,8 @@ tl::expected<report::DecodedOutcome, Stop> follow(const PushArgs& a, const Servi
     }
     lost = status ? "the events ended before the outcome" : status.error().message;
     if (!told && !a.quiet) {
-      std::fprintf(stderr, "git-courier: lost the service (%s); following delivery %s again\n", lost.c_str(),
-                   id.c_str());
+      std::fprintf(stderr, "git-courier: lost the service (%s); following delivery %s again\n",
+                   wire::terminal_safe(lost).c_str(), wire::terminal_safe(id).c_str());
       told = true;
     }
     std::this_thread::sleep_for(kReconnectPause);
@@ -417,10 +422,38 @@ tl::expected<report::DecodedOutcome, Stop> follow(const PushArgs& a, const Servi
 // object on stdout).
 int stopped(const PushArgs& a, const Stop& s) {
   if (s.code == kExitUsage) return push_usage(a, s.message);
-  std::fprintf(stderr, "git-courier: push: %s\n", s.message.c_str());
-  if (a.json) std::printf("%s\n", json_service_unavailable("push: " + s.message, s.retry_after).c_str());
+  std::fprintf(stderr, "git-courier: push: %s\n", wire::terminal_safe(s.message).c_str());
+  if (a.json) {
+    std::printf("%s\n", s.code == kExitMismatch
+                            ? json_service_mismatch("push: " + s.message).c_str()
+                            : json_service_unavailable("push: " + s.message, s.retry_after).c_str());
+  }
   std::fflush(stdout);
   return s.code;
+}
+
+// The service's outcome must be the one for what was asked: this delivery
+// id, ref, remote and (with --oid) object. Anything else (a confused or
+// hostile service, another delivery's events) is refused, never told as
+// this push's outcome. With --rev the service resolves the object; its
+// reading cannot be checked here. Errors: the mismatch, exit kExitMismatch.
+tl::expected<void, Stop> check_matches(const PushArgs& a, const Target& t, const std::string& id,
+                                       const report::DecodedOutcome& d) {
+  std::string wrong;
+  const auto differ = [&](const char* what, const std::string& asked, const std::string& got) {
+    if (asked == got) return;
+    wrong += std::string(wrong.empty() ? "" : "; ") + what + " " + wire::printable(got, 120) + ", not " +
+             wire::printable(asked, 120);
+  };
+  differ("delivery", id, d.outcome.delivery_id);
+  differ("ref", a.ref, d.facts.ref);
+  differ("remote", t.canonical, d.facts.remote);
+  if (a.oid) differ("object", wire::ascii_lower(*a.oid), wire::ascii_lower(d.facts.oid));
+  if (wrong.empty()) return {};
+  return tl::unexpected(Stop{kExitMismatch, "the service answered with an outcome for another delivery (" + wrong +
+                                                "); it is not this push's: check the service and "
+                                                "`git-courier show` for delivery " +
+                                                wire::printable(id, 120)});
 }
 
 int tell(const PushArgs& a, const report::DecodedOutcome& d) {
@@ -449,7 +482,14 @@ int run_push_via(const PushArgs& a) {
   const std::int64_t left_ms = a.deadline.count() - (sys::mono_now_ns() - started) / sys::kNsPerMs;
   auto submitted = submit(socket, submission(a, *target, left_ms));
   if (!submitted) return stopped(a, submitted.error());
-  if (submitted->replayed) return tell(a, *submitted->replayed);
+  if (a.delivery_id && submitted->id != *a.delivery_id) {
+    return stopped(a, Stop{kExitMismatch, "the service took the delivery as " + wire::printable(submitted->id, 120) +
+                                              ", not as the --delivery-id " + *a.delivery_id + " asked for"});
+  }
+  if (submitted->replayed) {
+    if (auto ok = check_matches(a, *target, submitted->id, *submitted->replayed); !ok) return stopped(a, ok.error());
+    return tell(a, *submitted->replayed);
+  }
   if (a.verbose && !a.quiet) view.log("submitted to " + socket.path() + " as delivery " + submitted->id);
   revoker.set_id(submitted->id);
   const sys::MonoNs stream_deadline = sys::mono_after_ms(started, a.deadline.count() + kStreamGraceMs);
@@ -457,6 +497,7 @@ int run_push_via(const PushArgs& a) {
   watcher->reset();
   view.finish();
   if (!outcome) return stopped(a, outcome.error());
+  if (auto ok = check_matches(a, *target, submitted->id, *outcome); !ok) return stopped(a, ok.error());
   return tell(a, *outcome);
 }
 

@@ -39,36 +39,9 @@ std::string seconds_of(std::chrono::milliseconds ms) {
 }  // namespace
 
 std::string redact_conninfo(std::string_view conninfo) {
-  // The user name stays (it says who connects); a password after it goes.
-  std::string out(conninfo);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  const auto scheme_end = out.find("://");
-  if (scheme_end != std::string::npos) {
-    const std::size_t start = scheme_end + 3;
-    const std::size_t end = std::min(out.find_first_of("/?#", start), out.size());
-    const auto at = out.rfind('@', end == 0 ? 0 : end - 1);
-    if (at != std::string::npos && at >= start) {
-      const auto colon = out.find(':', start);
-      if (colon != std::string::npos && colon < at) out.replace(colon + 1, at - colon - 1, "***");
-    }
-  }
-  // A password may also ride in the query (?password=...): its value goes too.
-  const auto q = out.find('?');
-  if (q == std::string::npos) return out;
-  std::size_t at = q + 1;
-  while (at < out.size()) {
-    std::size_t end = out.find('&', at);
-    if (end == std::string::npos) end = out.size();
-    const std::string_view pair(out.data() + at, end - at);
-    if (wire::ascii_lower(pair.substr(0, pair.find('='))) == "password") {
-      out.replace(at, end - at, "password=***");
-      end = at + std::string_view("password=***").size();
-    }
-    at = end + 1;
-  }
-  return out;
+  // The user name stays (it says who connects); the password goes, in the
+  // user information or the query. One redaction for every URL (wire/url.hpp).
+  return wire::redact_url(conninfo, wire::Redact::password);
 }
 
 Result<Connection> Connection::open(const ConnectOptions& options, sys::MonoNs until) {

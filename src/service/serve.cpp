@@ -182,6 +182,7 @@ Result<std::unique_ptr<journal::Journal>> open_service_journal(const ServiceOpti
 }  // namespace
 
 int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBackFn read_back) {
+  for (const auto& w : o.warnings) log_event(LogLevel::warn, "config_warning", {{"message", w}});
   if (auto libs = load_libraries(); !libs) {
     log_event(LogLevel::error, "library_missing", {{"message", libs.error().message}});
     return kExitRuntime;

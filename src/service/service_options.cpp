@@ -7,9 +7,11 @@
 #include <set>
 
 #include "sys/service_socket.hpp"
+#include "sys/small_file.hpp"
 #include "sys/state_paths.hpp"
 #include "wire/grammar.hpp"
 #include "wire/json.hpp"
+#include "wire/url.hpp"
 
 namespace courier::service {
 
@@ -19,9 +21,10 @@ using nlohmann::json;
 
 const std::set<std::string> kSwitches = {"allow-http-loopback", "help"};
 const std::set<std::string> kValued = {
-    "socket",    "listen",     "api-token-file", "workers",   "warm",         "journal",       "lane-dir",
-    "repo-root", "credential", "allow-uid",      "allow-gid", "max-queued",   "drain-timeout", "ca-file",
-    "config",    "state",      "host-id",        "lease-ttl", "lease-margin", "stop-bound",    "credential-scope"};
+    "socket",        "listen",     "api-token-file",   "workers",   "warm",      "journal",
+    "lane-dir",      "repo-root",  "credential",       "allow-uid", "allow-gid", "max-queued",
+    "drain-timeout", "ca-file",    "config",           "state",     "host-id",   "lease-ttl",
+    "lease-margin",  "stop-bound", "credential-scope", "state-file"};
 const std::set<std::string> kRepeatable = {"credential", "credential-scope", "allow-uid", "allow-gid"};
 
 Result<std::uint64_t> count(const std::string& flag, const std::string& v, std::uint64_t min, std::uint64_t max) {
@@ -44,6 +47,7 @@ Result<void> apply(ServiceOptions& o, const std::string& flag, const std::string
   if (flag == "api-token-file") o.api_token_file = v;
   if (flag == "journal") o.journal = v;
   if (flag == "state") o.state = v;
+  if (flag == "state-file") o.state_file = v;
   if (flag == "host-id") {
     if (!wire::check_delivery_id(v)) return fail(Errc::invalid_argument, "--host-id: 1 to 128 of A-Z a-z 0-9 . _ : -");
     o.host_id = v;
@@ -96,6 +100,47 @@ Result<void> apply(ServiceOptions& o, const std::string& flag, const std::string
       return fail(Errc::invalid_argument, "--credential-scope is NAME=URL (a remote or a URL prefix)");
     }
     o.credential_scopes[v.substr(0, eq)].push_back(v.substr(eq + 1));
+  }
+  return {};
+}
+
+// The state URL kept in a file (--state-file): a password in it stays out
+// of every process list. Held to the rule of a private key: a regular file
+// (no link, FIFO or device), at most 64 KiB, that neither its group nor
+// others may read or write. One line; its trailing whitespace is not part of
+// the URL. Errors: invalid_argument naming the file, never its contents.
+Result<std::string> read_state_file(const std::string& path) {
+  auto file = sys::read_small_regular_file(path, sys::kMaxSecretFile);
+  if (!file) return fail(Errc::invalid_argument, "--state-file " + path + ": " + file.error().message);
+  if ((file->mode & 077) != 0) {
+    return fail(Errc::invalid_argument, "--state-file " + path +
+                                            " may be read or written by its group or others (it may hold the "
+                                            "database's password): chmod 600 " +
+                                            path);
+  }
+  std::string url = std::move(file->bytes);
+  while (!url.empty() && (url.back() == '\n' || url.back() == '\r' || url.back() == ' ' || url.back() == '\t')) {
+    url.pop_back();
+  }
+  if (url.empty()) return fail(Errc::invalid_argument, "--state-file " + path + " is empty");
+  return url;
+}
+
+// --state and --state-file, one answer: the URL, and a warning when a
+// password came on the command line (every local user can read it in ps
+// for the service's life).
+Result<void> settle_state(ServiceOptions& o, bool state_in_argv) {
+  if (o.state_file) {
+    if (o.state) return fail(Errc::invalid_argument, "give at most one of --state and --state-file");
+    auto url = read_state_file(*o.state_file);
+    if (!url) return tl::unexpected(url.error());
+    o.state = std::move(*url);
+  } else if (o.state && state_in_argv && o.state->find("://") != std::string::npos &&
+             wire::carries_password(*o.state)) {
+    o.warnings.push_back(
+        "the --state URL on the command line carries a password, which every local user can read in the process "
+        "list for as long as the service runs: give it in a file of mode 0600 with --state-file FILE, or leave it "
+        "out of the URL and let libpq read it from PGPASSFILE (~/.pgpass) or PGPASSWORD");
   }
   return {};
 }
@@ -208,6 +253,7 @@ Result<ServiceOptions> parse_service_options(const std::vector<std::string>& arg
     }
   }
   if (o.repo_root.empty()) return fail(Errc::invalid_argument, "serve needs --repo-root DIR");
+  if (auto settled = settle_state(o, given.count("state") != 0); !settled) return tl::unexpected(settled.error());
   if (o.state && o.journal) {
     return fail(Errc::invalid_argument,
                 "give at most one of --state and --journal (--state sqlite:FILE is --journal FILE)");

@@ -23,6 +23,7 @@ struct ServiceOptions {
   std::size_t warm = 0;
   std::optional<std::string> journal;              // default: the caller's (cli)
   std::optional<std::string> state;                // a state URL (sqlite:PATH, postgres://...); not with journal
+  std::optional<std::string> state_file;           // the state URL read from this file instead (a password off argv)
   std::optional<std::string> host_id;              // this host's name in a shared state; default: the host name
   std::optional<std::string> lane_dir;             // default: default_lane_dir(), as push
   std::string repo_root;                           // required
@@ -44,6 +45,9 @@ struct ServiceOptions {
   bool allow_http_loopback = false;
   std::optional<std::string> config;
   bool help = false;
+  // What the command line risks and the service should say when it starts
+  // (a password in --state's URL).
+  std::vector<std::string> warnings;
 };
 
 // Arguments after `serve`. Errors: invalid_argument naming the flag (or

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "sys/dir_path.hpp"
 #include "sys/io.hpp"
 
 namespace courier::sys {
@@ -58,8 +59,11 @@ tl::unexpected<Error> unsafe(const std::string& path, const std::string& why) {
 
 // ---- LaneDir ------------------------------------------------------------------
 
-Result<std::shared_ptr<const LaneDir>> LaneDir::open(const std::string& path) {
-  if (path.empty()) return fail(Errc::invalid_argument, "the lane directory path is empty");
+Result<std::shared_ptr<const LaneDir>> LaneDir::open(const std::string& given) {
+  // "link/" would open the link's target despite O_NOFOLLOW.
+  auto named = directory_path(given, "lane directory");
+  if (!named) return tl::unexpected(named.error());
+  const std::string& path = *named;
   const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
   ScopedFd fd(::open(path.c_str(), flags));
   if (!fd && errno == ENOENT) {

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "sys/dir_path.hpp"
 #include "sys/io.hpp"
 
 namespace courier::sys {
@@ -73,8 +74,11 @@ Result<void> check_dir(const std::string& path, const struct stat& st) {
 
 }  // namespace
 
-Result<PrivateDir> open_private_dir(const std::string& path) {
-  if (path.empty()) return fail(Errc::invalid_argument, "the directory path is empty");
+Result<PrivateDir> open_private_dir(const std::string& given) {
+  // "link/" would open the link's target despite O_NOFOLLOW.
+  auto named = directory_path(given, "directory");
+  if (!named) return tl::unexpected(named.error());
+  const std::string& path = *named;
   ScopedFd fd(::open(path.c_str(), kDirFlags));
   if (!fd && errno == ENOENT) {
     if (auto made = create_missing(path); !made) return tl::unexpected(made.error());

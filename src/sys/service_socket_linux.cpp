@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "sys/dir_path.hpp"
 #include "sys/io.hpp"
 
 namespace courier::sys {
@@ -42,13 +43,20 @@ Result<bool> create_missing(const std::string& path) {
 Result<ScopedFd> open_socket_dir(const std::string& dir) {
   auto created = create_missing(dir);
   if (!created) return tl::unexpected(created.error());
-  ScopedFd fd(::open(dir.c_str(), kDirFlags));
-  if (!fd) return tl::unexpected(os_error("cannot open the socket's directory " + dir, errno));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return tl::unexpected(os_error("fstat " + dir, errno));
   const auto refuse = [&](const std::string& why) {
     return fail(Errc::invalid_argument, "the socket's directory " + dir + " is refused: " + why);
   };
+  ScopedFd fd(::open(dir.c_str(), kDirFlags));
+  if (!fd) {
+    const int e = errno;
+    struct stat lst {};
+    if ((e == ELOOP || e == ENOTDIR) && ::lstat(dir.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+      return refuse("it is a symbolic link");
+    }
+    return tl::unexpected(os_error("cannot open the socket's directory " + dir, e));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return tl::unexpected(os_error("fstat " + dir, errno));
   if (st.st_uid != ::geteuid()) return refuse("it is not owned by this user");
   // Made here: exactly 0750 whatever the umask (ours: we created it).
   if (*created && (st.st_mode & 07777) != 0750 && ::fchmod(fd.get(), 0750) != 0) {
@@ -111,10 +119,13 @@ Result<ServiceSocket> bind_service_socket(const std::string& path) {
     return fail(Errc::invalid_argument,
                 "the socket path is longer than " + std::to_string(sizeof addr.sun_path - 1) + " bytes: " + path);
   }
-  const std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+  // "link//serve.sock": the directory is "link/", which would open the
+  // link's target despite O_NOFOLLOW.
+  auto dir = directory_path(slash == 0 ? "/" : path.substr(0, slash), "the socket's directory");
+  if (!dir) return tl::unexpected(dir.error());
   const std::string name = path.substr(slash + 1);
   s.lock_path = path + ".lock";
-  auto dfd = open_socket_dir(dir);
+  auto dfd = open_socket_dir(*dir);
   if (!dfd) return tl::unexpected(dfd.error());
   s.dir = std::move(*dfd);
   auto lock = take_lock(s.dir.get(), name + ".lock", s.lock_path);

@@ -125,6 +125,14 @@ Result<Remote> parse_remote(std::string_view url) {
   if (!p) return tl::unexpected(p.error());
   if (p->query)
     return fail(Errc::invalid_argument, "malformed remote URL '" + redact_url(url) + "': a query is not allowed");
+  // "https://tok/en@h/r" is host "tok" to libcurl and a token at "h" to its
+  // writer: refused, so that no canonical remote (printed everywhere) can
+  // hold what was meant as a secret.
+  if (p->path.find('@') != std::string::npos) {
+    return fail(Errc::invalid_argument, "remote URL '" + redact_url(url) +
+                                            "' is ambiguous: an '@' in its path reads as user information to some "
+                                            "programs; write it %40");
+  }
   Remote r;
   if (p->userinfo) {
     if (p->userinfo->find(':') != std::string::npos) {

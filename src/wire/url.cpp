@@ -2,6 +2,9 @@
 // narrowings and why).
 #include "wire/url.hpp"
 
+#include <arpa/inet.h>
+
+#include <algorithm>
 #include <vector>
 
 namespace courier::wire {
@@ -83,6 +86,30 @@ std::string check_host(std::string_view host) {
   }
   if (looks_numeric(host) && !dotted_quad(host)) return "a numeric host must be written as a dotted quad (a.b.c.d)";
   return {};
+}
+
+// An IPv6 literal ("[...]") in its one RFC 5952 spelling: glibc's
+// inet_ntop writes exactly that (lower-case hex, no leading zeros, the
+// longest run of zero groups as "::"), so "[0:0:0:0:0:0:0:1]", "[::0:1]"
+// and "[0000::0001]" all come out "[::1]" and get one lane. An IPv4-mapped
+// address (::ffff:a.b.c.d) reaches the same host as a.b.c.d on a dual-stack
+// socket, so it is refused with that spelling rather than given a lane of
+// its own. Returns the spelling, or sets `problem`. Only a string
+// conversion: inet_pton/inet_ntop make no system call.
+std::string canonical_ipv6(std::string_view literal, std::string& problem) {
+  const std::string inner(literal.substr(1, literal.size() - 2));
+  in6_addr addr{};
+  char text[INET6_ADDRSTRLEN] = {};
+  if (inet_pton(AF_INET6, inner.c_str(), &addr) != 1 || inet_ntop(AF_INET6, &addr, text, sizeof text) == nullptr) {
+    problem = "a malformed IPv6 literal";
+    return {};
+  }
+  if (IN6_IS_ADDR_V4MAPPED(&addr)) {
+    const std::string_view v4 = std::string_view(text).substr(std::string_view("::ffff:").size());
+    problem = "an IPv4-mapped IPv6 literal is the IPv4 address " + std::string(v4) + ": write it as " + std::string(v4);
+    return {};
+  }
+  return "[" + std::string(text) + "]";
 }
 
 // Splits "host[:port]" (an IPv6 literal keeps its brackets).
@@ -179,26 +206,68 @@ bool Url::loopback() const {
   return host.rfind("127.", 0) == 0 && dotted_quad(host);
 }
 
-std::string redact_url(std::string_view text) {
-  std::string shown;
+namespace {
+
+// Where user information may be in `text`, read so that a secret is never
+// missed: from after "://" to the LAST '@' of the text. A password may hold
+// '/', '?' or '#' unencoded ("u:pa/ss@h", "u:p#w@h"), and a parser (ours,
+// libcurl's) then ends the authority early and reads the rest as a path:
+// cutting at the first of those would print the password. The cost is that
+// a path or query holding '@' ("https://h/a@b") is hidden up to it too.
+// Without "://": everything before the last '@'. nullopt: no '@'.
+struct UserinfoSpan {
+  std::size_t begin = 0;
+  std::size_t at = 0;  // the '@'
+};
+
+std::optional<UserinfoSpan> userinfo_span(std::string_view text) {
   const auto sep = text.find("://");
-  if (sep == std::string_view::npos) {
-    // Not a URL we can take apart: an '@' may still follow a secret.
-    const auto at = text.rfind('@');
-    shown = at == std::string_view::npos ? std::string(text) : "***@" + std::string(text.substr(at + 1));
-  } else {
-    const std::string_view rest = text.substr(sep + 3);
-    const auto slash = rest.find_first_of("/?#");
-    const std::string_view authority = rest.substr(0, slash);
-    const auto at = authority.rfind('@');
-    shown = at == std::string_view::npos
-                ? std::string(text)
-                : std::string(text.substr(0, sep + 3)) + "***@" + std::string(rest.substr(at + 1));
+  const std::size_t begin = sep == std::string_view::npos ? 0 : sep + 3;
+  const auto at = text.rfind('@');
+  if (at == std::string_view::npos || at < begin) return std::nullopt;
+  return UserinfoSpan{begin, at};
+}
+
+// Every `password=` parameter's value (libpq's URLs take one in the query).
+void redact_password_parameters(std::string& out) {
+  const auto q = out.find('?');
+  if (q == std::string::npos) return;
+  constexpr std::string_view kHidden = "password=***";
+  for (std::size_t at = q + 1; at < out.size();) {
+    std::size_t end = std::min(out.find('&', at), out.size());
+    const std::string_view pair(out.data() + at, end - at);
+    if (ascii_lower(pair.substr(0, pair.find('='))) == "password") {
+      out.replace(at, end - at, kHidden);
+      end = at + kHidden.size();
+    }
+    at = end + 1;
   }
+}
+
+}  // namespace
+
+std::string redact_url(std::string_view text, Redact what) {
+  std::string shown(text);
+  if (const auto span = userinfo_span(text)) {
+    if (what == Redact::userinfo) {
+      shown.replace(span->begin, span->at - span->begin, "***");
+    } else if (const auto colon = shown.find(':', span->begin); colon != std::string::npos && colon < span->at) {
+      shown.replace(colon + 1, span->at - colon - 1, "***");
+    }
+  }
+  redact_password_parameters(shown);
   for (auto& c : shown) {
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
   }
   return shown;
+}
+
+bool carries_password(std::string_view text) {
+  std::string plain(text);
+  for (auto& c : plain) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return redact_url(text, Redact::password) != plain;
 }
 
 Result<Url> parse_url(std::string_view text, std::string_view what) {
@@ -249,6 +318,11 @@ Result<Url> parse_url(std::string_view text, std::string_view what) {
   if (!hp.problem.empty()) return bad(hp.problem);
   if (auto why = check_host(hp.host); !why.empty()) return bad(why);
   u.host = ascii_lower(hp.host);
+  if (u.host.front() == '[') {
+    std::string problem;
+    u.host = canonical_ipv6(u.host, problem);
+    if (!problem.empty()) return bad(problem);
+  }
   auto port = read_port(hp.port, u.scheme);
   if (!port) return bad(port.error().message);
   u.port = *port;

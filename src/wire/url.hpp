@@ -10,8 +10,12 @@
 //     letters, digits, '-', '.' and '_' (no percent-escapes, no sub-delims:
 //     resolvers and libcurl treat those differently);
 //   * a host that reads as a number (what inet_aton would accept, such as
-//     "127.1" or "0x7f.0.0.1") must be a plain dotted quad, so that no two
-//     programs see two addresses in one spelling;
+//     "127.1" or "0x7f.0.0.1") must be a plain dotted quad without leading
+//     zeros, so that no two programs see two addresses in one spelling and
+//     an IPv4 address has exactly one spelling (one lane, H2);
+//   * an IPv6 literal is rewritten in its RFC 5952 form ("[0:0::0001]" is
+//     "[::1]"), and an IPv4-mapped one ("[::ffff:127.0.0.1]") is refused
+//     with its dotted quad: one address, one spelling, one lane (H2);
 //   * user information, path and query may hold only RFC 3986's characters
 //     for them, and every '%' must start a two-digit escape;
 //   * a fragment, whitespace, control characters and raw non-ASCII bytes
@@ -45,7 +49,7 @@ int default_port(std::string_view scheme);
 struct Url {
   std::string scheme;                   // lower-case
   std::optional<std::string> userinfo;  // before an '@' in the authority, raw
-  std::string host;                     // lower-case; an IPv6 literal keeps its brackets
+  std::string host;                     // lower-case; an IPv6 literal in RFC 5952 form, in its brackets
   int port = 0;                         // explicit, else default_port(scheme)
   bool port_given = false;              // the URL spelled a port
   std::string path;                     // as given, "/" when empty
@@ -63,8 +67,22 @@ struct Url {
 // never repeats user information (the URL is shown redacted).
 Result<Url> parse_url(std::string_view text, std::string_view what = "URL");
 
-// A URL as it may be shown or recorded: any user information replaced by
-// "***@", control characters by '?'. For text that may not even parse.
-std::string redact_url(std::string_view text);
+// What redact_url hides: all user information (a remote's: a user name
+// may be a token), or only its password (a state URL's: the user name says
+// who connects to the database).
+enum class Redact { userinfo, password };
+
+// A URL as it may be shown or recorded: the one redaction of URLs, for
+// remotes, proxies and state URLs alike. For text that may not even parse,
+// so it reads the user information as everything between "://" and the
+// LAST '@' (a password may hold an unencoded '/', '?' or '#'; a path that
+// holds an '@' is hidden up to it too). That part becomes "***" (or, with
+// Redact::password, what follows its first ':'); the value of any
+// `password=` query parameter becomes "***"; control characters become '?'.
+std::string redact_url(std::string_view text, Redact what = Redact::userinfo);
+
+// Whether redact_url(text, Redact::password) hides anything: a password in
+// the user information or a `password=` parameter.
+bool carries_password(std::string_view text);
 
 }  // namespace courier::wire
