@@ -6,6 +6,7 @@
 #include "journal/journal.hpp"
 #include "repo/repository.hpp"
 #include "report/outcome_json.hpp"
+#include "service/repo_root.hpp"
 #include "transport/oid.hpp"
 #include "transport/refname.hpp"
 #include "wire/grammar.hpp"
@@ -71,7 +72,8 @@ tl::expected<std::chrono::milliseconds, Refusal> deadline_field(const json& body
   return *d;
 }
 
-// The repository: absolute, existing, and (symlinks resolved) under the root.
+// The repository: absolute, existing, and (symlinks resolved) under the
+// root, with everything its objects are read from (repo_root.hpp).
 tl::expected<std::string, Refusal> repo_field(const json& body, const std::string& root) {
   auto repo = string_field(body, "repo", true);
   if (!repo) return tl::unexpected(repo.error());
@@ -80,8 +82,14 @@ tl::expected<std::string, Refusal> repo_field(const json& body, const std::strin
   const auto real = std::filesystem::canonical(*repo, ec);
   if (ec) return refuse(400, "bad_field", "repo", "\"repo\": no repository at " + *repo);
   const std::string path = real.string();
-  if (path != root && path.rfind(root == "/" ? root : root + "/", 0) != 0) {
+  if (!is_under_root(path, root)) {
     return refuse(403, "repo_outside_root", "repo", "\"repo\" " + *repo + " is outside the service's --repo-root");
+  }
+  // Where its objects are read from too: a .git file, a commondir or an
+  // alternate naming a place outside the root is the same escape.
+  if (auto inside = check_repository_under_root(path, root); !inside) {
+    return refuse(403, "repo_outside_root", "repo",
+                  "\"repo\" " + *repo + " reads objects outside the service's --repo-root: " + inside.error().message);
   }
   return path;
 }
