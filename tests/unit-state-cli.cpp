@@ -158,10 +158,10 @@ TEST_SUITE("state-cli") {
     constexpr double kDeadlineMs = 1000;
     constexpr double kSlackMs = 500;  // process start, libpq's load, a loaded CI host
     test::RunResult push;
-    const double push_ms = timed_ms({"push", "--repo", dir.path() + "/src", "--remote", "https://127.0.0.1:1/r.git",
-                                     "--ref", "refs/heads/main", "--oid", tip, "--deadline", "1s", "--lane-dir",
-                                     dir.path() + "/lanes", "--state", url, "--quiet"},
-                                    push);
+    const double push_ms = timed_ms(
+        {"push", "--repo", dir.path() + "/src", "--remote", "https://127.0.0.1:1/r.git", "--ref", "refs/heads/main",
+         "--oid", tip, "--deadline", "1s", "--lane-dir", dir.path() + "/lanes", "--state", url, "--quiet"},
+        push);
     test::report("D1 silent state server", "push --deadline 1s", push_ms, "ms");
     CHECK(push.exit_code != 0);
     CHECK_MESSAGE(push.err.find("127.0.0.1") != std::string::npos, push.err);

@@ -159,9 +159,9 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   // a command that much, not a bound per connection.
   const sys::MonoNs connect_until = sys::mono_after_ms(sys::mono_now_ns(), journal::kLockWaitMs);
   // First: recovery asks the database about other hosts.
-  impl.leases.open(
-      impl.opt, impl.host, impl.instance,
-      {[&impl] { impl.wake_workers(); }, [&impl](const std::string& line) { impl.log(line); }}, connect_until);
+  impl.leases.open(impl.opt, impl.host, impl.instance,
+                   {[&impl] { impl.wake_workers(); }, [&impl](const std::string& line) { impl.log(line); }},
+                   connect_until);
   impl.open_journal(connect_until);
   impl.warm = std::make_unique<seat::WarmPool>(warm_target(impl.opt), warm_options(impl));
   for (std::size_t i = 0; i < impl.opt.workers; ++i) impl.workers.emplace_back([&impl] { impl.worker(); });

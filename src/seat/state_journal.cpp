@@ -21,7 +21,7 @@ Result<std::unique_ptr<journal::Journal>> open_executor_journal(const ExecutorOp
   auto url = state::parse_state_url(opt.state);
   if (!url) return tl::unexpected(url.error());
   return journal::open_state(*url, "git-courier/" + host_id_of(opt) + "/" + std::to_string(sys::self_pid()),
-                            connect_until);
+                             connect_until);
 }
 
 }  // namespace courier::seat

@@ -2,9 +2,6 @@
 // repository's objects are read from, resolved and checked against the root.
 #include "service/repo_root.hpp"
 
-#include <sys/stat.h>
-
-#include <cerrno>
 #include <filesystem>
 #include <optional>
 #include <vector>
@@ -43,11 +40,10 @@ Result<fs::path> resolved_under(const Walk& w, const std::string& what, const fs
 // special file or a large file there is refused: what it points at could
 // not be told.
 Result<std::optional<std::string>> pointer_text(const fs::path& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();
-    return refused(path.string() + ": " + std::error_code(errno, std::generic_category()).message());
-  }
+  std::error_code ec;
+  const auto st = fs::symlink_status(path, ec);
+  if (st.type() == fs::file_type::not_found) return std::optional<std::string>();
+  if (ec) return refused(path.string() + ": " + ec.message());
   auto f = sys::read_small_regular_file(path.string(), kMaxPointerFile);
   if (!f) return refused(path.string() + ": " + f.error().message);
   return std::optional<std::string>(std::move(f->bytes));
@@ -150,9 +146,10 @@ Result<void> git_dir_under(Walk& w, const fs::path& dir) {
 Result<std::vector<fs::path>> git_dirs_of(const fs::path& repo) {
   std::vector<fs::path> dirs{repo};
   const fs::path dotgit = repo / ".git";
-  struct stat st {};
-  if (::lstat(dotgit.c_str(), &st) != 0) return dirs;
-  if (!S_ISREG(st.st_mode)) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(dotgit, ec);
+  if (st.type() == fs::file_type::not_found || ec) return dirs;
+  if (st.type() != fs::file_type::regular) {
     dirs.push_back(dotgit);
     return dirs;
   }
