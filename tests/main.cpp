@@ -41,7 +41,7 @@ bool whole_suite_run(int argc, char** argv) {
 // ran, which are gone.
 void remove_kept_scratch() {
   const char* tmp = std::getenv("TMPDIR");
-  const std::string base = tmp && *tmp ? tmp : "/tmp";
+  const std::string base = std::string(tmp && *tmp ? tmp : "/tmp") + "/git-courier-" + std::to_string(::geteuid());
   const std::string prefix = "git-courier-scratch-";
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
@@ -52,6 +52,7 @@ void remove_kept_scratch() {
       std::filesystem::remove_all(e.path(), ec);
     }
   }
+  std::filesystem::remove(base, ec);  // the scratch parent, when nothing else is in it
 }
 
 }  // namespace

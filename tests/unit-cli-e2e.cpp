@@ -238,8 +238,13 @@ TEST_SUITE("e2e") {
     CHECK(j["reason"].get<std::string>().find("SIGHUP") != std::string::npos);
     CHECK(j["child"]["reaped"] == true);
     CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(j["child"]["pid"].get<std::int64_t>())));
+    // The scratch parent stays (this user's, private); nothing is left in it.
     std::vector<std::string> left;
-    for (const auto& e : std::filesystem::directory_iterator(tmp.path())) left.push_back(e.path().string());
+    const std::string scratch_parent = tmp.path() + "/git-courier-" + std::to_string(::geteuid());
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path())) {
+      if (e.path() != scratch_parent) left.push_back(e.path().string());
+    }
+    for (const auto& e : std::filesystem::directory_iterator(scratch_parent)) left.push_back(e.path().string());
     if (auto parent = sys::Cgroup::find_parent()) {
       for (const auto& e : std::filesystem::directory_iterator(*parent)) {
         if (e.path().filename().string().rfind(prefix, 0) != 0) continue;

@@ -11,10 +11,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <future>
 
 #include "courier/courier.hpp"
@@ -24,6 +26,8 @@
 #include "support.hpp"
 #include "sys/flock.hpp"
 #include "sys/service_socket.hpp"
+#include "sys/fd.hpp"
+#include "supervisor/scratch_area.hpp"
 
 using namespace courier;
 
@@ -54,6 +58,52 @@ bool as_nobody(const std::function<bool()>& attack, gid_t extra_group = kNogroup
   int status = 0;
   REQUIRE(::waitpid(pid, &status, 0) == pid);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// TMPDIR for the time of a scope: the scratch area is found through it.
+// Set before the executor's threads start, restored after they ended.
+struct TmpdirFor {
+  std::optional<std::string> old;
+  explicit TmpdirFor(const std::string& dir) {
+    if (const char* v = std::getenv("TMPDIR")) old = v;
+    ::setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~TmpdirFor() {
+    if (old) {
+      ::setenv("TMPDIR", old->c_str(), 1);
+    } else {
+      ::unsetenv("TMPDIR");
+    }
+  }
+};
+
+// The pid of a process that has been reaped: no host of that pid runs.
+pid_t gone_pid() {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return pid;
+}
+
+// A directory named like the scratch of a gone host, with `files` files in
+// it (a thousand to a subdirectory). Made with this process's identity.
+void make_leftover(const std::string& dir, int files) {
+  REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+  int made = 0;
+  for (int i = 0; i < files; ++i) {
+    const std::string sub = dir + "/" + std::to_string(i / 1000);
+    if (i % 1000 == 0 && ::mkdir(sub.c_str(), 0700) != 0) break;
+    sys::ScopedFd f(::open((sub + "/" + std::to_string(i)).c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600));
+    if (!f) break;
+    ++made;
+  }
+  REQUIRE(made == files);
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 ExecutorOptions options(const std::string& lane_dir) {
@@ -419,5 +469,90 @@ TEST_SUITE("seat") {
     Outcome o = second.wait();
     CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
     CHECK(o.timings.seat >= first.wait().timings.confirmed);
+  }
+
+  TEST_CASE(
+      "H1: a scratch directory another user planted in TMPDIR, named like a gone host's, survives a delivery; this "
+      "user's own leftovers in its scratch parent are swept") {
+    test::TempDir lanes;
+    test::TempDir t;
+    REQUIRE(::chmod(t.path().c_str(), 01777) == 0);  // this test's own: a /tmp for the attacker
+    const std::string planted = std::string(supervisor::kScratchPrefix) + std::to_string(gone_pid()) + "-x";
+    sys::ScopedFd fd(::open(t.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(as_nobody([&] {
+      if (::mkdirat(fd.get(), planted.c_str(), 0755) != 0) return false;
+      sys::ScopedFd f(::openat(fd.get(), (planted + "/theirs").c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644));
+      return f.get() >= 0;
+    }));
+    TmpdirFor tmpdir(t.path());
+    auto parent = supervisor::open_scratch_parent();
+    REQUIRE_MESSAGE(parent.has_value(), parent.error().message);
+    const std::string own = parent->path + "/" + supervisor::kScratchPrefix + std::to_string(gone_pid()) + "-y";
+    make_leftover(own, 3);
+    // An entry of the parent this user did not make (only root could put
+    // it there): named like a gone host's, but not ours to remove.
+    const std::string foreign = parent->path + "/" + supervisor::kScratchPrefix + std::to_string(gone_pid()) + "-z";
+    make_leftover(foreign, 1);
+    REQUIRE(::chown(foreign.c_str(), kNobody, kNogroup) == 0);
+    Outcome o;
+    {
+      Executor ex(options(lanes.path()));
+      o = ex.submit(request("deliver", "https://127.0.0.1:9/r.git", 5000)).wait();
+    }
+    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    struct stat st {};
+    REQUIRE_MESSAGE(::lstat((t.path() + "/" + planted + "/theirs").c_str(), &st) == 0,
+                    "another user's planted directory was removed");
+    CHECK(st.st_uid == kNobody);
+    CHECK_MESSAGE(!std::filesystem::exists(own), "this user's leftover of a gone host was not swept");
+    CHECK_MESSAGE(std::filesystem::exists(foreign + "/0/0"), "a foreign entry in the scratch parent was removed");
+  }
+
+  TEST_CASE(
+      "H1: a large tree a gone host of this user left costs a delivery's deadline nothing; the sweep after the "
+      "outcome is bounded by kSweepBudget") {
+    // A tmpfs for TMPDIR: making a hundred thousand files on a disk would
+    // cost the suite far more than the sweep it measures.
+    if (::geteuid() != 0) {
+      MESSAGE("skipped: mounting a tmpfs needs root");
+      return;
+    }
+    test::TempDir lanes;
+    test::TempDir t;
+    const std::string tmp = t.path() + "/tmp";
+    REQUIRE(::mkdir(tmp.c_str(), 0700) == 0);
+    auto mounted = test::run({"/bin/mount", "-t", "tmpfs", "-o", "size=64m,mode=0700", "tmpfs", tmp});
+    if (mounted.exit_code != 0) {
+      MESSAGE("skipped: cannot mount a tmpfs here: " << mounted.err);
+      return;
+    }
+    struct Unmount {
+      std::string path;
+      ~Unmount() { (void)test::run({"/bin/umount", path}); }
+    } unmount{tmp};
+    constexpr std::int64_t kDeadlineMs = 200;
+    constexpr double kSlackMs = 300;  // the executor's own start and stop on a loaded host
+    TmpdirFor tmpdir(tmp);
+    // Where a gone host left its scratch before there was a parent of the
+    // user's own (TMPDIR itself), and in the parent.
+    make_leftover(tmp + "/" + supervisor::kScratchPrefix + std::to_string(gone_pid()) + "-old", 100'000);
+    auto parent = supervisor::open_scratch_parent();
+    REQUIRE_MESSAGE(parent.has_value(), parent.error().message);
+    make_leftover(parent->path + "/" + supervisor::kScratchPrefix + std::to_string(gone_pid()) + "-big", 50'000);
+    Outcome o;
+    double to_outcome = 0;
+    const auto start = std::chrono::steady_clock::now();
+    {
+      Executor ex(options(lanes.path()));
+      o = ex.submit(request("deliver", "https://127.0.0.1:9/r.git", kDeadlineMs)).wait();
+      to_outcome = ms_since(start);
+    }
+    const double total = ms_since(start);
+    test::report("H1 scratch sweep", "delivery with 150,000 files left by a gone host, to its outcome", to_outcome,
+                 "ms");
+    test::report("H1 scratch sweep", "the same, the executor's end (the sweep) included", total, "ms");
+    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK(to_outcome < kDeadlineMs);
+    CHECK(total < kDeadlineMs + supervisor::kSweepBudget.count() + kSlackMs);
   }
 }

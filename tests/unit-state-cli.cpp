@@ -4,7 +4,10 @@
 // never printed.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,6 +16,7 @@
 #include "pg_support.hpp"
 #include "push_setup.hpp"
 #include "support.hpp"
+#include "sys/fd.hpp"
 
 using namespace courier;
 using namespace courier::journal;
@@ -39,6 +43,29 @@ Submission submission(const std::string& id, const std::string& host) {
   s.submitter = ProcessIdentity{4242, 987654321, "5a1c6e3e-3c2b-4f7e-9d3a-0f1e2d3c4b5a"};
   s.host = host;
   return s;
+}
+
+// A server that accepts TCP (the kernel completes the handshake into the
+// backlog) and never answers: the port it listens on, the socket held by
+// the caller.
+int silent_server(sys::ScopedFd& held) {
+  held = sys::ScopedFd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  REQUIRE(held.get() >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(held.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(held.get(), 64) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(held.get(), reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  return ntohs(a.sin_port);
+}
+
+// The wall time of one command, in ms.
+double timed_ms(const std::vector<std::string>& args, test::RunResult& r) {
+  const auto start = std::chrono::steady_clock::now();
+  r = courier_cli(args);
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
 // The shared objects the dynamic loader mapped while running args (its
@@ -202,6 +229,31 @@ TEST_SUITE("state-cli") {
     auto both = with({"--state-file", file, "--state", "postgres://127.0.0.1:1/courier"});
     CHECK(both.exit_code == 2);
     CHECK(both.err.find("at most one of --state and --state-file") != std::string::npos);
+  }
+
+  TEST_CASE(
+      "D1: a --state server that accepts TCP and never answers costs push and log one operation's bound "
+      "(kLockWaitMs), connections included") {
+    sys::ScopedFd held;
+    const std::string url = "postgres://courier@127.0.0.1:" + std::to_string(silent_server(held)) + "/courier";
+    test::TempDir dir;
+    const std::string tip = test::make_source_repo(dir.path() + "/src", 1);
+    constexpr double kDeadlineMs = 1000;
+    constexpr double kSlackMs = 500;  // process start, libpq's load, a loaded CI host
+    test::RunResult push;
+    const double push_ms = timed_ms(
+        {"push", "--repo", dir.path() + "/src", "--remote", "https://127.0.0.1:1/r.git", "--ref", "refs/heads/main",
+         "--oid", tip, "--deadline", "1s", "--lane-dir", dir.path() + "/lanes", "--state", url, "--quiet"},
+        push);
+    test::report("D1 silent state server", "push --deadline 1s", push_ms, "ms");
+    CHECK(push.exit_code != 0);
+    CHECK_MESSAGE(push.err.find("127.0.0.1") != std::string::npos, push.err);
+    CHECK_MESSAGE(push_ms < kDeadlineMs + journal::kLockWaitMs + kSlackMs, "push took ", push_ms, " ms");
+    test::RunResult log;
+    const double log_ms = timed_ms({"log", "--state", url}, log);
+    test::report("D1 silent state server", "log", log_ms, "ms");
+    CHECK(log.exit_code != 0);
+    CHECK_MESSAGE(log_ms < journal::kLockWaitMs + kSlackMs, "log took ", log_ms, " ms");
   }
 
   TEST_CASE("state URL: --state with --journal, a bare path, or an unknown scheme is a usage error (exit 2)") {

@@ -6,6 +6,7 @@
 // it needed.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <memory>
 #include <string>
@@ -195,7 +196,8 @@ TEST_SUITE("stream-post") {
          tip, "--ca-file", s.server.ca_file(), "--lane-dir", dir.path() + "/lanes", "--pack-engine", "libgit2"},
         {}, test::Stdin::bytes, {"PATH=/usr/bin:/bin", "LANG=C", "TMPDIR=" + small});
     CHECK(r.exit_code != 0);
-    CHECK_MESSAGE(r.err.find("the pack spool in " + small + "/git-courier-scratch-") != std::string::npos, r.err);
+    const std::string parent = small + "/git-courier-" + std::to_string(::geteuid());
+    CHECK_MESSAGE(r.err.find("the pack spool in " + parent + "/git-courier-scratch-") != std::string::npos, r.err);
     CHECK_MESSAGE(r.err.find("needs at least ") != std::string::npos, r.err);
     CHECK(s.posts("r") == 0);
   }

@@ -150,14 +150,25 @@ Result<std::unique_ptr<Journal>> open_sqlite(const std::string& path);
 // journal. Every call is bounded (kLockWaitMs, connecting included) and a
 // lost connection is made again once, at the next call or, before its
 // commit was sent, within the same call. `application_name` is the
-// session's name on the server ("git-courier/<host>/<instance>").
+// session's name on the server ("git-courier/<host>/<instance>"). The
+// connection is made by `connect_until` (a CLOCK_MONOTONIC instant; 0: within
+// kLockWaitMs from now, the bound of every operation) and never later than
+// kLockWaitMs from now; creating or migrating the schema, once connected, by
+// kSchemaOpenMs from now.
 // Errors: database_failed (unreachable, refused, timed out: the server named
 // redacted), invalid_argument (a schema newer than this program).
-Result<std::unique_ptr<Journal>> open_postgres(const state::StateUrl& url, const std::string& application_name);
+Result<std::unique_ptr<Journal>> open_postgres(const state::StateUrl& url, const std::string& application_name,
+                                               std::int64_t connect_until = 0);
+
+// Creating or migrating the schema at open, once connected (a first start
+// creates every table).
+inline constexpr std::int64_t kSchemaOpenMs = 10'000;
 
 // The journal a state URL names: SQLite (open_sqlite) or PostgreSQL
-// (open_postgres). The one place the backend is chosen. Errors: theirs.
-Result<std::unique_ptr<Journal>> open_state(const state::StateUrl& url, const std::string& application_name);
+// (open_postgres, connected by `connect_until`). The one place the backend is
+// chosen. Errors: theirs.
+Result<std::unique_ptr<Journal>> open_state(const state::StateUrl& url, const std::string& application_name,
+                                            std::int64_t connect_until = 0);
 
 // ---- the shared vocabulary of entries (journal_record.cpp) ----------------
 

@@ -31,9 +31,6 @@ namespace courier::journal {
 
 namespace {
 
-// Connecting and migrating at open: a first start creates the schema.
-constexpr std::int64_t kOpenMs = 10'000;
-
 enum class Txn { read, write, durable };
 
 using pg::Params;
@@ -319,21 +316,30 @@ Result<std::vector<Record>> PgJournal::open_work() {
 
 }  // namespace
 
-Result<std::unique_ptr<Journal>> open_postgres(const state::StateUrl& url, const std::string& application_name) {
+Result<std::unique_ptr<Journal>> open_postgres(const state::StateUrl& url, const std::string& application_name,
+                                               std::int64_t connect_until) {
   if (url.kind != state::StateUrl::Kind::postgres) {
     return fail(Errc::invalid_argument, "open_postgres: '" + url.redacted + "' is not a PostgreSQL URL");
   }
   pg::ConnectOptions options{url.conninfo, application_name};
-  const sys::MonoNs until = sys::mono_after_ms(sys::mono_now_ns(), kOpenMs);
-  auto c = pg::Connection::open(options, until);
+  const sys::MonoNs now = sys::mono_now_ns();
+  // Connecting is an operation like any other (kLockWaitMs), and a caller's
+  // tighter instant wins: a server that accepts TCP and never answers costs
+  // no more than that.
+  const sys::MonoNs operation = sys::mono_after_ms(now, kLockWaitMs);
+  const sys::MonoNs connect = connect_until > 0 ? std::min<sys::MonoNs>(connect_until, operation) : operation;
+  auto c = pg::Connection::open(options, connect);
   if (!c) return tl::unexpected(c.error());
-  if (auto schema = pg::migrate(*c, until); !schema) return tl::unexpected(schema.error());
+  if (auto schema = pg::migrate(*c, sys::mono_after_ms(now, kSchemaOpenMs)); !schema) {
+    return tl::unexpected(schema.error());
+  }
   return std::unique_ptr<Journal>(std::make_unique<PgJournal>(std::move(options), std::move(*c), url.redacted));
 }
 
-Result<std::unique_ptr<Journal>> open_state(const state::StateUrl& url, const std::string& application_name) {
+Result<std::unique_ptr<Journal>> open_state(const state::StateUrl& url, const std::string& application_name,
+                                            std::int64_t connect_until) {
   if (url.kind == state::StateUrl::Kind::sqlite) return open_sqlite(url.path);
-  return open_postgres(url, application_name);
+  return open_postgres(url, application_name, connect_until);
 }
 
 }  // namespace courier::journal

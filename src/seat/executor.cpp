@@ -92,9 +92,9 @@ void Executor::Impl::wake_workers() {
 
 // Opens the journal asked for, and finishes what dead processes left in it
 // (J3). One that cannot be opened refuses every delivery.
-void Executor::Impl::open_journal() {
+void Executor::Impl::open_journal(sys::MonoNs connect_until) {
   if (!seat::wants_journal(opt)) return;
-  auto j = seat::open_executor_journal(opt);
+  auto j = seat::open_executor_journal(opt, connect_until);
   if (!j) {
     journal_refusal = j.error().message;
     log(journal_refusal);
@@ -154,10 +154,15 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
   if (!impl.scheduler.open()) std::abort();  // out of descriptors at construction: nothing sensible to do
   impl.host = seat::host_id_of(impl.opt);
   impl.instance = impl.host + "-" + std::to_string(sys::self_pid()) + "-" + instance_nonce();
+  // The leases and the journal connect within one operation's bound between
+  // them (kLockWaitMs): a database that accepts TCP and never answers costs
+  // a command that much, not a bound per connection.
+  const sys::MonoNs connect_until = sys::mono_after_ms(sys::mono_now_ns(), journal::kLockWaitMs);
   // First: recovery asks the database about other hosts.
   impl.leases.open(impl.opt, impl.host, impl.instance,
-                   {[&impl] { impl.wake_workers(); }, [&impl](const std::string& line) { impl.log(line); }});
-  impl.open_journal();
+                   {[&impl] { impl.wake_workers(); }, [&impl](const std::string& line) { impl.log(line); }},
+                   connect_until);
+  impl.open_journal(connect_until);
   impl.warm = std::make_unique<seat::WarmPool>(warm_target(impl.opt), warm_options(impl));
   for (std::size_t i = 0; i < impl.opt.workers; ++i) impl.workers.emplace_back([&impl] { impl.worker(); });
   impl.warm->fill();

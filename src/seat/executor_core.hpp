@@ -88,7 +88,7 @@ struct Executor::Impl {
   void wake_workers() COURIER_EXCLUDES(mu);
 
   // executor.cpp: the journal opened, and recovery (J3).
-  void open_journal();
+  void open_journal(sys::MonoNs connect_until);
   Result<std::vector<Outcome>> run_recovery();
 
   // workers.cpp: the worker loop.

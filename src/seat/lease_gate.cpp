@@ -15,7 +15,8 @@ constexpr std::size_t kMaxHolderShown = 120;
 
 }  // namespace
 
-void LeaseGate::open(const ExecutorOptions& opt, const std::string& host, const std::string& instance, Hooks hooks) {
+void LeaseGate::open(const ExecutorOptions& opt, const std::string& host, const std::string& instance, Hooks hooks,
+                     sys::MonoNs connect_until) {
   hooks_ = std::move(hooks);
   if (opt.state.empty()) return;
   auto url = state::parse_state_url(opt.state);
@@ -34,6 +35,7 @@ void LeaseGate::open(const ExecutorOptions& opt, const std::string& host, const 
   c.instance = instance;
   c.ttl = opt.lease_ttl;
   c.margin = opt.lease_margin;
+  c.connect_until = connect_until;
   LeaseKeeper::Callbacks cb;
   cb.released = [this](const std::string&) {
     {

@@ -53,7 +53,9 @@ class LeaseGate {
   // A PostgreSQL state makes the lanes leases too. Leases that cannot be
   // used are refused (refusal()), and every delivery with them, since a
   // delivery must never run unfenced when leases were asked for.
-  void open(const ExecutorOptions& opt, const std::string& host, const std::string& instance, Hooks hooks);
+  // Its connections are made by `connect_until` (a CLOCK_MONOTONIC instant).
+  void open(const ExecutorOptions& opt, const std::string& host, const std::string& instance, Hooks hooks,
+            sys::MonoNs connect_until);
   bool wanted() const { return wanted_; }
   bool active() const { return keeper_ != nullptr; }
   const std::string& refusal() const { return refusal_; }

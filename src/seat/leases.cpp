@@ -242,12 +242,14 @@ Result<std::unique_ptr<LeaseKeeper>> LeaseKeeper::open(LeaseConfig config, Callb
   if (!wake) return tl::unexpected(wake.error());
   impl->wake = std::move(*wake);
   const sys::MonoNs until = sys::mono_now_ns() + impl->cfg.statement_bound;
+  const sys::MonoNs connect = impl->cfg.connect_until > 0 ? std::min(until, impl->cfg.connect_until) : until;
   {
     sys::MutexLock lock(impl->ops_mu);
-    auto c = impl->ops_connection(until);
+    auto c = impl->ops_connection(connect);
     if (!c) return tl::unexpected(c.error());
     if (auto m = pg::migrate(**c, until); !m) return tl::unexpected(m.error());
   }
+  if (auto l = impl->listen_connection(connect); !l) return tl::unexpected(l.error());
   if (auto h = impl->heartbeat(until); !h) return tl::unexpected(h.error());
   impl->next_heartbeat = sys::mono_now_ns() + impl->cfg.ttl / 3;
   std::unique_ptr<LeaseKeeper> k(new LeaseKeeper(std::move(impl)));

@@ -43,6 +43,10 @@ struct LeaseConfig {
   sys::MonoNs margin = 0;
   // How long one statement may take when nothing tighter bounds it.
   sys::MonoNs statement_bound = 5'000'000'000;
+  // The instant by which open() has its two connections (0: statement_bound
+  // from the call): a server that accepts TCP and never answers costs no
+  // more than the caller allowed.
+  sys::MonoNs connect_until = 0;
 };
 
 struct LeaseHolder {

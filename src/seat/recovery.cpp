@@ -17,6 +17,7 @@
 #include "seat/admission.hpp"
 #include "seat/lane.hpp"
 #include "sys/cgroup.hpp"
+#include "supervisor/scratch_area.hpp"
 #include "sys/events.hpp"
 #include "sys/process.hpp"
 #include "sys/process_owner.hpp"
@@ -38,12 +39,11 @@ std::optional<journal::ProcessIdentity> child_of(const journal::Record& r) {
 }
 
 // A scratch directory kept for an unconfirmed stop, removed once nothing
-// runs: only a directory (not a symlink) named like ours under the
-// temporary directory, whatever the journal says.
+// runs: only a directory (not a symlink) named like ours in this user's
+// scratch parent, whatever the journal says.
 void remove_kept_scratch(const std::string& path) {
   if (path.empty()) return;
-  const char* env = std::getenv("TMPDIR");
-  const std::string base = std::string(env && *env ? env : "/tmp") + "/git-courier-scratch-";
+  const std::string base = supervisor::scratch_parent_path() + "/" + supervisor::kScratchPrefix;
   if (path.rfind(base, 0) != 0 || path.find("/..") != std::string::npos) return;
   std::error_code ec;
   if (!std::filesystem::is_directory(std::filesystem::symlink_status(path, ec))) return;

@@ -10,7 +10,7 @@ bool wants_journal(const ExecutorOptions& opt) { return !opt.journal.empty() || 
 
 std::string host_id_of(const ExecutorOptions& opt) { return opt.host_id.empty() ? sys::host_name() : opt.host_id; }
 
-Result<std::unique_ptr<journal::Journal>> open_executor_journal(const ExecutorOptions& opt) {
+Result<std::unique_ptr<journal::Journal>> open_executor_journal(const ExecutorOptions& opt, sys::MonoNs connect_until) {
   if (opt.state.empty()) return journal::open_sqlite(opt.journal);
   // Two places for one journal: which one was meant cannot be guessed.
   if (!opt.journal.empty()) {
@@ -20,7 +20,8 @@ Result<std::unique_ptr<journal::Journal>> open_executor_journal(const ExecutorOp
   }
   auto url = state::parse_state_url(opt.state);
   if (!url) return tl::unexpected(url.error());
-  return journal::open_state(*url, "git-courier/" + host_id_of(opt) + "/" + std::to_string(sys::self_pid()));
+  return journal::open_state(*url, "git-courier/" + host_id_of(opt) + "/" + std::to_string(sys::self_pid()),
+                             connect_until);
 }
 
 }  // namespace courier::seat

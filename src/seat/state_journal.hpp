@@ -8,6 +8,7 @@
 
 #include "courier/courier.hpp"
 #include "journal/journal.hpp"
+#include "sys/clock.hpp"
 
 namespace courier::seat {
 
@@ -19,7 +20,8 @@ std::string host_id_of(const ExecutorOptions& opt);
 
 // Opens the journal the options name. Errors: invalid_argument (both
 // `state` and `journal` given; a state URL that cannot be read),
-// journal_failed, database_failed (open_state's).
-Result<std::unique_ptr<journal::Journal>> open_executor_journal(const ExecutorOptions& opt);
+// journal_failed, database_failed (open_state's, connected by
+// `connect_until`, a CLOCK_MONOTONIC instant).
+Result<std::unique_ptr<journal::Journal>> open_executor_journal(const ExecutorOptions& opt, sys::MonoNs connect_until);
 
 }  // namespace courier::seat

@@ -6,6 +6,7 @@
 
 #include "seat/executor_core.hpp"
 #include "seat/turn.hpp"
+#include "supervisor/scratch_area.hpp"
 
 namespace courier {
 
@@ -111,6 +112,9 @@ void Executor::Impl::worker() {
     } else if (d) {
       seat::Turn(*this, seat::LeaseWait{d}).start();
     }
+    // What gone hosts of this user left in the scratch area: swept once the
+    // turn's outcome is out, so no deadline pays for it (bounded).
+    if (resumed || d) supervisor::sweep_after_delivery();
   }
 }
 

@@ -7,6 +7,7 @@
 #include "journal/journal.hpp"
 #include "repo/repository.hpp"
 #include "report/outcome_json.hpp"
+#include "service/repo_root.hpp"
 #include "wire/grammar.hpp"
 #include "wire/json.hpp"
 #include "wire/remote.hpp"
@@ -34,9 +35,16 @@ RepositoryChecks repository_checks(const std::string& root) {
     const auto real = std::filesystem::canonical(repo, ec);
     if (ec) return tl::unexpected(Refusal{400, "bad_field", "repo", "\"repo\": no repository at " + repo});
     const std::string path = real.string();
-    if (path != root && path.rfind(root == "/" ? root : root + "/", 0) != 0) {
+    if (!is_under_root(path, root)) {
       return tl::unexpected(
           Refusal{403, "repo_outside_root", "repo", "\"repo\" " + repo + " is outside the service's --repo-root"});
+    }
+    // Where its objects are read from too: a .git file, a commondir or an
+    // alternate naming a place outside the root is the same escape.
+    if (auto inside = check_repository_under_root(path, root); !inside) {
+      return tl::unexpected(
+          Refusal{403, "repo_outside_root", "repo",
+                  "\"repo\" " + repo + " reads objects outside the service's --repo-root: " + inside.error().message});
     }
     return path;
   };

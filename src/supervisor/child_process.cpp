@@ -9,9 +9,9 @@
 #include <fstream>
 #include <mutex>
 
+#include "supervisor/scratch_area.hpp"
 #include "supervisor/strays.hpp"
 #include "sys/process.hpp"
-#include "sys/scratch_dir.hpp"
 #include "sys/unix_socket.hpp"
 
 namespace courier::supervisor {
@@ -19,34 +19,6 @@ namespace courier::supervisor {
 namespace {
 
 std::atomic<std::uint64_t> g_sequence{0};
-
-// The marker that keeps a scratch directory out of the next host's sweep:
-// the work that may still run there keeps its files until a confirmation
-// (recovery) removes the directory.
-constexpr const char* kKeptMarker = ".kept-unconfirmed";
-
-// Scratch directories are named after the host's pid, so that the ones a
-// host killed with SIGKILL left behind (it could not remove them) are removed
-// by the next host on the machine.
-std::string make_scratch_dir() {
-  const char* env = std::getenv("TMPDIR");
-  const std::string base = env && *env ? env : "/tmp";
-  const std::string prefix = "git-courier-scratch-";
-  static std::once_flag swept;
-  std::call_once(swept, [&] {
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(base, ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind(prefix, 0) != 0) continue;
-      // Kept for an unconfirmed stop: not ours to remove on a pid alone.
-      if (std::filesystem::exists(e.path() / kKeptMarker, ec)) continue;
-      const long pid = std::atol(name.c_str() + prefix.size());
-      if (pid > 0 && !sys::pid_exists(static_cast<pid_t>(pid))) std::filesystem::remove_all(e.path(), ec);
-    }
-  });
-  auto dir = sys::make_unique_dir(base + "/" + prefix + std::to_string(sys::self_pid()) + "-");
-  return dir ? *dir : std::string();
-}
 
 }  // namespace
 
@@ -155,8 +127,10 @@ Result<void> ChildProcess::prepare(const SpawnPlan& plan) {
       log_("cannot become a child subreaper; the stop is confirmed for the kill domain only: " + on.error().message);
     }
   }
-  scratch_ = make_scratch_dir();
-  if (scratch_.empty()) return fail(Errc::os_error, "cannot create a scratch directory");
+  auto parent = open_scratch_parent();
+  auto dir = parent ? make_scratch_dir(*parent) : Result<std::string>(tl::unexpected(parent.error()));
+  if (!dir) return fail(dir.error().code, "cannot create a scratch directory: " + dir.error().message);
+  scratch_ = std::move(*dir);
   return {};
 }
 

@@ -13,4 +13,8 @@ namespace courier::sys {
 // Errors: os_error (with errno's text).
 Result<std::string> make_unique_dir(const std::string& prefix);
 
+// `base` + "/git-courier-<effective uid>": the name of this user's own
+// directory under a temporary directory.
+std::string user_dir_name(const std::string& base);
+
 }  // namespace courier::sys

@@ -2,6 +2,7 @@
 #include "sys/scratch_dir.hpp"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -14,5 +15,7 @@ Result<std::string> make_unique_dir(const std::string& prefix) {
   if (!::mkdtemp(path.data())) return tl::unexpected(os_error("mkdtemp " + path, errno));
   return path;
 }
+
+std::string user_dir_name(const std::string& base) { return base + "/git-courier-" + std::to_string(::geteuid()); }
 
 }  // namespace courier::sys
