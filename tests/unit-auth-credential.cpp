@@ -50,6 +50,30 @@ TEST_SUITE("auth") {
     CHECK_FALSE(credential_query("https://example.com/r.git?x"));
   }
 
+  TEST_CASE("A2: every document that states the credential settle bound states the code's kCredentialSettleBound") {
+    // One number, written in two guides: each mention reads
+    // "`kCredentialSettleBound`" followed by its value in seconds.
+    const std::string want = std::to_string(kCredentialSettleBound / sys::kNsPerMs / 1000) + " s";
+    int mentions = 0;
+    for (const char* doc : {"docs/auth.md", "docs/operations.md"}) {
+      std::ifstream in(test::source_path(doc));
+      REQUIRE(in.good());
+      std::stringstream text;
+      text << in.rdbuf();
+      const std::string body = text.str();
+      for (auto at = body.find("kCredentialSettleBound`"); at != std::string::npos;
+           at = body.find("kCredentialSettleBound`", at + 1)) {
+        ++mentions;
+        // The value is written next to the name: "2 s (`kCredentialSettleBound`)" or "`kCredentialSettleBound` (2 s)".
+        const std::string around = body.substr(at >= 12 ? at - 12 : 0, 50);
+        const std::string why =
+            std::string(doc) + " states another settle bound than the code's " + want + ": ..." + around;
+        CHECK_MESSAGE(around.find(want) != std::string::npos, why);
+      }
+    }
+    CHECK(mentions >= 2);
+  }
+
   TEST_CASE("credential minter: fills once per delivery, mints Basic per leg, approves or rejects afterwards") {
     HelperSetup helper;
     auto c = context(20'000, kRemote);
