@@ -140,9 +140,9 @@ RemoteEffect recovered_effect(const journal::Record& r) {
   return RemoteEffect::possible;
 }
 
-bool provably_a_delivery_child(pid_t pid) {
+bool provably_a_delivery_child(std::int64_t pid) {
   auto self = sys::self_owner();
-  auto them = sys::process_owner(pid);
+  auto them = sys::process_owner(static_cast<pid_t>(pid));
   if (!self || !them) return false;
   // Never another user's process, nor one that changed its identity.
   if (them->uid != self->euid || them->euid != self->euid) return false;
@@ -172,7 +172,7 @@ bool stop_leftover(const journal::ProcessIdentity& child, sys::MonoNs bound) {
   // database: a process it names is killed only when it is provably a
   // delivery child of this user; anything else is left, and so is the
   // delivery (not finished: its stop cannot be confirmed from here).
-  if (!provably_a_delivery_child(static_cast<pid_t>(child.pid))) return false;
+  if (!provably_a_delivery_child(child.pid)) return false;
   (void)sys::signal_group(static_cast<pid_t>(child.pid), SIGKILL);
   (void)sys::pidfd_signal(fd->get(), SIGKILL);
   auto ready = sys::wait_readable_until({fd->get()}, until);

@@ -3,8 +3,7 @@
 // whose child may since have stopped.
 #pragma once
 
-#include <sys/types.h>
-
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -55,6 +54,6 @@ bool stop_leftover(const journal::ProcessIdentity& child, sys::MonoNs bound);
 // user (J3): owned by this process's effective uid, running this program,
 // the leader of its own process group, and in this process's cgroup or a
 // delivery cgroup directly under it. Recovery signals nothing else.
-bool provably_a_delivery_child(pid_t pid);
+bool provably_a_delivery_child(std::int64_t pid);
 
 }  // namespace courier::seat
