@@ -201,18 +201,18 @@ TEST_SUITE("service-load") {
     const std::string token_file = dir.path() + "/api-token";
     test::write_file(token_file, token + "\n");
     REQUIRE(::chmod(token_file.c_str(), 0600) == 0);
-    auto svc = serve_with_common_limit(
-        dir.path() + "/state", root,
-        {"--workers", "2", "--drain-timeout", "1s", "--max-queued", std::to_string(kTries + 10), "--listen",
-         "127.0.0.1:0", "--api-token-file", token_file, "--ca-file", fx.ca_file()});
+    auto svc =
+        serve_with_common_limit(dir.path() + "/state", root,
+                                {"--workers", "2", "--drain-timeout", "1s", "--max-queued", std::to_string(kTries + 10),
+                                 "--listen", "127.0.0.1:0", "--api-token-file", token_file, "--ca-file", fx.ca_file()});
     REQUIRE_MESSAGE(svc->up(), svc->log());
     const std::int64_t port = tcp_port(*svc);
     REQUIRE_MESSAGE(port > 0, svc->log());
 
     // A delivery held at its advertisement: its event streams stay open.
     fx.hold(test::RequestMatch::next("GET", "info/refs"));
-    const json held = {{"id", "held"}, {"repo", source}, {"remote", fx.url("r")}, {"ref", "refs/heads/main"},
-                       {"oid", tip}};
+    const json held = {
+        {"id", "held"}, {"repo", source}, {"remote", fx.url("r")}, {"ref", "refs/heads/main"}, {"oid", tip}};
     REQUIRE(tcp_request(port, "POST", "/v1/deliveries", token, held.dump()) == 202);
     REQUIRE(fx.wait_for_held(20'000).has_value());
 
@@ -237,8 +237,7 @@ TEST_SUITE("service-load") {
     const std::vector<int>& idle = idle_sockets.fds;
     REQUIRE_MESSAGE(idle.size() == kIdle, "the service took " << idle.size() << " idle connections");
     // The service holds them all (accepted, not left in the backlog).
-    const bool held_all =
-        test::wait_for_fact([&] { return open_fds(svc->pid()) >= kIdle + kStreams; }, 10'000, 10'000);
+    const bool held_all = test::wait_for_fact([&] { return open_fds(svc->pid()) >= kIdle + kStreams; }, 10'000, 10'000);
     REQUIRE_MESSAGE(held_all, "the service holds " << open_fds(svc->pid()) << " descriptors");
     const double accepted_ms = sys::ns_to_ms(sys::mono_now_ns() - idle_opened);
 
@@ -251,8 +250,11 @@ TEST_SUITE("service-load") {
       REQUIRE_MESSAGE(st == 200, "/healthz answered " << st);
     }
     for (int i = 0; i < kTries; ++i) {
-      const json b = {{"id", "s-" + std::to_string(i)}, {"repo", source}, {"remote", fx.url("r")},
-                      {"ref", "refs/heads/s-" + std::to_string(i)}, {"oid", tip}};
+      const json b = {{"id", "s-" + std::to_string(i)},
+                      {"repo", source},
+                      {"remote", fx.url("r")},
+                      {"ref", "refs/heads/s-" + std::to_string(i)},
+                      {"oid", tip}};
       const auto a = sys::mono_now_ns();
       const int st = tcp_request(port, "POST", "/v1/deliveries", token, b.dump());
       submits.push_back(sys::ns_to_ms(sys::mono_now_ns() - a));
@@ -275,9 +277,9 @@ TEST_SUITE("service-load") {
     // opened (a second of the timer's granularity and one of slack); the
     // admitted event streams stay open.
     const long bound_ms = (service::kPreAuthTimeoutS + 2) * 1000L;
-    const bool all_closed = test::wait_for_fact(
-        [&] { return std::all_of(idle.begin(), idle.end(), closed_by_peer); },
-        bound_ms - static_cast<long>(sys::ns_to_ms(sys::mono_now_ns() - idle_opened)), 20'000);
+    const bool all_closed =
+        test::wait_for_fact([&] { return std::all_of(idle.begin(), idle.end(), closed_by_peer); },
+                            bound_ms - static_cast<long>(sys::ns_to_ms(sys::mono_now_ns() - idle_opened)), 20'000);
     const double closed_ms = sys::ns_to_ms(sys::mono_now_ns() - idle_opened);
     test::report("service connections", "idle connections closed after", closed_ms, "ms");
     CHECK_MESSAGE(all_closed, "idle connections still open " << closed_ms << " ms after they were opened");

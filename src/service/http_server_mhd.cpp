@@ -43,7 +43,7 @@ struct StreamState {
 struct DaemonContext {
   HttpServer::Impl* server = nullptr;
   bool tcp = false;
-  unsigned cap = 0;                 // connections before 503
+  unsigned cap = 0;                  // connections before 503
   std::atomic<long> connections{0};  // open now (libmicrohttpd's notifications)
 };
 
@@ -156,9 +156,10 @@ std::optional<ApiResponse> refuse_caller(const DaemonContext& ctx, MHD_Connectio
 // or its caller is looked at: 503 with Retry-After, and the connection
 // closed.
 MHD_Result refuse_over_capacity(DaemonContext& ctx, MHD_Connection* c, long open) {
-  g_capacity_log.log(LogLevel::warn, {{"transport", ctx.tcp ? "tcp" : "unix"}, {"connections", open}, {"cap", ctx.cap}});
-  ApiResponse r = ctx.server->api->error(503, "over_capacity", "",
-                                         "the service holds its maximum of connections; retry later");
+  g_capacity_log.log(LogLevel::warn,
+                     {{"transport", ctx.tcp ? "tcp" : "unix"}, {"connections", open}, {"cap", ctx.cap}});
+  ApiResponse r =
+      ctx.server->api->error(503, "over_capacity", "", "the service holds its maximum of connections; retry later");
   r.headers.emplace_back("Retry-After", "1");
   r.headers.emplace_back("Connection", "close");
   return queue(c, std::move(r));
