@@ -115,13 +115,11 @@ std::string request_text(const std::string& method, const std::string& path, con
   return r + "\r\n" + body;
 }
 
-// One request on a fresh TCP connection, read to its end within 5 s; the
-// status (0: no answer in time).
-int tcp_request(std::int64_t port, const std::string& method, const std::string& path, const std::string& bearer,
-                const std::string& body = {}) {
-  const int fd = connect_tcp(port);
-  if (fd < 0) return 0;
-  send_all(fd, request_text(method, path, bearer, body));
+// One request on a connection (then closed), read to its end within 5 s:
+// the answer's text (empty: none in time).
+std::string request_on(int fd, const std::string& text) {
+  if (fd < 0) return {};
+  send_all(fd, text);
   const auto until = sys::mono_now_ns() + 5'000 * kNsPerMs;
   std::string in;
   char buf[4096];
@@ -131,7 +129,17 @@ int tcp_request(std::int64_t port, const std::string& method, const std::string&
     in.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fd);
-  return in.size() > 12 ? std::atoi(in.substr(9, 3).c_str()) : 0;
+  return in;
+}
+
+int status_of(const std::string& answer) {
+  return answer.size() > 12 ? std::atoi(answer.substr(9, 3).c_str()) : 0;
+}
+
+// One request on a fresh TCP connection; its status (0: no answer in time).
+int tcp_request(std::int64_t port, const std::string& method, const std::string& path, const std::string& bearer,
+                const std::string& body = {}) {
+  return status_of(request_on(connect_tcp(port), request_text(method, path, bearer, body)));
 }
 
 // Closed by the peer: readable with nothing to read (or reset).
@@ -175,12 +183,18 @@ std::unique_ptr<test::ServeProcess> serve_with_common_limit(const std::string& s
   return svc;
 }
 
-std::int64_t tcp_port(const test::ServeProcess& svc) {
-  std::int64_t port = 0;
+// A number field of the service's first log line of `event` (0: none).
+std::int64_t logged(const test::ServeProcess& svc, const std::string& event, const std::string& field) {
   for (const auto& line : test::lines_of(svc.log())) {
-    if (line.is_object() && line.value("event", "") == "tcp_listening") port = line.value("port", 0);
+    if (line.is_object() && line.value("event", "") == event) return line.value(field, std::int64_t{0});
   }
-  return port;
+  return 0;
+}
+
+long count_logged(const test::ServeProcess& svc, const std::string& event) {
+  const auto lines = test::lines_of(svc.log());
+  return std::count_if(lines.begin(), lines.end(),
+                       [&](const json& l) { return l.is_object() && l.value("event", "") == event; });
 }
 
 }  // namespace
@@ -206,7 +220,7 @@ TEST_SUITE("service-load") {
                                 {"--workers", "2", "--drain-timeout", "1s", "--max-queued", std::to_string(kTries + 10),
                                  "--listen", "127.0.0.1:0", "--api-token-file", token_file, "--ca-file", fx.ca_file()});
     REQUIRE_MESSAGE(svc->up(), svc->log());
-    const std::int64_t port = tcp_port(*svc);
+    const std::int64_t port = logged(*svc, "tcp_listening", "port");
     REQUIRE_MESSAGE(port > 0, svc->log());
 
     // A delivery held at its advertisement: its event streams stay open.
@@ -286,6 +300,53 @@ TEST_SUITE("service-load") {
     const auto streams_open = std::count_if(streams.begin(), streams.end(), [](int fd) { return !closed_by_peer(fd); });
     CHECK(streams_open == kStreams);
     fx.release();
+    CHECK(svc->stop() == 0);
+  }
+}
+
+TEST_SUITE("service-load") {
+  TEST_CASE(
+      "SVC: past its connection cap the service answers 503 over_capacity with Retry-After at once rather than "
+      "hanging, logs the refusals at most kRefusalLogsPerSecond a second, and serves again when connections close") {
+    // A hard limit of 1,024 (set by the shell that starts it) makes the cap
+    // small enough to reach.
+    test::TempDir dir;
+    const std::string root = dir.path() + "/repos";
+    std::filesystem::create_directories(root);
+    auto svc = std::make_unique<test::ServeProcess>(dir.path() + "/state", root, std::vector<std::string>{},
+                                                    "ulimit -n " + std::to_string(kCommonSoftLimit) + "; ");
+    REQUIRE_MESSAGE(svc->up(), svc->log());
+    const std::int64_t cap = logged(*svc, "fd_limit", "connection_cap");
+    CHECK(cap == service::connection_cap(kCommonSoftLimit, 1));
+    REQUIRE(cap > 0);
+    const auto get = [&] { return request_on(connect_unix(svc->socket()), request_text("GET", "/healthz", "", "")); };
+    REQUIRE(status_of(get()) == 200);
+    // The cap taken by idle connections (held by the service: its descriptors).
+    const long fds_before = open_fds(svc->pid());
+    Sockets idle{open_many(static_cast<int>(cap), [&] { return connect_unix(svc->socket()); })};
+    REQUIRE(idle.fds.size() == static_cast<std::size_t>(cap));
+    REQUIRE(test::wait_for_fact([&] { return open_fds(svc->pid()) >= fds_before + cap; }, 5'000, 10'000));
+    // Past it: 503 at once, 30 times within a second or two.
+    constexpr int kRefused = 30;
+    std::vector<double> ms;
+    for (int i = 0; i < kRefused; ++i) {
+      const auto a = sys::mono_now_ns();
+      const std::string answer = get();
+      ms.push_back(sys::ns_to_ms(sys::mono_now_ns() - a));
+      REQUIRE_MESSAGE(status_of(answer) == 503, "past the cap: " << answer);
+      CHECK(answer.find("over_capacity") != std::string::npos);
+      CHECK(answer.find("Retry-After: 1") != std::string::npos);
+    }
+    test::report("service connection cap", "cap", static_cast<double>(cap), "connections");
+    test::report("service connection cap", "503 answer max", percentile(ms, 1.0), "ms");
+    const long lines = count_logged(*svc, "over_capacity");
+    test::report("service connection cap", "over_capacity lines for 30 refusals", static_cast<double>(lines), "");
+    CHECK(lines >= 1);
+    CHECK(lines <= static_cast<long>(service::kRefusalLogsPerSecond) * 2);
+    // The idle ones gone, it serves again.
+    for (int fd : idle.fds) ::close(fd);
+    idle.fds.clear();
+    CHECK(test::wait_for_fact([&] { return status_of(get()) == 200; }, 5'000, 20'000));
     CHECK(svc->stop() == 0);
   }
 }
