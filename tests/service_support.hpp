@@ -110,8 +110,8 @@ class ServeProcess {
   ServeProcess(const std::string& state, const std::string& repo_root, const std::vector<std::string>& extra,
                const std::string& shell = {})
       : socket_(state + "/run/serve.sock"), journal_(state + "/journal/journal.sqlite") {
-    const std::string cmd = shell + "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " '" + test_root_env() +
-                            "' \"$0\" serve \"$@\" 2>&1";
+    const std::string cmd = shell + "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " '" +
+                            test_root_env() + "' \"$0\" serve \"$@\" 2>&1";
     std::vector<std::string> argv = {"/bin/sh",     "-c",      cmd,        COURIER_BINARY,
                                      "--repo-root", repo_root, "--socket", socket_};
     // A service given a state URL keeps its journal there instead.

@@ -132,9 +132,7 @@ std::string request_on(int fd, const std::string& text) {
   return in;
 }
 
-int status_of(const std::string& answer) {
-  return answer.size() > 12 ? std::atoi(answer.substr(9, 3).c_str()) : 0;
-}
+int status_of(const std::string& answer) { return answer.size() > 12 ? std::atoi(answer.substr(9, 3).c_str()) : 0; }
 
 // One request on a fresh TCP connection; its status (0: no answer in time).
 int tcp_request(std::int64_t port, const std::string& method, const std::string& path, const std::string& bearer,

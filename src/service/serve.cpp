@@ -176,6 +176,18 @@ unsigned connection_cap_from_fd_limit(unsigned listeners) {
   return cap;
 }
 
+HttpServerOptions http_options(const ServiceOptions& o, sys::ScopedFd unix_listener, sys::ScopedFd tcp_listener,
+                               const std::string& token) {
+  HttpServerOptions ho;
+  ho.unix_listener = std::move(unix_listener);
+  ho.tcp_listener = std::move(tcp_listener);
+  ho.allow_uids = o.allow_uids.empty() ? std::vector<std::uint32_t>{sys::effective_uid()} : o.allow_uids;
+  ho.allow_gids = o.allow_gids;
+  ho.token = token;
+  ho.connection_cap = connection_cap_from_fd_limit(ho.tcp_listener ? 2 : 1);
+  return ho;
+}
+
 int wait_for_signal(StopSignal& stop) {
   std::unique_lock<std::mutex> lock(stop.mu);
   stop.cv.wait(lock, [&] { return stop.signo != 0; });
@@ -249,14 +261,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   }
 
   Api api(*config, deliveries, metrics);
-  HttpServerOptions ho;
-  ho.unix_listener = std::move(sock->listener);
-  ho.tcp_listener = std::move(*tcp);
-  ho.allow_uids = o.allow_uids.empty() ? std::vector<std::uint32_t>{sys::effective_uid()} : o.allow_uids;
-  ho.allow_gids = o.allow_gids;
-  ho.token = *token;
-  ho.connection_cap = connection_cap_from_fd_limit(ho.tcp_listener ? 2 : 1);
-  auto http = HttpServer::start(std::move(ho), api);
+  auto http = HttpServer::start(http_options(o, std::move(sock->listener), std::move(*tcp), *token), api);
   if (!http) {
     sys::remove_service_socket(*sock);
     log_event(LogLevel::error, "http_failed", {{"message", http.error().message}});
