@@ -221,13 +221,19 @@ void on_connection(void* cls, MHD_Connection*, void**, MHD_ConnectionNotificatio
   }
 }
 
+// libmicrohttpd splits its connection limit evenly among a pool's threads
+// and a thread at its share closes what it accepts unanswered, however
+// idle the others are: each thread's share is the whole cap (plus the
+// headroom), and the cap itself is counted across the threads
+// (on_connection) and answered 503.
 MHD_Daemon* start_daemon(int fd, DaemonContext* ctx, unsigned threads) {
+  const unsigned mhd_limit = (ctx->cap + kCapHeadroom) * std::max(threads, 1u);
   const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   return MHD_start_daemon(flags, 0, nullptr, nullptr, &on_request, ctx, MHD_OPTION_EXTERNAL_LOGGER, &on_log, nullptr,
                           MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
                           MHD_OPTION_NOTIFY_COMPLETED, &on_completed, nullptr, MHD_OPTION_NOTIFY_CONNECTION,
                           &on_connection, ctx, MHD_OPTION_CONNECTION_TIMEOUT, kPreAuthTimeoutS,
-                          MHD_OPTION_CONNECTION_LIMIT, ctx->cap + kCapHeadroom, MHD_OPTION_END);
+                          MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_END);
 }
 
 DaemonContext g_unix_ctx;
