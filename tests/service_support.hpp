@@ -106,10 +106,12 @@ inline std::vector<nlohmann::json> lines_of(const std::string& text) {
 // Started: it has logged "listening" (the fact that its socket answers).
 class ServeProcess {
  public:
-  ServeProcess(const std::string& state, const std::string& repo_root, const std::vector<std::string>& extra)
+  // `shell` is run by the shell before the service (e.g. a ulimit).
+  ServeProcess(const std::string& state, const std::string& repo_root, const std::vector<std::string>& extra,
+               const std::string& shell = {})
       : socket_(state + "/run/serve.sock"), journal_(state + "/journal/journal.sqlite") {
-    const std::string cmd = "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " '" + test_root_env() +
-                            "' \"$0\" serve \"$@\" 2>&1";
+    const std::string cmd = shell + "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + state + " '" +
+                            test_root_env() + "' \"$0\" serve \"$@\" 2>&1";
     std::vector<std::string> argv = {"/bin/sh",     "-c",      cmd,        COURIER_BINARY,
                                      "--repo-root", repo_root, "--socket", socket_};
     // A service given a state URL keeps its journal there instead.

@@ -5,11 +5,13 @@
 #include <microhttpd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 
 #include "auth/verify.hpp"
+#include "service/log_rate.hpp"
 #include "service/service_log.hpp"
 #include "sys/service_socket.hpp"
 
@@ -41,7 +43,16 @@ struct StreamState {
 struct DaemonContext {
   HttpServer::Impl* server = nullptr;
   bool tcp = false;
+  unsigned cap = 0;                  // connections before 503
+  std::atomic<long> connections{0};  // open now (libmicrohttpd's notifications)
 };
+
+// Refusals are logged at a bounded rate: a caller opening connections as
+// fast as it can must not write a line for each.
+LogRate g_caller_log("caller_refused", kRefusalLogsPerSecond);
+LogRate g_peer_log("peer_refused", kRefusalLogsPerSecond);
+LogRate g_capacity_log("over_capacity", kRefusalLogsPerSecond);
+LogRate g_mhd_log("http_server", kRefusalLogsPerSecond);
 
 ssize_t read_stream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max) {
   auto* s = static_cast<StreamState*>(cls);
@@ -118,7 +129,7 @@ std::optional<ApiResponse> refuse_caller(const DaemonContext& ctx, MHD_Connectio
     // "bearer" and "BEARER" are "Bearer".
     const auto presented = auth::bearer_token(auth ? auth : "");
     if (presented && token_matches(*presented, s.opt.token)) return std::nullopt;
-    log_event(LogLevel::warn, "caller_refused", {{"transport", "tcp"}, {"why", auth ? "wrong token" : "no token"}});
+    g_caller_log.log(LogLevel::warn, {{"transport", "tcp"}, {"why", auth ? "wrong token" : "no token"}});
     ApiResponse r = s.api->error(401, "unauthorized", "", "a bearer token is required (Authorization: Bearer TOKEN)");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     return r;
@@ -135,10 +146,23 @@ std::optional<ApiResponse> refuse_caller(const DaemonContext& ctx, MHD_Connectio
   } else {
     fields["why"] = peer.error().message;
   }
-  log_event(LogLevel::warn, "peer_refused", fields);
+  g_peer_log.log(LogLevel::warn, fields);
   return s.api->error(403, "peer_refused", "",
                       peer ? "uid " + std::to_string(peer->uid) + " may not use this service (--allow-uid, --allow-gid)"
                            : "the caller's credentials cannot be read");
+}
+
+// Past the listener's cap a request is answered at once, before its body
+// or its caller is looked at: 503 with Retry-After, and the connection
+// closed.
+MHD_Result refuse_over_capacity(DaemonContext& ctx, MHD_Connection* c, long open) {
+  g_capacity_log.log(LogLevel::warn,
+                     {{"transport", ctx.tcp ? "tcp" : "unix"}, {"connections", open}, {"cap", ctx.cap}});
+  ApiResponse r =
+      ctx.server->api->error(503, "over_capacity", "", "the service holds its maximum of connections; retry later");
+  r.headers.emplace_back("Retry-After", "1");
+  r.headers.emplace_back("Connection", "close");
+  return queue(c, std::move(r));
 }
 
 MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method, const char* /*version*/,
@@ -146,6 +170,8 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
   auto* ctx = static_cast<DaemonContext*>(cls);
   if (*state == nullptr) {
     *state = new RequestState();
+    const long open = ctx->connections.load();
+    if (open > static_cast<long>(ctx->cap)) return refuse_over_capacity(*ctx, c, open);
     return MHD_YES;
   }
   auto* rs = static_cast<RequestState*>(*state);
@@ -159,6 +185,9 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
     return MHD_YES;
   }
   if (auto refusal = refuse_caller(*ctx, c)) return queue(c, std::move(*refusal));
+  // Admitted: the short idle timeout of a connection nobody has vouched for
+  // no longer applies.
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, kAdmittedTimeoutS);
   ApiRequest r;
   r.method = method;
   r.path = url;
@@ -180,15 +209,31 @@ void on_log(void*, const char* fmt, va_list ap) {
   std::vsnprintf(buf, sizeof buf, fmt, ap);
   std::string text = buf;
   while (!text.empty() && text.back() == '\n') text.pop_back();
-  log_event(LogLevel::warn, "http_server", {{"message", text}});
+  g_mhd_log.log(LogLevel::warn, {{"message", text}});
 }
 
+void on_connection(void* cls, MHD_Connection*, void**, MHD_ConnectionNotificationCode code) {
+  auto* ctx = static_cast<DaemonContext*>(cls);
+  if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+    ctx->connections.fetch_add(1);
+  } else {
+    ctx->connections.fetch_sub(1);
+  }
+}
+
+// libmicrohttpd splits its connection limit evenly among a pool's threads
+// and a thread at its share closes what it accepts unanswered, however
+// idle the others are: each thread's share is the whole cap (plus the
+// headroom), and the cap itself is counted across the threads
+// (on_connection) and answered 503.
 MHD_Daemon* start_daemon(int fd, DaemonContext* ctx, unsigned threads) {
+  const unsigned mhd_limit = (ctx->cap + kCapHeadroom) * std::max(threads, 1u);
   const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   return MHD_start_daemon(flags, 0, nullptr, nullptr, &on_request, ctx, MHD_OPTION_EXTERNAL_LOGGER, &on_log, nullptr,
                           MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
-                          MHD_OPTION_NOTIFY_COMPLETED, &on_completed, nullptr, MHD_OPTION_CONNECTION_TIMEOUT, 300u,
-                          MHD_OPTION_END);
+                          MHD_OPTION_NOTIFY_COMPLETED, &on_completed, nullptr, MHD_OPTION_NOTIFY_CONNECTION,
+                          &on_connection, ctx, MHD_OPTION_CONNECTION_TIMEOUT, kPreAuthTimeoutS,
+                          MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_END);
 }
 
 DaemonContext g_unix_ctx;
@@ -208,6 +253,13 @@ bool peer_allowed(std::uint32_t uid, std::uint32_t gid, const std::vector<std::u
   return false;
 }
 
+unsigned connection_cap(std::uint64_t fd_limit, unsigned listeners) {
+  constexpr std::uint64_t kFloor = 16;
+  const std::uint64_t kept = static_cast<std::uint64_t>(kReservedFds) + kCapHeadroom * std::max(listeners, 1u);
+  const std::uint64_t each = fd_limit > kept ? (fd_limit - kept) / std::max(listeners, 1u) : 0;
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(each, kFloor, 1u << 20));
+}
+
 bool token_matches(const std::string& presented, const std::string& expected) {
   if (expected.empty()) return false;
   unsigned char diff = presented.size() == expected.size() ? 0 : 1;
@@ -223,8 +275,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options,
   Impl& s = *server->impl_;
   s.opt = std::move(options);
   s.api = &api;
-  g_unix_ctx = DaemonContext{&s, false};
-  g_tcp_ctx = DaemonContext{&s, true};
+  for (DaemonContext* ctx : {&g_unix_ctx, &g_tcp_ctx}) {
+    ctx->server = &s;
+    ctx->cap = s.opt.connection_cap;
+    ctx->connections = 0;
+  }
+  g_tcp_ctx.tcp = true;
   if (s.opt.unix_listener) {
     s.unix_daemon = start_daemon(s.opt.unix_listener.get(), &g_unix_ctx, s.opt.threads);
     if (s.unix_daemon == nullptr) return fail(Errc::os_error, "libmicrohttpd could not serve the Unix socket");

@@ -3,7 +3,10 @@
 // every request on the Unix socket (SO_PEERCRED, SO_PEERGROUPS), the bearer
 // token on loopback TCP, and event streams served from suspended
 // connections, so a long stream holds no thread (docs/design.md "The
-// service").
+// service"). Connections are bounded (docs/service.md "Connection
+// limits"): a cap per listener set from the descriptor limit, past which a
+// request is answered 503; a short idle timeout until a request is
+// admitted; refusals logged at a bounded rate.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +29,33 @@ struct HttpServerOptions {
   std::vector<std::uint32_t> allow_gids;
   std::string token;  // the bearer token TCP callers must present
   unsigned threads = 4;
+  // Connections each listener holds before it answers 503 (see
+  // connection_cap).
+  unsigned connection_cap = 256;
 };
+
+// How long (seconds) a connection may stay idle until a request on it is
+// admitted (peer allowed, token right): long enough for any client on this
+// host to send its request, short enough that idle connections of a caller
+// without a token cannot pile up.
+inline constexpr unsigned kPreAuthTimeoutS = 5;
+// The idle timeout once a request was admitted (a waiting event stream is
+// suspended and never times out).
+inline constexpr unsigned kAdmittedTimeoutS = 300;
+// Descriptors kept for everything else the service opens (journal, lanes,
+// children's pipes and pidfds, TLS, warm children).
+inline constexpr unsigned kReservedFds = 512;
+// libmicrohttpd accepts this many connections past the cap, to answer them
+// 503 rather than leave them in the listen backlog.
+inline constexpr unsigned kCapHeadroom = 64;
+// At most this many refusal lines (peer_refused, caller_refused,
+// over_capacity, http_server) per second each; the rest are counted.
+inline constexpr unsigned kRefusalLogsPerSecond = 10;
+
+// The cap of each listener for a descriptor limit `fd_limit` shared by
+// `listeners` listeners: what is left after kReservedFds and kCapHeadroom,
+// split evenly, and at least 16.
+unsigned connection_cap(std::uint64_t fd_limit, unsigned listeners);
 
 // A peer may call when its uid is allowed, or its primary group or one of
 // its supplementary groups is.

@@ -18,6 +18,7 @@
 #include "service/resume.hpp"
 #include "service/service_log.hpp"
 #include "state/state_url.hpp"
+#include "sys/fd_limit.hpp"
 #include "sys/lazy_library.hpp"
 #include "sys/process.hpp"
 #include "sys/service_socket.hpp"
@@ -160,6 +161,33 @@ RegistryOptions registry_options(const ServiceOptions& o) {
 }
 
 // Blocks until SIGTERM or SIGINT; returns which.
+// The soft descriptor limit raised to the hard one (a service that holds
+// thousands of connections must not stop at the common 1,024), and the
+// connection cap of each listener that follows from it, logged.
+unsigned connection_cap_from_fd_limit(unsigned listeners) {
+  auto lim = sys::raise_fd_limit();
+  if (!lim) {
+    log_event(LogLevel::warn, "fd_limit", {{"message", lim.error().message}});
+    return connection_cap(1024, listeners);
+  }
+  const unsigned cap = connection_cap(lim->soft, listeners);
+  log_event(LogLevel::info, "fd_limit",
+            {{"soft_before", lim->soft_before}, {"soft", lim->soft}, {"connection_cap", cap}});
+  return cap;
+}
+
+HttpServerOptions http_options(const ServiceOptions& o, sys::ScopedFd unix_listener, sys::ScopedFd tcp_listener,
+                               const std::string& token) {
+  HttpServerOptions ho;
+  ho.unix_listener = std::move(unix_listener);
+  ho.tcp_listener = std::move(tcp_listener);
+  ho.allow_uids = o.allow_uids.empty() ? std::vector<std::uint32_t>{sys::effective_uid()} : o.allow_uids;
+  ho.allow_gids = o.allow_gids;
+  ho.token = token;
+  ho.connection_cap = connection_cap_from_fd_limit(ho.tcp_listener ? 2 : 1);
+  return ho;
+}
+
 int wait_for_signal(StopSignal& stop) {
   std::unique_lock<std::mutex> lock(stop.mu);
   stop.cv.wait(lock, [&] { return stop.signo != 0; });
@@ -233,13 +261,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   }
 
   Api api(*config, deliveries, metrics);
-  HttpServerOptions ho;
-  ho.unix_listener = std::move(sock->listener);
-  ho.tcp_listener = std::move(*tcp);
-  ho.allow_uids = o.allow_uids.empty() ? std::vector<std::uint32_t>{sys::effective_uid()} : o.allow_uids;
-  ho.allow_gids = o.allow_gids;
-  ho.token = *token;
-  auto http = HttpServer::start(std::move(ho), api);
+  auto http = HttpServer::start(http_options(o, std::move(sock->listener), std::move(*tcp), *token), api);
   if (!http) {
     sys::remove_service_socket(*sock);
     log_event(LogLevel::error, "http_failed", {{"message", http.error().message}});

@@ -19,6 +19,9 @@
 namespace courier::sys {
 
 namespace {
+// A burst of connections (thousands of clients at once) waits in the
+// kernel until the server accepts it rather than being refused.
+constexpr int kBacklog = 1024;
 
 constexpr int kDirFlags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
 
@@ -142,7 +145,7 @@ Result<ServiceSocket> bind_service_socket(const std::string& path) {
   // connect(2) needs write permission on the socket: the user and the
   // group may connect; the directory and the peer check decide who gets in.
   if (::fchmodat(s.dir.get(), name.c_str(), 0660, 0) != 0) return tl::unexpected(os_error("chmod " + path, errno));
-  if (::listen(sock.get(), 128) != 0) return tl::unexpected(os_error("listen " + path, errno));
+  if (::listen(sock.get(), kBacklog) != 0) return tl::unexpected(os_error("listen " + path, errno));
   s.listener = std::move(sock);
   return s;
 }
@@ -169,7 +172,7 @@ Result<ScopedFd> listen_loopback_tcp(const std::string& host, std::uint16_t port
   if (::bind(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
     return tl::unexpected(os_error("cannot bind " + host + ":" + std::to_string(port), errno));
   }
-  if (::listen(sock.get(), 128) != 0) return tl::unexpected(os_error("listen", errno));
+  if (::listen(sock.get(), kBacklog) != 0) return tl::unexpected(os_error("listen", errno));
   return sock;
 }
 
