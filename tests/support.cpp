@@ -2,12 +2,14 @@
 #include "support.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -182,6 +184,31 @@ void report(const std::string& test, const std::string& figure, double value, co
   if (const char* path = std::getenv("COURIER_MEASUREMENTS")) {
     std::ofstream(path, std::ios::app) << line;
   }
+}
+
+Tmpfs::Tmpfs(std::string dir, const std::string& size) : path(std::move(dir)) {
+  if (::geteuid() != 0) {
+    why = "mounting a tmpfs needs root";
+    return;
+  }
+  if (::mkdir(path.c_str(), 0700) != 0) throw std::runtime_error("mkdir " + path + ": " + std::strerror(errno));
+  const RunResult r = run({"/bin/mount", "-t", "tmpfs", "-o", "size=" + size + ",mode=0700", "tmpfs", path});
+  if (r.exit_code != 0) {
+    why = "cannot mount a tmpfs here: " + r.err;
+    return;
+  }
+  mounted = true;
+}
+
+Tmpfs::~Tmpfs() {
+  if (mounted) (void)run({"/bin/umount", path});
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
 }
 
 struct Latch::State {

@@ -56,6 +56,23 @@ namespace courier::test {
 // scripts/test) so a passing run still shows what it measured.
 void report(const std::string& test, const std::string& figure, double value, const std::string& unit);
 
+// A tmpfs mounted on a new directory `path` (made 0700) for the life of
+// this value, unmounted after: a small disk a test can fill, or a fast one
+// for many files. Not mounted (`why` says so) without root or when mount
+// refuses; a directory that cannot be made is an error (std::runtime_error).
+struct Tmpfs {
+  Tmpfs(std::string path, const std::string& size);
+  ~Tmpfs();
+  Tmpfs(const Tmpfs&) = delete;
+  Tmpfs& operator=(const Tmpfs&) = delete;
+  std::string path;
+  bool mounted = false;
+  std::string why;
+};
+
+// The p-quantile (0..1) of `v`, nearest rank; 0 for none.
+double percentile(std::vector<double> v, double p);
+
 // Descriptors open when the test program started (for the leak check).
 const std::vector<int>& initial_fds();
 

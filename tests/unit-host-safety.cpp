@@ -126,6 +126,39 @@ DeliveryRequest request(const std::string& scenario, const std::string& remote, 
   return r;
 }
 
+// Two spellings of one remote share one seat: a delivery to the second,
+// submitted while one to the first holds the seat, waits pending on it and
+// is granted the seat only after the first's stop is confirmed.
+void second_spelling_waits_for_the_first(const std::string& first_remote, const std::string& second_remote) {
+  test::TempDir t;
+  Executor ex(options(t.path() + "/lanes"));
+  test::Latch first_dispatched;
+  DeliveryRequest r1 = request("wedge", first_remote, 20000);
+  r1.on_event = [first_dispatched](const DeliveryEvent& e) {
+    if (e.kind == DeliveryEvent::Kind::dispatched) first_dispatched.open();
+  };
+  auto first = ex.submit(r1);
+  REQUIRE(first_dispatched.wait(20'000));
+  auto held = std::make_shared<std::promise<DeliveryEvent>>();
+  auto once = std::make_shared<std::atomic<bool>>(false);
+  DeliveryRequest r = request("deliver", second_remote, 20000);
+  r.on_event = [held, once](const DeliveryEvent& e) {
+    if (e.kind == DeliveryEvent::Kind::pending && e.holder_delivery != 0 && !once->exchange(true)) {
+      held->set_value(e);
+    }
+  };
+  auto second = ex.submit(r);
+  auto fut = held->get_future();
+  REQUIRE(fut.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  CHECK(fut.get().holder_delivery == first.id());
+  CHECK(second.state() == DeliveryState::pending);
+  first.revoke("done");
+  CHECK(first.wait().kind == OutcomeKind::revoked);
+  Outcome o = second.wait();
+  CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+  CHECK(o.timings.seat >= first.wait().timings.confirmed);
+}
+
 }  // namespace
 
 TEST_SUITE("seat") {
@@ -396,33 +429,7 @@ TEST_SUITE("seat") {
       CHECK(r->canonical == "https://[::1]:9/team/r.git");
       CHECK(r->lane == "https://[::1]:9/team/r");
     }
-    test::TempDir t;
-    Executor ex(options(t.path() + "/lanes"));
-    test::Latch first_dispatched;
-    DeliveryRequest r1 = request("wedge", "https://[::1]:9/team/r.git", 20000);
-    r1.on_event = [first_dispatched](const DeliveryEvent& e) {
-      if (e.kind == DeliveryEvent::Kind::dispatched) first_dispatched.open();
-    };
-    auto first = ex.submit(r1);
-    REQUIRE(first_dispatched.wait(20'000));
-    auto held = std::make_shared<std::promise<DeliveryEvent>>();
-    auto once = std::make_shared<std::atomic<bool>>(false);
-    DeliveryRequest r = request("deliver", "https://[0000::0001]:9/team/r.git", 20000);
-    r.on_event = [held, once](const DeliveryEvent& e) {
-      if (e.kind == DeliveryEvent::Kind::pending && e.holder_delivery != 0 && !once->exchange(true)) {
-        held->set_value(e);
-      }
-    };
-    auto second = ex.submit(r);
-    auto fut = held->get_future();
-    REQUIRE(fut.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
-    CHECK(fut.get().holder_delivery == first.id());
-    CHECK(second.state() == DeliveryState::pending);
-    first.revoke("done");
-    CHECK(first.wait().kind == OutcomeKind::revoked);
-    Outcome o = second.wait();
-    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
-    CHECK(o.timings.seat >= first.wait().timings.confirmed);
+    second_spelling_waits_for_the_first("https://[::1]:9/team/r.git", "https://[0000::0001]:9/team/r.git");
   }
 
   TEST_CASE("H2: a password in the remote URL is refused and never repeated") {
@@ -442,33 +449,7 @@ TEST_SUITE("seat") {
   }
 
   TEST_CASE("H2: two spellings of one remote share one seat: the second waits for the first's confirmed stop") {
-    test::TempDir t;
-    Executor ex(options(t.path() + "/lanes"));
-    test::Latch first_dispatched;
-    DeliveryRequest r1 = request("wedge", "https://127.0.0.1:9/team/r.git", 20000);
-    r1.on_event = [first_dispatched](const DeliveryEvent& e) {
-      if (e.kind == DeliveryEvent::Kind::dispatched) first_dispatched.open();
-    };
-    auto first = ex.submit(r1);
-    REQUIRE(first_dispatched.wait(20'000));
-    auto held = std::make_shared<std::promise<DeliveryEvent>>();
-    auto once = std::make_shared<std::atomic<bool>>(false);
-    DeliveryRequest r = request("deliver", "HTTPS://127.0.0.1:9/Team/R/", 20000);
-    r.on_event = [held, once](const DeliveryEvent& e) {
-      if (e.kind == DeliveryEvent::Kind::pending && e.holder_delivery != 0 && !once->exchange(true)) {
-        held->set_value(e);
-      }
-    };
-    auto second = ex.submit(r);
-    auto fut = held->get_future();
-    REQUIRE(fut.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
-    CHECK(fut.get().holder_delivery == first.id());
-    CHECK(second.state() == DeliveryState::pending);
-    first.revoke("done");
-    CHECK(first.wait().kind == OutcomeKind::revoked);
-    Outcome o = second.wait();
-    CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
-    CHECK(o.timings.seat >= first.wait().timings.confirmed);
+    second_spelling_waits_for_the_first("https://127.0.0.1:9/team/r.git", "HTTPS://127.0.0.1:9/Team/R/");
   }
 
   TEST_CASE(
@@ -513,23 +494,14 @@ TEST_SUITE("seat") {
       "outcome is bounded by kSweepBudget") {
     // A tmpfs for TMPDIR: making a hundred thousand files on a disk would
     // cost the suite far more than the sweep it measures.
-    if (::geteuid() != 0) {
-      MESSAGE("skipped: mounting a tmpfs needs root");
-      return;
-    }
     test::TempDir lanes;
     test::TempDir t;
     const std::string tmp = t.path() + "/tmp";
-    REQUIRE(::mkdir(tmp.c_str(), 0700) == 0);
-    auto mounted = test::run({"/bin/mount", "-t", "tmpfs", "-o", "size=64m,mode=0700", "tmpfs", tmp});
-    if (mounted.exit_code != 0) {
-      MESSAGE("skipped: cannot mount a tmpfs here: " << mounted.err);
+    const test::Tmpfs tmpfs(tmp, "64m");
+    if (!tmpfs.mounted) {
+      MESSAGE("skipped: " << tmpfs.why);
       return;
     }
-    struct Unmount {
-      std::string path;
-      ~Unmount() { (void)test::run({"/bin/umount", path}); }
-    } unmount{tmp};
     constexpr std::int64_t kDeadlineMs = 200;
     constexpr double kSlackMs = 300;  // the executor's own start and stop on a loaded host
     TmpdirFor tmpdir(tmp);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixture_server.hpp"
+#include "api_router.hpp"
 #include "service/api.hpp"
 #include "support.hpp"
 
@@ -18,30 +19,8 @@ using nlohmann::json;
 
 namespace {
 
-struct Router {
-  test::TempDir root;
-  service::Metrics metrics;
-  service::Deliveries deliveries{service::RegistryOptions{}, nullptr, metrics};
-  service::Api api;
-
-  Router() : api(config(root.path()), deliveries, metrics) {}
-
-  static service::ApiConfig config(const std::string& root) {
-    service::ApiConfig c;
-    c.repo_root = std::filesystem::canonical(root).string();
-    return c;
-  }
-
-  service::ApiResponse post(const json& body) {
-    service::ApiRequest r;
-    r.method = "POST";
-    r.path = "/v1/deliveries";
-    r.body = body.dump();
-    return api.handle(r);
-  }
-};
-
-json body_of(const service::ApiResponse& r) { return json::parse(r.body, nullptr, false); }
+using Router = test::ApiRouter;
+using test::body_of;
 
 json submit(const std::string& repo, const std::string& oid) {
   return {{"repo", repo}, {"remote", "https://h/r.git"}, {"ref", "refs/heads/main"}, {"oid", oid}};

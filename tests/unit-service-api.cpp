@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "api_router.hpp"
 #include "service/api.hpp"
 #include "service/http_server_mhd.hpp"
 #include "service/service_options.hpp"
@@ -18,33 +19,11 @@ using nlohmann::json;
 
 namespace {
 
-struct Router {
-  test::TempDir root;
-  service::Metrics metrics;
-  service::Deliveries deliveries{service::RegistryOptions{}, nullptr, metrics};
-  service::Api api;
-
-  Router() : api(config(root.path()), deliveries, metrics) {}
-
-  static service::ApiConfig config(const std::string& root) {
-    service::ApiConfig c;
-    c.repo_root = std::filesystem::canonical(root).string();
-    c.credentials = {{"deploy", {"credential", {"https://h/"}}}};
-    return c;
-  }
-
-  service::ApiResponse call(const std::string& method, const std::string& path, const std::string& body = {},
-                            const std::string& query = {}) {
-    service::ApiRequest r;
-    r.method = method;
-    r.path = path;
-    r.body = body;
-    r.query = query;
-    return api.handle(r);
-  }
+// The deploy credential, scoped to one host, is what the body tests name.
+struct Router : test::ApiRouter {
+  Router() : ApiRouter({{"deploy", {"credential", {"https://h/"}}}}) {}
 };
-
-json body_of(const service::ApiResponse& r) { return json::parse(r.body, nullptr, false); }
+using test::body_of;
 
 }  // namespace
 

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixture_server.hpp"
+#include "raw_http.hpp"
 #include "service/http_server_mhd.hpp"
 #include "service_support.hpp"
 #include "support.hpp"
@@ -37,19 +38,14 @@ constexpr double kBoundMs = 100;  // the issue's acceptance: p99 within 100 ms
 // The soft limit most systems start a service with (the hard one is higher).
 constexpr rlim_t kCommonSoftLimit = 1024;
 
-// A connection, or -1 when the service did not take it within 2 s (a full
-// backlog: a Unix socket's connect waits for the server to accept).
-int connect_to(const sockaddr* a, socklen_t len, int family) {
-  const int fd = ::socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  const timeval wait{2, 0};
-  REQUIRE(::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait) == 0);
-  if (::connect(fd, a, len) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+using test::connect_tcp;
+using test::connect_unix;
+using test::percentile;
+using test::readable_by;
+using test::request_on;
+using test::request_text;
+using test::send_all;
+using test::status_of;
 
 // Sockets closed when the test ends, however it ends.
 struct Sockets {
@@ -71,69 +67,6 @@ std::vector<int> open_many(int n, Open open) {
   return out;
 }
 
-int connect_unix(const std::string& path) {
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  REQUIRE(path.size() < sizeof a.sun_path);
-  std::copy(path.begin(), path.end(), a.sun_path);
-  return connect_to(reinterpret_cast<sockaddr*>(&a), sizeof a, AF_UNIX);
-}
-
-int connect_tcp(std::int64_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return connect_to(reinterpret_cast<sockaddr*>(&a), sizeof a, AF_INET);
-}
-
-void send_all(int fd, const std::string& text) {
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const ssize_t n = ::send(fd, text.data() + at, text.size() - at, MSG_NOSIGNAL);
-    if (n <= 0) return;
-    at += static_cast<std::size_t>(n);
-  }
-}
-
-// Waits (until `until`) for fd to be readable: never blocks past it.
-bool readable_by(int fd, sys::MonoNs until) {
-  for (;;) {
-    const auto left_ms = (until - sys::mono_now_ns()) / kNsPerMs;
-    pollfd p{fd, POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(std::max<sys::MonoNs>(left_ms, 0)));
-    if (r > 0) return true;
-    if (r == 0 || errno != EINTR) return false;
-  }
-}
-
-std::string request_text(const std::string& method, const std::string& path, const std::string& bearer,
-                         const std::string& body) {
-  std::string r = method + " " + path + " HTTP/1.1\r\nHost: courier\r\nConnection: close\r\n";
-  if (!bearer.empty()) r += "Authorization: Bearer " + bearer + "\r\n";
-  if (!body.empty()) r += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  return r + "\r\n" + body;
-}
-
-// One request on a connection (then closed), read to its end within 5 s:
-// the answer's text (empty: none in time).
-std::string request_on(int fd, const std::string& text) {
-  if (fd < 0) return {};
-  send_all(fd, text);
-  const auto until = sys::mono_now_ns() + 5'000 * kNsPerMs;
-  std::string in;
-  char buf[4096];
-  while (readable_by(fd, until)) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    in.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return in;
-}
-
-int status_of(const std::string& answer) { return answer.size() > 12 ? std::atoi(answer.substr(9, 3).c_str()) : 0; }
-
 // One request on a fresh TCP connection; its status (0: no answer in time).
 int tcp_request(std::int64_t port, const std::string& method, const std::string& path, const std::string& bearer,
                 const std::string& body = {}) {
@@ -145,13 +78,6 @@ bool closed_by_peer(int fd) {
   char c;
   const ssize_t n = ::recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
   return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
 }
 
 long open_fds(int pid) {

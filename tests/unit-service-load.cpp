@@ -19,6 +19,7 @@
 
 #include "fixture_server.hpp"
 #include "journal/journal.hpp"
+#include "raw_http.hpp"
 #include "service_support.hpp"
 #include "support.hpp"
 #include "sys/clock.hpp"
@@ -47,61 +48,21 @@ struct Raw {
   std::string body;
 };
 
-int connect_unix(const std::string& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  REQUIRE(path.size() < sizeof a.sun_path);
-  std::copy(path.begin(), path.end(), a.sun_path);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  return fd;
-}
-
-void send_all(int fd, const std::string& text) {
-  std::size_t at = 0;
-  while (at < text.size()) {
-    const ssize_t n = ::send(fd, text.data() + at, text.size() - at, MSG_NOSIGNAL);
-    if (n <= 0) return;
-    at += static_cast<std::size_t>(n);
-  }
-}
-
-std::string request_text(const std::string& method, const std::string& path, const std::string& body) {
-  std::string r = method + " " + path + " HTTP/1.1\r\nHost: courier\r\nConnection: close\r\n";
-  if (!body.empty()) r += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
-  return r + "\r\n" + body;
-}
+// Longest a request here may take to be answered: a submit and /healthz
+// are answered at once, so only a service that stopped answering meets it.
+constexpr long kAnswerBoundMs = 60'000;
 
 Raw raw(const std::string& socket, const std::string& method, const std::string& path, const std::string& body = {}) {
-  const int fd = connect_unix(socket);
-  send_all(fd, request_text(method, path, body));
-  std::string in;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n <= 0) break;
-    in.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  Raw r;
-  if (in.size() > 12) r.status = std::atoi(in.substr(9, 3).c_str());
-  const auto split = in.find("\r\n\r\n");
-  if (split != std::string::npos) r.body = in.substr(split + 4);
-  return r;
+  const int fd = test::connect_unix(socket);
+  REQUIRE(fd >= 0);
+  const std::string answer = test::request_on(fd, test::request_text(method, path, "", body), kAnswerBoundMs);
+  return Raw{test::status_of(answer), test::body_of_answer(answer)};
 }
 
 long rss_kib(int pid) {
   const std::string status = test::read_file("/proc/" + std::to_string(pid) + "/status");
   const auto at = status.find("VmRSS:");
   return at == std::string::npos ? 0 : std::atol(status.c_str() + at + 6);
-}
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
 }
 
 using test::wait_for_fact;
@@ -185,8 +146,8 @@ TEST_SUITE("service-load") {
     REQUIRE_MESSAGE(all_done, "the deliveries did not all finish");
     const long rss_after = rss_kib(svc.pid());
     test::report("service load", "deliveries", kDeliveries, "");
-    test::report("service load", "submit p50", percentile(latencies, 0.50), "ms");
-    test::report("service load", "submit p99", percentile(latencies, 0.99), "ms");
+    test::report("service load", "submit p50", test::percentile(latencies, 0.50), "ms");
+    test::report("service load", "submit p99", test::percentile(latencies, 0.99), "ms");
     test::report("service load", "all submitted", sys::ns_to_ms(t_submitted - t0), "ms");
     test::report("service load", "first submit to all finished", sys::ns_to_ms(t_done - t0), "ms");
     test::report("service load", "deliveries per second", kDeliveries / (sys::ns_to_ms(t_done - t0) / 1000.0), "/s");
@@ -280,8 +241,9 @@ TEST_SUITE("service-load") {
     // 64 event streams of the held delivery, open and unread to their end.
     std::vector<int> streams;
     for (int i = 0; i < 64; ++i) {
-      const int fd = connect_unix(svc.socket());
-      send_all(fd, request_text("GET", "/v1/deliveries/held/events", ""));
+      const int fd = test::connect_unix(svc.socket());
+      REQUIRE(fd >= 0);
+      test::send_all(fd, test::request_text("GET", "/v1/deliveries/held/events"));
       streams.push_back(fd);
     }
     // Each stream has its response started (the first event line): the
@@ -291,12 +253,12 @@ TEST_SUITE("service-load") {
       CHECK(::read(fd, buf, sizeof buf) > 0);
     }
     const auto with = submit_times(20);
-    test::report("service streams", "submit p50 without streams", percentile(without, 0.5), "ms");
-    test::report("service streams", "submit p50 with 64 streams open", percentile(with, 0.5), "ms");
-    test::report("service streams", "submit max without streams", percentile(without, 1.0), "ms");
-    test::report("service streams", "submit max with 64 streams open", percentile(with, 1.0), "ms");
-    CHECK_MESSAGE(percentile(with, 1.0) < static_cast<double>(journal::kLockWaitMs),
-                  "a submission waited " << percentile(with, 1.0) << " ms with 64 streams open");
+    test::report("service streams", "submit p50 without streams", test::percentile(without, 0.5), "ms");
+    test::report("service streams", "submit p50 with 64 streams open", test::percentile(with, 0.5), "ms");
+    test::report("service streams", "submit max without streams", test::percentile(without, 1.0), "ms");
+    test::report("service streams", "submit max with 64 streams open", test::percentile(with, 1.0), "ms");
+    CHECK_MESSAGE(test::percentile(with, 1.0) < static_cast<double>(journal::kLockWaitMs),
+                  "a submission waited " << test::percentile(with, 1.0) << " ms with 64 streams open");
     CHECK(json::parse(raw(svc.socket(), "GET", "/healthz").body)["status"] == "ok");
     for (int fd : streams) ::close(fd);
     s.fx.release();

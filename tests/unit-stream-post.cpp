@@ -170,22 +170,13 @@ TEST_SUITE("stream-post") {
   }
 
   TEST_CASE("spool: on a full disk the spool's error says where and how much room it needed") {
-    if (::geteuid() != 0) {
-      MESSAGE("skipped: mounting a small tmpfs to fill needs root");
-      return;
-    }
     test::TempDir dir;
     const std::string small = dir.path() + "/small";
-    REQUIRE(::mkdir(small.c_str(), 0700) == 0);
-    auto mounted = test::run({"/bin/mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", small});
-    if (mounted.exit_code != 0) {
-      MESSAGE("skipped: cannot mount a tmpfs here: " << mounted.err);
+    const test::Tmpfs tmpfs(small, "256k");
+    if (!tmpfs.mounted) {
+      MESSAGE("skipped: " << tmpfs.why);
       return;
     }
-    struct Unmount {
-      std::string path;
-      ~Unmount() { (void)test::run({"/bin/umount", path}); }
-    } unmount{small};
     Setup s(1);
     const std::string tip = add_large_commit(s.source, 1 << 20);
     s.server.create_bare_repo("r");
