@@ -32,6 +32,7 @@
 #include "journal/step_hook.hpp"
 #include "pg_support.hpp"
 #include "seat/admission.hpp"
+#include "service_support.hpp"
 #include "support.hpp"
 #include "seat/lane.hpp"
 #include "sys/clock.hpp"
@@ -202,11 +203,9 @@ struct Harness {
     if (!lanes) return;  // killed before the lane directory was made: nothing holds it
     auto lock = sys::LockFile::open(*lanes, seat::lane_lock_name(*wire::lane_key(server.url(r.name))));
     REQUIRE_MESSAGE(lock.has_value(), (lock ? "" : lock.error().message));
-    const auto until = sys::mono_now_ns() + kReapBound + kEofBound;
-    while (!lock->try_lock().value_or(false)) {
-      REQUIRE_MESSAGE(sys::mono_now_ns() < until, "the killed host's child still holds the lane");
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+    const long bound_ms = static_cast<long>((kReapBound + kEofBound) / sys::kNsPerMs);
+    REQUIRE_MESSAGE(test::wait_for_fact([&] { return lock->try_lock().value_or(false); }, bound_ms, 2'000),
+                    "the killed host's child still holds the lane");
     lock->unlock();
   }
 

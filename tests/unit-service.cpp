@@ -13,12 +13,10 @@
 
 #include <sqlite3.h>
 
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "fixture_server.hpp"
@@ -81,6 +79,16 @@ struct Service {
     std::string out;
     for (const auto& l : proc->lines()) out += l + "\n";
     return out;
+  }
+  // The TCP listener's port (with --listen 127.0.0.1:0, the kernel's
+  // choice), as the log said before "listening"; 0 when none.
+  std::int64_t tcp_port() const {
+    std::int64_t port = 0;
+    for (const auto& line : proc->lines()) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("event", "") == "tcp_listening") port = j.value("port", 0);
+    }
+    return port;
   }
   Http post(const json& body) const { return curl(socket, "POST", "/v1/deliveries", body.dump()); }
   Http get(const std::string& path) const { return curl(socket, "GET", path); }
@@ -378,11 +386,7 @@ TEST_SUITE("service") {
     REQUIRE(::chmod(token_file.c_str(), 0600) == 0);
     Scene s({"--listen", "127.0.0.1:0", "--api-token-file", token_file});
     // Port 0: the kernel's choice, said in the log before "listening".
-    std::int64_t port = 0;
-    for (const auto& line : s.svc->proc->lines()) {
-      json j = json::parse(line, nullptr, false);
-      if (j.is_object() && j.value("event", "") == "tcp_listening") port = j.value("port", 0);
-    }
+    const std::int64_t port = s.svc->tcp_port();
     REQUIRE_MESSAGE(port > 0, s.svc->log());
     auto tcp = [&](const std::string& method, const std::string& path, const std::string& bearer,
                    const std::string& body = {}) { return test::curl_tcp(port, method, path, bearer, body); };
@@ -489,11 +493,13 @@ TEST_SUITE("service") {
     // The second waits behind the held POST on the same lane: the service
     // says so (pending) before the signal is sent.
     std::string state;
-    for (int i = 0; i < 3000 && state != "pending"; ++i) {
-      state = s.svc->get("/v1/deliveries/" + queued_id).body.value("state", "");
-      if (state != "pending") std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polling for the fact
-    }
-    REQUIRE_MESSAGE(state == "pending", std::string("the second delivery never waited for its lane: " + state));
+    const bool pending = test::wait_for_fact(
+        [&] {
+          state = s.svc->get("/v1/deliveries/" + queued_id).body.value("state", "");
+          return state == "pending";
+        },
+        30'000, 10'000);
+    REQUIRE_MESSAGE(pending, std::string("the second delivery never waited for its lane: " + state));
     ::kill(s.svc->proc->pid(), SIGTERM);
     const std::string withdrawn = s.svc->proc->wait_line("{\"event\":\"withdrawn\"", 10'000);
     REQUIRE_MESSAGE(!withdrawn.empty(), std::string("no withdrawal logged:\n" + s.svc->log()));
@@ -618,11 +624,7 @@ TEST_SUITE("service") {
     test::write_file(token_file, token + "\n");
     REQUIRE(::chmod(token_file.c_str(), 0600) == 0);
     Scene s({"--listen", "127.0.0.1:0", "--api-token-file", token_file});
-    std::int64_t port = 0;
-    for (const auto& line : s.svc->proc->lines()) {
-      json j = json::parse(line, nullptr, false);
-      if (j.is_object() && j.value("event", "") == "tcp_listening") port = j.value("port", 0);
-    }
+    const std::int64_t port = s.svc->tcp_port();
     REQUIRE_MESSAGE(port > 0, s.svc->log());
     auto with = [&](const std::string& authorization) {
       return test::parse_http(
