@@ -22,6 +22,7 @@
 #include "fixture_server.hpp"
 #include "journal/journal.hpp"
 #include "service_support.hpp"
+#include "sys/fd.hpp"
 #include "support.hpp"
 
 using namespace courier;
@@ -43,14 +44,16 @@ struct Service {
   std::unique_ptr<test::LineProcess> proc;
   bool exited = false;
 
-  explicit Service(const std::vector<std::string>& extra, const std::string& socket_dir = {}) {
+  // `path` is the service's PATH (where it finds git).
+  explicit Service(const std::vector<std::string>& extra, const std::string& socket_dir = {},
+                   const std::string& path = "/usr/bin:/bin") {
     root = dir.path() + "/repos";
     std::filesystem::create_directories(root);
     socket = (socket_dir.empty() ? dir.path() + "/run" : socket_dir) + "/serve.sock";
     journal = dir.path() + "/state/journal.sqlite";
     // sh -c: $0 is the binary, "$@" its arguments; the log (stderr) is read
     // as lines.
-    const std::string cmd = "exec /usr/bin/env -i PATH=/usr/bin:/bin LANG=C HOME=" + dir.path() + " '" +
+    const std::string cmd = "exec /usr/bin/env -i PATH=" + path + " LANG=C HOME=" + dir.path() + " '" +
                             test::test_root_env() + "' \"$0\" serve \"$@\" 2>&1";
     std::vector<std::string> argv = {"/bin/sh", "-c",       cmd,    COURIER_BINARY, "--repo-root",
                                      root,      "--socket", socket, "--journal",    journal};
@@ -114,9 +117,9 @@ struct Scene {
   std::string tip;
   std::string remote;
 
-  explicit Scene(std::vector<std::string> extra = {}, int commits = 3) {
+  explicit Scene(std::vector<std::string> extra = {}, int commits = 3, const std::string& path = "/usr/bin:/bin") {
     extra.insert(extra.end(), {"--ca-file", fx.ca_file()});
-    svc = std::make_unique<Service>(extra);
+    svc = std::make_unique<Service>(extra, std::string(), path);
     source = svc->root + "/source";
     tip = test::make_source_repo(source, commits);
     fx.create_bare_repo("r");
@@ -158,6 +161,25 @@ void nest_details(const std::string& journal_path, const std::string& id, std::s
   CHECK(sqlite3_changes(db) > 0);
   sqlite3_finalize(st);
   sqlite3_close(db);
+}
+
+// A git whose pack-objects first says its parent's pid (the delivery
+// child's) in <dir>/child.pid, then waits (bounded) until <dir>/held exists:
+// the time a process outside the delivery's kill domain takes to open that
+// child's stderr pipe for itself. Every other git command is git's own.
+void write_pausing_git(const std::string& dir) {
+  const std::string script =
+      "#!/bin/sh\n"
+      "case \" $* \" in *\" pack-objects \"*) ;; *) exec /usr/bin/git \"$@\" ;; esac\n"
+      "echo $PPID > \"" +
+      dir + "/child.pid.tmp\" && mv \"" + dir + "/child.pid.tmp\" \"" + dir +
+      "/child.pid\"\n"
+      "i=0; while [ ! -e \"" +
+      dir +
+      "/held\" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done\n"
+      "exec /usr/bin/git \"$@\"\n";
+  test::write_file(dir + "/git", script);
+  REQUIRE(::chmod((dir + "/git").c_str(), 0755) == 0);
 }
 
 }  // namespace
@@ -640,5 +662,41 @@ TEST_SUITE("service") {
     CHECK(with("Basic " + token).status == 401);
     CHECK(with("bearer").status == 401);
     CHECK(s.svc->stop() == 0);
+  }
+
+  TEST_CASE(
+      "S3 service: a service one of whose deliveries ended with an unconfirmed stop exits 7 on SIGTERM and its last "
+      "log line counts the unconfirmed stops") {
+    // A process outside the kill domain (here, this test) holds the write end
+    // of the delivery child's stderr pipe: nothing the service can kill ends
+    // it, so no end-of-file comes and the stop cannot be confirmed.
+    test::TempDir bin;
+    write_pausing_git(bin.path());
+    Scene s({"--stop-bound", "300ms"}, 3, bin.path() + ":/usr/bin:/bin");
+    Http p = s.svc->post(s.body());
+    REQUIRE_MESSAGE(p.status == 202, std::string(p.raw + s.svc->log()));
+    REQUIRE_MESSAGE(test::wait_for_fact([&] { return std::filesystem::exists(bin.path() + "/child.pid"); }, 30'000),
+                    "git pack-objects never ran\n"
+                        << s.svc->log());
+    const std::string child = test::read_file(bin.path() + "/child.pid");
+    const std::string pipe = "/proc/" + child.substr(0, child.find('\n')) + "/fd/2";
+    sys::ScopedFd holder(::open(pipe.c_str(), O_WRONLY | O_CLOEXEC));
+    REQUIRE_MESSAGE(holder.get() >= 0, "cannot open " << pipe);
+    test::write_file(bin.path() + "/held", "");
+    const json o = outcome_of(s.svc->events(p.body["id"]));
+    const auto kind = outcome_from_name(o.value("outcome", ""));
+    REQUIRE_MESSAGE((kind && is_unconfirmed(*kind)), "the held pipe's delivery ended confirmed: " << o.dump());
+    // The work that may still run kept its scratch directory; this test knows
+    // it does not, and removes it.
+    if (o["scratch_kept"].is_string()) std::filesystem::remove_all(o["scratch_kept"].get<std::string>());
+    const int code = s.svc->stop();
+    CHECK_MESSAGE(code == 7, "a service that left an unconfirmed stop exited " << code << "\n" << s.svc->log());
+    json stopped;
+    for (const auto& line : s.svc->proc->lines()) {
+      json j = json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("event", "") == "stopped") stopped = j;
+    }
+    CHECK_MESSAGE(stopped.value("unconfirmed", -1) == 1, "the stopped line: " << stopped.dump());
+    CHECK(stopped.value("level", "") == "error");
   }
 }

@@ -252,7 +252,7 @@ const ManualDoc kManual = {
      {"4", "deadline_killed"},
      {"5", "revoked or cancelled_no_dispatch"},
      {"6", "protocol_fault"},
-     {"7", "unconfirmed or cancel_uncertain: the seat is retained"},
+     {"7", "unconfirmed or cancel_uncertain: the seat is retained (serve: a delivery of its life ended so)"},
      {"8", "child_signalled: a signal not sent by git-courier"},
      {"9", "push --via: an outcome for another delivery"}},
     {{"GIT_SSL_CAINFO", "trust anchors for TLS when --ca-file is not given (over http.sslCAInfo)"},

@@ -30,6 +30,9 @@ namespace {
 
 constexpr int kExitConfig = 2;
 constexpr int kExitRuntime = 3;
+// A stop that could not be confirmed: the number a push exits with for the
+// same fact (cli::kExitUnconfirmed), which this layer cannot include.
+constexpr int kExitUnconfirmed = 7;
 
 int config_error(const std::string& message) {
   log_event(LogLevel::error, "config_error", {{"message", message}});
@@ -279,10 +282,18 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   log_event(LogLevel::info, "stopping", {{"signal", signo == SIGINT ? "SIGINT" : "SIGTERM"}});
   drain(deliveries, o);
   (*http)->stop();
+  // Read while the executor lives (the gauges ask it): every delivery has
+  // finished, so the count is final.
+  const std::uint64_t unconfirmed = deliveries.gauges().unconfirmed;
   executor.reset();  // joins its threads; every delivery has finished
   sys::remove_service_socket(*sock);
-  log_event(LogLevel::info, "stopped", {{"live", deliveries.live()}});
-  return 0;
+  // A stop that could not be confirmed left work that may still run and a
+  // seat this process kept to the end: the exit code says so, as a push's
+  // does (kExitUnconfirmed), so a supervisor of the service sees it without
+  // reading the log.
+  log_event(unconfirmed == 0 ? LogLevel::info : LogLevel::error, "stopped",
+            {{"live", deliveries.live()}, {"unconfirmed", unconfirmed}});
+  return unconfirmed == 0 ? 0 : kExitUnconfirmed;
 }
 
 }  // namespace courier::service
