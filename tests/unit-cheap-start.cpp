@@ -54,7 +54,7 @@ bool loaded(const Traced& t, const std::string& library) { return t.loaded.find(
 }  // namespace
 
 TEST_SUITE("cheap-start") {
-  TEST_CASE("start-up: --version, --help and a usage error load none of libcurl, libgit2, libsqlite3 and libcrypto" *
+  TEST_CASE("X-START1: --version, --help and a usage error load none of libcurl, libgit2, libsqlite3 and libcrypto" *
             doctest::skip(!kLazy)) {
     for (std::vector<std::string> argv : {std::vector<std::string>{COURIER_BINARY, "--version"},
                                           {COURIER_BINARY, "--help"},
@@ -71,7 +71,7 @@ TEST_SUITE("cheap-start") {
     }
   }
 
-  TEST_CASE("start-up: --version names the libgit2 and libcurl versions it was built with, without loading them" *
+  TEST_CASE("X-START1: --version names the libgit2 and libcurl versions it was built with, without loading them" *
             doctest::skip(!kLazy)) {
     Traced t = traced({COURIER_BINARY, "--version"});
     CHECK(t.run.exit_code == 0);
@@ -80,7 +80,7 @@ TEST_SUITE("cheap-start") {
     CHECK_MESSAGE(!loaded(t, "libgit2.so"), std::string("libgit2 was loaded for --version"));
   }
 
-  TEST_CASE("start-up: keygen loads libcrypto when it signs, and neither libcurl nor libgit2 nor libsqlite3" *
+  TEST_CASE("X-START1: keygen loads libcrypto when it signs, and neither libcurl nor libgit2 nor libsqlite3" *
             doctest::skip(!kLazy)) {
     test::TempDir dir;
     const std::string key = dir.path() + "/key.pem";
@@ -94,7 +94,7 @@ TEST_SUITE("cheap-start") {
     }
   }
 
-  TEST_CASE("start-up: log reads the journal with libsqlite3 loaded, and neither libcurl nor libgit2" *
+  TEST_CASE("X-START1: log reads the journal with libsqlite3 loaded, and neither libcurl nor libgit2" *
             doctest::skip(!kLazy)) {
     test::TempDir dir;
     Traced t = traced({COURIER_BINARY, "log", "--journal", dir.path() + "/journal.sqlite"});
@@ -106,7 +106,7 @@ TEST_SUITE("cheap-start") {
     }
   }
 
-  TEST_CASE("start-up: a libsqlite3 that lacks a function the journal calls is named in log's error, exit 3" *
+  TEST_CASE("X-START1: a libsqlite3 that lacks a function the journal calls is named in log's error, exit 3" *
             doctest::skip(!kLazy)) {
     // A real shared object under the library's SONAME, first on the search
     // path, that is not SQLite: loading it works, binding it cannot.
@@ -123,7 +123,7 @@ TEST_SUITE("cheap-start") {
     CHECK(r.err.find("git-courier: cannot load libsqlite3.so.0: it has no function sqlite3_") != std::string::npos);
   }
 
-  TEST_CASE("start-up: a library that cannot be bound is closed again; a failed load leaves nothing mapped") {
+  TEST_CASE("X-START1: a library that cannot be bound is closed again; a failed load leaves nothing mapped") {
     // glibc's smallest library: it needs libc only, and nothing here loads it.
     constexpr const char* kProbe = "libBrokenLocale.so.1";
     REQUIRE_MESSAGE(::dlopen(kProbe, RTLD_LAZY | RTLD_NOLOAD) == nullptr, kProbe << " is loaded before the test");

@@ -177,7 +177,7 @@ TEST_SUITE("e2e") {
     CHECK(ref_of(server.repo_path("held")).empty());
   }
 
-  TEST_CASE("Ctrl-C during a held POST revokes: exit 5, the child gone, the ref unchanged, no claim of rollback") {
+  TEST_CASE("J2: Ctrl-C during a held POST revokes: exit 5, the child gone, the ref unchanged, no claim of rollback") {
     test::FixtureServer server;
     Cli c(2);
     test::TempDir tmp;  // the CLI's stderr is kept here

@@ -79,7 +79,7 @@ const std::string kLockedHook =
 }  // namespace
 
 TEST_SUITE("cli") {
-  TEST_CASE("messages: side-band text is cut into lines as git cuts it, wherever the packets split it") {
+  TEST_CASE("X-MSG1: side-band text is cut into lines as git cuts it, wherever the packets split it") {
     const std::string text = "remote one\nResolving:  50%\rResolving: 100%\rResolving: 100%, done.\nlast words";
     for (std::size_t chunk : {text.size(), std::size_t{1}, std::size_t{5}}) {
       CAPTURE(chunk);
@@ -100,7 +100,7 @@ TEST_SUITE("cli") {
     CHECK(capped.feed("abcdefgh\nxy\n") == std::vector<transport::SidebandLine>{{"abcd", false}, {"xy", false}});
   }
 
-  TEST_CASE("messages: the job's remote_progress and the result's remote_messages travel in frames, and are capped") {
+  TEST_CASE("X-MSG1: the job's remote_progress and the result's remote_messages travel in frames, and are capped") {
     protocol::Job job;
     job.parent_pid = 1;
     job.repo = "/r";
@@ -135,7 +135,7 @@ TEST_SUITE("cli") {
     CHECK(over.error().code == Errc::invalid_value);
   }
 
-  TEST_CASE("messages: `quiet` is asked for unless the remote's progress is wanted") {
+  TEST_CASE("X-MSG1: `quiet` is asked for unless the remote's progress is wanted") {
     transport::Advertisement adv;
     adv.capabilities = transport::parse_capabilities("report-status side-band-64k quiet");
     auto quiet = transport::build_push_request(adv, "refs/heads/main", std::string(40, 'b'));
@@ -148,7 +148,7 @@ TEST_SUITE("cli") {
   }
 
   TEST_CASE(
-      "messages: a hook's rejection reaches non-terminal stderr as remote: lines, --json and the reason, as git shows "
+      "X-MSG1: a hook's rejection reaches non-terminal stderr as remote: lines, --json and the reason, as git shows "
       "it") {
     test::NginxServer nginx;
     if (!nginx.available()) {
@@ -197,7 +197,7 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(has(q.err, "refs/heads/locked is locked"), q.err);
   }
 
-  TEST_CASE("messages: -q prints nothing for a delivery whose hook talks; without it the hook's lines show") {
+  TEST_CASE("X-MSG1: -q prints nothing for a delivery whose hook talks; without it the hook's lines show") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());
@@ -216,8 +216,7 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(has(talk.err, "remote: thanks for the push\n"), talk.err);
   }
 
-  TEST_CASE(
-      "messages: -v prints the supervisor's log lines with stderr not a terminal; without -v they are not shown") {
+  TEST_CASE("X-MSG1: -v prints the supervisor's log lines with stderr not a terminal; without -v they are not shown") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());
@@ -237,8 +236,7 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(both.err.empty(), both.err);
   }
 
-  TEST_CASE(
-      "messages: a repository that is not there is \"repository not found at <remote>\", never the server's HTML") {
+  TEST_CASE("X-MSG2: a repository that is not there is \"repository not found at <remote>\", never the server's HTML") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());
@@ -269,8 +267,7 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(!has(e.err, "<html"), e.err);
   }
 
-  TEST_CASE(
-      "messages: an untrusted certificate says to pass --ca-file or set http.sslCAInfo, not libcurl's SSH words") {
+  TEST_CASE("X-MSG2: an untrusted certificate says to pass --ca-file or set http.sslCAInfo, not libcurl's SSH words") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());
@@ -285,7 +282,7 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(!has(r.err, "SSH remote key"), r.err);
   }
 
-  TEST_CASE("messages: 401 names the --auth used and what to try") {
+  TEST_CASE("X-MSG2: 401 names the --auth used and what to try") {
     test::FixtureOptions fo;
     fo.basic_auth = "alice:s3cret";
     test::FixtureServer server(fo);
@@ -307,7 +304,7 @@ TEST_SUITE("cli") {
                   bearer.err);
   }
 
-  TEST_CASE("messages: ssh://, git:// and scp-like remotes are \"not supported\", not \"malformed\"") {
+  TEST_CASE("X-MSG2: ssh://, git:// and scp-like remotes are \"not supported\", not \"malformed\"") {
     Cli c;
     for (const std::string remote : {"ssh://git@example.com/r.git", "git://example.com/r.git",
                                      "git@example.com:owner/r.git", "example.com:r.git", "file:///srv/r.git"}) {
@@ -319,7 +316,7 @@ TEST_SUITE("cli") {
     }
   }
 
-  TEST_CASE("messages: --json answers a usage error with {\"outcome\":\"usage\",\"message\":...} and exit 2") {
+  TEST_CASE("X-MSG2: --json answers a usage error with {\"outcome\":\"usage\",\"message\":...} and exit 2") {
     Cli c;
     struct Case {
       std::vector<std::string> argv;

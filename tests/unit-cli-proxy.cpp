@@ -292,7 +292,7 @@ TEST_SUITE("cli-proxy") {
     CHECK(per_remote.records().size() == 3);
   }
 
-  TEST_CASE("T1: proxy credentials reach the proxy as preemptive Basic and appear nowhere else") {
+  TEST_CASE("T1 A1: proxy credentials reach the proxy as preemptive Basic and appear nowhere else") {
     test::NginxServer nginx;
     SKIP_WITHOUT_NGINX(nginx);
     nginx.create_bare_repo("creds");

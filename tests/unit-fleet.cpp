@@ -176,7 +176,7 @@ bool all_idle(const std::vector<test::ServeProcess*>& hosts) {
 
 TEST_SUITE("fleet") {
   TEST_CASE(
-      "L3 S1 J4: two services sharing one database deliver 400 deliveries to 8 remotes, each id submitted to both: "
+      "L3 S1 J4 Q1: two services sharing one database deliver 400 deliveries to 8 remotes, each id submitted to both: "
       "every one runs once, one live POST per remote at the server, fences grow per lane") {
     constexpr int kRemotes = 8;
     constexpr int kDeliveries = 400;
@@ -479,7 +479,7 @@ TEST_SUITE("fleet") {
   }
 
   TEST_CASE(
-      "J3 L3: recovery on another host finishes a crashed host's delivery only once that host shows no life and "
+      "J3 L3 Q2: recovery on another host finishes a crashed host's delivery only once that host shows no life and "
       "its lease has expired plus the margin, never while the lease lives") {
     Fleet f;
     f.fx.create_bare_repo("r");
@@ -532,7 +532,7 @@ TEST_SUITE("fleet") {
   }
 
   TEST_CASE(
-      "S5 SVC: DELETE on a delivery seated and waiting for the lease another host holds answers "
+      "S5 service: DELETE on a delivery seated and waiting for the lease another host holds answers "
       "cancelled_no_dispatch, the outcome it then ends with") {
     Fleet f;
     f.fx.create_bare_repo("r");

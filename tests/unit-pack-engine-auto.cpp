@@ -65,7 +65,7 @@ bool fsck_clean(Setup& s) { return test::git({"--git-dir", s.server.repo_path("r
 }  // namespace
 
 TEST_SUITE("pack-engine") {
-  TEST_CASE("pack engine auto: with git on PATH the CLI's default engine is git; --json and -v say so, read back") {
+  TEST_CASE("X-ENG1: with git on PATH the CLI's default engine is git; --json and -v say so, read back") {
     Setup s(3);
     s.server.create_bare_repo("r");
     auto r = test::run(cli_push(s, "HEAD", {"-v"}), {}, test::Stdin::bytes, test::cli_env());
@@ -78,7 +78,7 @@ TEST_SUITE("pack-engine") {
     CHECK(fsck_clean(s));
   }
 
-  TEST_CASE("pack engine auto: with no git on PATH the CLI falls back to libgit2 and still delivers, read back") {
+  TEST_CASE("X-ENG1: with no git on PATH the CLI falls back to libgit2 and still delivers, read back") {
     Setup s(3);
     s.server.create_bare_repo("r");
     test::TempDir empty;  // a PATH with no git in it
@@ -92,7 +92,7 @@ TEST_SUITE("pack-engine") {
   }
 
   TEST_CASE(
-      "pack engine auto: a small push onto history the remote has is packed by libgit2; a new history and a long one "
+      "X-ENG1: a small push onto history the remote has is packed by libgit2; a new history and a long one "
       "by git") {
     Setup s(20);
     s.server.create_bare_repo("r");
@@ -111,7 +111,7 @@ TEST_SUITE("pack-engine") {
     CHECK(fsck_clean(s));
   }
 
-  TEST_CASE("pack engine: a pinned engine is honoured, --pack-engine libgit2 with git on PATH and git after it") {
+  TEST_CASE("X-ENG1: a pinned engine is honoured, --pack-engine libgit2 with git on PATH and git after it") {
     Setup s(3);
     s.server.create_bare_repo("r");
     auto first =
@@ -126,7 +126,7 @@ TEST_SUITE("pack-engine") {
     CHECK(fsck_clean(s));
   }
 
-  TEST_CASE("pack engine auto: the library's default is automatic, and its Outcome names the engine that ran") {
+  TEST_CASE("X-ENG1: the library's default is automatic, and its Outcome names the engine that ran") {
     Setup s(2);
     s.server.create_bare_repo("r");
     Executor ex(s.executor_options());
@@ -142,7 +142,7 @@ TEST_SUITE("pack-engine") {
     CHECK_FALSE(again.pack_engine.has_value());
   }
 
-  TEST_CASE("pack engine auto: a host's git older than 2.32.0 is not used; libgit2 delivers instead") {
+  TEST_CASE("X-ENG1: a host's git older than 2.32.0 is not used; libgit2 delivers instead") {
     Setup s(2);
     s.server.create_bare_repo("r");
     Executor ex(s.executor_options());
@@ -154,7 +154,7 @@ TEST_SUITE("pack-engine") {
     CHECK(s.remote_ref("r") == s.tip);
   }
 
-  TEST_CASE("pack engine auto: a relative git_program is refused before dispatch, not silently replaced") {
+  TEST_CASE("X-ENG1: a relative git_program is refused before dispatch, not silently replaced") {
     Setup s(1);
     s.server.create_bare_repo("r");
     Executor ex(s.executor_options());
@@ -167,7 +167,7 @@ TEST_SUITE("pack-engine") {
     CHECK(s.posts("r") == 0);
   }
 
-  TEST_CASE("pack engine auto: git's version is read from its --version line, vendor tails included") {
+  TEST_CASE("X-ENG1: git's version is read from its --version line, vendor tails included") {
     using seat::GitVersion;
     CHECK(seat::parse_git_version("git version 2.39.5\n") == GitVersion{2, 39, 5});
     CHECK(seat::parse_git_version("git version 2.32.0.windows.1\n") == GitVersion{2, 32, 0});

@@ -282,7 +282,7 @@ TEST_SUITE("pg-journal") {
     CHECK(newer.error().message.find("newer than this program") != std::string::npos);
   }
 
-  TEST_CASE("database: a lost session is made again once; a stopped server is database_failed within the bound") {
+  TEST_CASE("X-PG1 database: a lost session is made again once; a stopped server is database_failed within the bound") {
     PG_CLUSTER_OR_SKIP(db);
     auto j = open_pg(db.url(), "git-courier/host-a/1");
     require_ok(j->submit(submission("d-1"), 1000));
@@ -303,7 +303,8 @@ TEST_SUITE("pg-journal") {
   }
 
   TEST_CASE(
-      "database: a server that stops answering mid-statement is database_failed at the call's bound, not a hang") {
+      "X-PG1 database: a server that stops answering mid-statement is database_failed at the call's bound, not a "
+      "hang") {
     PG_CLUSTER_OR_SKIP(db);
     auto j = open_pg(db.url(), "git-courier/frozen/1");
     require_ok(j->submit(submission("d-1"), 1000));

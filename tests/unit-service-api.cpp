@@ -27,7 +27,7 @@ using test::body_of;
 
 }  // namespace
 
-TEST_CASE("SVC api: routes answer 404 and 405 with an error document; healthz and metrics answer") {
+TEST_CASE("service API: routes answer 404 and 405 with an error document; healthz and metrics answer") {
   Router r;
   auto missing = r.call("GET", "/v2/deliveries");
   CHECK(missing.status == 404);
@@ -48,7 +48,7 @@ TEST_CASE("SVC api: routes answer 404 and 405 with an error document; healthz an
   CHECK(body_of(r.call("GET", "/v1/deliveries", {}, "limit=5"))["deliveries"].empty());
 }
 
-TEST_CASE("SVC api: a refused POST names its code and field before anything is submitted") {
+TEST_CASE("X-SVC4: a refused POST names its code and field before anything is submitted") {
   Router r;
   struct Case {
     std::string body;
@@ -104,7 +104,7 @@ TEST_CASE("SVC api: a refused POST names its code and field before anything is s
   CHECK(body_of(r.call("GET", "/healthz"))["status"] == "draining");
 }
 
-TEST_CASE("P1 SVC api: a body with a key twice in one object is refused 400 bad_json, never judged on one value") {
+TEST_CASE("P1 service API: a body with a key twice in one object is refused 400 bad_json, never judged on one value") {
   // The read that would otherwise happen: last wins, so the body below was
   // judged on /etc (403 repo_outside_root) while its sender meant the root.
   Router r;
@@ -133,7 +133,8 @@ TEST_CASE("P1 SVC api: a body with a key twice in one object is refused 400 bad_
   CHECK(r.call("GET", "/healthz").status == 200);
 }
 
-TEST_CASE("D1 SVC api: a deadline of 18446744073709551615 s is refused as longer than 24 h, a negative one as such") {
+TEST_CASE(
+    "D1 service API: a deadline of 18446744073709551615 s is refused as longer than 24 h, a negative one as such") {
   Router r;
   const std::string head =
       R"({"repo": ")" + r.root.path() + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "deadline": )";
@@ -148,7 +149,7 @@ TEST_CASE("D1 SVC api: a deadline of 18446744073709551615 s is refused as longer
   CHECK_MESSAGE(body_of(negative)["error"]["message"] == "\"deadline\" must be a positive duration", negative.body);
 }
 
-TEST_CASE("SVC api: query strings are percent-decoded, '+' is a space, the last of a repeated key wins") {
+TEST_CASE("service API: query strings are percent-decoded, '+' is a space, the last of a repeated key wins") {
   auto q = service::parse_query("state=finished&remote=https%3A%2F%2Fh%2Fr.git&x=a+b&state=queued&flag");
   CHECK(q["state"] == "queued");
   CHECK(q["remote"] == "https://h/r.git");
@@ -157,7 +158,7 @@ TEST_CASE("SVC api: query strings are percent-decoded, '+' is a space, the last 
   CHECK(service::parse_query("").empty());
 }
 
-TEST_CASE("SVC: the peer rule lets in an allowed uid, primary group or supplementary group, and no one else") {
+TEST_CASE("X-SVC1: the peer rule lets in an allowed uid, primary group or supplementary group, and no one else") {
   CHECK(service::peer_allowed(1000, 1000, {}, {1000}, {}));
   CHECK(service::peer_allowed(1001, 42, {}, {1000}, {42}));
   CHECK(service::peer_allowed(1001, 1001, {7, 42}, {1000}, {42}));
@@ -165,7 +166,7 @@ TEST_CASE("SVC: the peer rule lets in an allowed uid, primary group or supplemen
   CHECK_FALSE(service::peer_allowed(0, 0, {}, {1000}, {}));
 }
 
-TEST_CASE("SVC: the bearer token matches exactly, never a prefix, an extension or an empty expectation") {
+TEST_CASE("X-SVC2: the bearer token matches exactly, never a prefix, an extension or an empty expectation") {
   CHECK(service::token_matches("s3cret-token-0123", "s3cret-token-0123"));
   CHECK_FALSE(service::token_matches("s3cret-token-012", "s3cret-token-0123"));
   CHECK_FALSE(service::token_matches("s3cret-token-01234", "s3cret-token-0123"));
@@ -173,7 +174,7 @@ TEST_CASE("SVC: the bearer token matches exactly, never a prefix, an extension o
   CHECK_FALSE(service::token_matches("", ""));
 }
 
-TEST_CASE("SVC: serve's options: defaults, repeatable flags, --config with the command line winning, refusals") {
+TEST_CASE("service: serve's options: defaults, repeatable flags, --config with the command line winning, refusals") {
   auto none = service::parse_service_options({});
   REQUIRE_FALSE(none.has_value());
   CHECK(none.error().message.find("--repo-root") != std::string::npos);

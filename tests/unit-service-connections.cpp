@@ -125,7 +125,7 @@ long count_logged(const test::ServeProcess& svc, const std::string& event) {
 
 TEST_SUITE("service-load") {
   TEST_CASE(
-      "SVC: with 2,000 idle TCP connections without a token and 2,000 open event streams, an authenticated /healthz "
+      "X-SVC3: with 2,000 idle TCP connections without a token and 2,000 open event streams, an authenticated /healthz "
       "and a submission answer within 100 ms (p99 of 100 each), and the idle connections are closed after "
       "kPreAuthTimeoutS") {
     test::TempDir dir;
@@ -232,7 +232,7 @@ TEST_SUITE("service-load") {
 
 TEST_SUITE("service-load") {
   TEST_CASE(
-      "SVC: past its connection cap the service answers 503 over_capacity with Retry-After at once rather than "
+      "X-SVC3: past its connection cap the service answers 503 over_capacity with Retry-After at once rather than "
       "hanging, logs the refusals at most kRefusalLogsPerSecond a second, and serves again when connections close") {
     // A hard limit of 1,024 (set by the shell that starts it) makes the cap
     // small enough to reach.

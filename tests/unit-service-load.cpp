@@ -207,7 +207,7 @@ TEST_SUITE("service-load") {
   }
 
   TEST_CASE(
-      "SVC: 64 open event streams do not delay a submission: every one is answered within the journal's lock "
+      "X-SVC3: 64 open event streams do not delay a submission: every one is answered within the journal's lock "
       "bound (kLockWaitMs) with or without them; the latencies are reported") {
     Scene s;
     s.fx.create_bare_repo("r");

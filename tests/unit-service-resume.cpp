@@ -333,7 +333,7 @@ TEST_SUITE("service-resume") {
   }
 
   TEST_CASE(
-      "J4 D1: the queued deliveries a dead service left are found before recovery and, submitted again with their "
+      "J4 J1 D1: the queued deliveries a dead service left are found before recovery and, submitted again with their "
       "first deadline, delivered once; dispatched, revoked and CLI deliveries are not resumed") {
     Setup s;
     s.server.create_bare_repo("r");

@@ -91,7 +91,7 @@ void check_refused(const test::Http& h, const std::string& remote, const ScopeSc
 
 TEST_SUITE("service-scope") {
   TEST_CASE(
-      "A2 SVC: a named bearer credential goes only to its scope: a submit naming another https server is refused "
+      "A2 service: a named bearer credential goes only to its scope: a submit naming another https server is refused "
       "403 before anything is journalled or spawned and that server sees no request; one inside the scope delivers "
       "with the token") {
     ScopeScene s;
@@ -124,7 +124,7 @@ TEST_SUITE("service-scope") {
   }
 
   TEST_CASE(
-      "A2 SVC: a credential's URL prefix holds at a path-segment boundary: scope https://h/org refuses "
+      "A2 service: a credential's URL prefix holds at a path-segment boundary: scope https://h/org refuses "
       "https://h/organisation.git and https://h/org.git, and nothing reaches the server") {
     ScopeScene s;
     test::ServeProcess svc(s.dir.path() + "/state", s.root, s.flags());
@@ -140,7 +140,7 @@ TEST_SUITE("service-scope") {
   }
 
   TEST_CASE(
-      "A2 SVC: push --via naming the service's credential for a remote outside its scope is a usage error (exit 2) "
+      "A2 service: push --via naming the service's credential for a remote outside its scope is a usage error (exit 2) "
       "saying credential_out_of_scope; the remote's server sees nothing") {
     ScopeScene s;
     test::ServeProcess svc(s.dir.path() + "/state", s.root, s.flags());
@@ -169,7 +169,7 @@ TEST_SUITE("service-scope") {
   }
 
   TEST_CASE(
-      "A2 SVC: serve refuses to start with a credential that has no scope, on the command line or in --config, "
+      "A2 service: serve refuses to start with a credential that has no scope, on the command line or in --config, "
       "and says how to add one") {
     ScopeScene s;
     const std::string config = s.dir.path() + "/serve.json";

@@ -234,7 +234,7 @@ TEST_SUITE("service-via") {
   }
 
   TEST_CASE(
-      "service API: Ctrl-C to push --via while the remote holds its POST revokes through the service: "
+      "S4 via: Ctrl-C to push --via while the remote holds its POST revokes through the service: "
       "exit 5, outcome revoked, the ref unchanged") {
     test::FixtureServer server;
     Client c(server.scratch_dir(), 2);

@@ -186,7 +186,7 @@ void write_pausing_git(const std::string& dir) {
 
 TEST_SUITE("service") {
   TEST_CASE(
-      "SVC: serve delivers over its Unix socket: POST, GET, the events stream complete and ordered, then "
+      "service: serve delivers over its Unix socket: POST, GET, the events stream complete and ordered, then "
       "up_to_date and a rejected non-fast-forward") {
     Scene s;
     Http p = s.svc->post(s.body("HEAD~1"));
@@ -240,7 +240,7 @@ TEST_SUITE("service") {
   }
 
   TEST_CASE(
-      "S4 SVC: a delivery held at its POST is revoked through DELETE and confirmed; one past its deadline ends "
+      "S4 service: a delivery held at its POST is revoked through DELETE and confirmed; one past its deadline ends "
       "deadline_killed") {
     Scene s;
     s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
@@ -271,7 +271,7 @@ TEST_SUITE("service") {
   }
 
   TEST_CASE(
-      "J4 SVC: the same id submitted twice while in flight is one delivery and one POST at the server; another "
+      "J4 service: the same id submitted twice while in flight is one delivery and one POST at the server; another "
       "body under that id is 409 and journals nothing") {
     Scene s;
     s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
@@ -301,7 +301,7 @@ TEST_SUITE("service") {
     CHECK(s.svc->stop() == 0);
   }
 
-  TEST_CASE("SVC: 429 queue_full with Retry-After once --max-queued deliveries wait; nothing journalled for it") {
+  TEST_CASE("X-SVC4: 429 queue_full with Retry-After once --max-queued deliveries wait; nothing journalled for it") {
     Scene s({"--workers", "1", "--max-queued", "1"});
     s.fx.create_bare_repo("q");
     s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
@@ -323,7 +323,7 @@ TEST_SUITE("service") {
     CHECK(s.svc->stop() == 0);
   }
 
-  TEST_CASE("SVC: every bad input gets its 4xx naming the field, and nothing is journalled") {
+  TEST_CASE("X-SVC4: every bad input gets its 4xx naming the field, and nothing is journalled") {
     Scene s({"--credential", "deploy=credential", "--credential-scope", "deploy=https://git.example/"}, 2);
     test::TempDir outside;
     test::make_source_repo(outside.path() + "/elsewhere", 1);
@@ -399,7 +399,7 @@ TEST_SUITE("service") {
   }
 
   TEST_CASE(
-      "SVC: on loopback TCP only a caller with the bearer token is served: none or a wrong one gets 401 and is "
+      "X-SVC2: on loopback TCP only a caller with the bearer token is served: none or a wrong one gets 401 and is "
       "logged, the right one submits a delivery") {
     test::TempDir secrets;
     const std::string token = "tcp-token-0123456789abcdef";
@@ -433,7 +433,7 @@ TEST_SUITE("service") {
     CHECK(s.svc->stop() == 0);
   }
 
-  TEST_CASE("SVC: a caller with another uid is refused 403 peer_refused and logged; --allow-gid lets its group in") {
+  TEST_CASE("X-SVC1: a caller with another uid is refused 403 peer_refused and logged; --allow-gid lets its group in") {
     // A directory others may traverse, so that another user can reach the
     // socket at all: the peer check is what must refuse it.
     char tmpl[] = "/tmp/courier-svc-XXXXXX";
@@ -462,7 +462,7 @@ TEST_SUITE("service") {
   }
 
   TEST_CASE(
-      "SVC: SIGTERM drains: new submissions get 503, a delivery held past --drain-timeout is revoked and its "
+      "S2 service: SIGTERM drains: new submissions get 503, a delivery held past --drain-timeout is revoked and its "
       "stop confirmed, exit 0, every delivery finished in the journal, no child or lane lock left") {
     Scene s({"--drain-timeout", "1s"});
     s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
@@ -502,7 +502,7 @@ TEST_SUITE("service") {
   }
 
   TEST_CASE(
-      "S5 SVC: a delivery waiting for its lane when SIGTERM arrives is withdrawn: it ends cancelled_no_dispatch "
+      "S5 service: a delivery waiting for its lane when SIGTERM arrives is withdrawn: it ends cancelled_no_dispatch "
       "and sends nothing, while the live one it waited behind finishes delivered") {
     Scene s({"--drain-timeout", "60s"});
     s.fx.hold(test::RequestMatch::next("POST", "git-receive-pack"));
@@ -544,7 +544,7 @@ TEST_SUITE("service") {
     CHECK(s.ref() == s.rev("HEAD~1"));
   }
 
-  TEST_CASE("SVC: serve --help loads none of the libraries, libmicrohttpd included") {
+  TEST_CASE("X-START1: serve --help loads none of the libraries, libmicrohttpd included") {
     std::vector<std::string> env = test::cli_env();
     env.emplace_back("LD_DEBUG=files");
     auto r = test::run({COURIER_BINARY, "serve", "--help"}, {}, test::Stdin::bytes, env);
@@ -558,7 +558,7 @@ TEST_SUITE("service") {
   }
 
   TEST_CASE(
-      "S5 S3 SVC: a DELETE right after each delivery is accepted, with warm children, twelve times in a row, "
+      "S5 S3 service: a DELETE right after each delivery is accepted, with warm children, twelve times in a row, "
       "never leaves an unconfirmed stop; the lane still delivers") {
     // The report this guards against: a DELETE right after the job went to
     // a warm child read "Connection reset by peer" on its socket, ended
@@ -599,7 +599,7 @@ TEST_SUITE("service") {
   }
 
   TEST_CASE(
-      "P1 SVC: a journal row whose detail nests 100,000 deep: GET /v1/deliveries/ID answers, the service stays up, "
+      "P1 service: a journal row whose detail nests 100,000 deep: GET /v1/deliveries/ID answers, the service stays up, "
       "and log --json and show --json answer") {
     // P1's rule (a malformed or oversized message is refused, never acted
     // on) for JSON the service reads from its journal: a row of a shared
@@ -639,7 +639,7 @@ TEST_SUITE("service") {
     CHECK(show.out.find("[[[[") != std::string::npos);
   }
 
-  TEST_CASE("SVC: on TCP the auth scheme's name is case-insensitive (RFC 9110): bearer and BEARER are served") {
+  TEST_CASE("X-SVC2: on TCP the auth scheme's name is case-insensitive (RFC 9110): bearer and BEARER are served") {
     test::TempDir secrets;
     const std::string token = "tcp-token-0123456789abcdef";
     const std::string token_file = secrets.path() + "/api-token";

@@ -230,7 +230,7 @@ TEST_SUITE("shared-lanes") {
   }
 
   TEST_CASE(
-      "S1: a test root that is not a real private directory of this user is refused and never replaced by the "
+      "S1 H1: a test root that is not a real private directory of this user is refused and never replaced by the "
       "real paths") {
     test::TempDir t;
     const std::string real = std::filesystem::canonical(t.path()).string();

@@ -88,7 +88,7 @@ std::string loaded_libraries(const std::vector<std::string>& args) {
 }  // namespace
 
 TEST_SUITE("state-cli") {
-  TEST_CASE("start-up: --version, --help and log --journal do not load libpq; log --state postgres:// does") {
+  TEST_CASE("X-START1: --version, --help and log --journal do not load libpq; log --state postgres:// does") {
     // A build that links its libraries directly (COURIER_LAZY_LIBS=OFF, the
     // sanitizers) loads everything at start: nothing to prove there.
     if (loaded_libraries({"--version"}).find("\nlibcurl.so") != std::string::npos) {

@@ -169,7 +169,7 @@ TEST_SUITE("stream-post") {
     CHECK(s.remote_ref("r").empty());
   }
 
-  TEST_CASE("spool: on a full disk the spool's error says where and how much room it needed") {
+  TEST_CASE("X-MSG2 spool: on a full disk the spool's error says where and how much room it needed") {
     test::TempDir dir;
     const std::string small = dir.path() + "/small";
     const test::Tmpfs tmpfs(small, "256k");

@@ -211,7 +211,7 @@ TEST_SUITE("supervisor") {
     check_gone_and_reaped(o.child.pid);
   }
 
-  TEST_CASE("S2: a grandchild in the same group that inherited stdout is killed too, and its EOF is awaited") {
+  TEST_CASE("S2 D3: a grandchild in the same group that inherited stdout is killed too, and its EOF is awaited") {
     auto opt = standin("grandchild", 10'000, CgroupMode::off);
     std::string err;
     opt.on_stderr = [&](std::string_view s) { err.append(s); };
@@ -226,7 +226,7 @@ TEST_SUITE("supervisor") {
     CHECK(o.child.census.empty());
   }
 
-  TEST_CASE("S3: a setsid escapee holding stdout is unconfirmed in process-group mode and the seat is retained") {
+  TEST_CASE("S3 S2: a setsid escapee holding stdout is unconfirmed in process-group mode and the seat is retained") {
     auto opt = standin("escapee", 10'000, CgroupMode::off);
     opt.eof_bound = 300 * kNsPerMs;
     std::string err;

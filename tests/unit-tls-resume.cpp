@@ -14,7 +14,7 @@
 using namespace courier;
 
 TEST_SUITE("push") {
-  TEST_CASE("T2: the POST resumes the advertisement's TLS session on a fresh connection of its own") {
+  TEST_CASE("T2 X-TLS1: the POST resumes the advertisement's TLS session on a fresh connection of its own") {
     test::PushSetup s(2);
     s.server.create_bare_repo("r");
     Executor ex(s.executor_options());

@@ -218,7 +218,7 @@ TEST_SUITE("verdict") {
   }
 
   TEST_CASE(
-      "J2 S3: an unconfirmed stop caused by a revocation is cancel_uncertain, retains the seat, and keeps the "
+      "J2 S3 A4: an unconfirmed stop caused by a revocation is cancel_uncertain, retains the seat, and keeps the "
       "unconfirmed kind") {
     StopFacts f = confirmed_stop(StopCause::revoked);
     f.revoke_reason = "caller gave up";
