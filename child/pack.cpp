@@ -75,7 +75,7 @@ using Walk = std::unique_ptr<git_revwalk, WalkDeleter>;
 // The push's edge: the spec's, else found now.
 Result<SendEdge> edge_of(const PackSpec& spec) {
   if (spec.edge) return *spec.edge;
-  return find_send_edge(spec.repo, spec.oid, spec.hide);
+  return find_send_edge(spec.repo, spec.oid, std::vector<std::string_view>(spec.hide.begin(), spec.hide.end()));
 }
 
 // The commits the remote lacks, walked from the gated object with the

@@ -219,8 +219,15 @@ class Push {
   // failed (the repository could not be walked).
   Step<void> find_edge(const transport::Advertisement& adv) {
     t_pack_ = sys::mono_now_ns();
-    PackSpec spec = pack_spec(adv);
-    auto edge = find_send_edge(spec.repo, spec.oid, spec.hide);
+    // Views of the advertisement's ids: a remote's 900,000 refs are not
+    // copied for this.
+    std::vector<std::string_view> advertised;
+    advertised.reserve(adv.refs.size() + adv.haves.size());
+    for (const auto& [ref, id] : adv.refs) {
+      if (!transport::is_zero_oid(id)) advertised.emplace_back(id);
+    }
+    advertised.insert(advertised.end(), adv.haves.begin(), adv.haves.end());
+    auto edge = find_send_edge(job_.repo, job_.oid, advertised);
     if (!edge) return stop(wire::DeliveryStatus::failed, edge.error().message);
     edge_ = std::make_shared<const SendEdge>(std::move(*edge));
     return {};

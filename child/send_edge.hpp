@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "courier/result.hpp"
@@ -37,9 +38,10 @@ struct SendEdge {
 };
 
 // `advertised` may hold each id many times (every ref of a remote with many
-// refs naming one commit) and ids this repository lacks. Errors: as
-// check_gated_object, os_error (libgit2 failures).
+// refs naming one commit) and ids this repository lacks; the views must
+// outlive the call. Errors: as check_gated_object, os_error (libgit2
+// failures).
 Result<SendEdge> find_send_edge(const std::string& repo, const std::string& oid,
-                                const std::vector<std::string>& advertised);
+                                const std::vector<std::string_view>& advertised);
 
 }  // namespace courier::child
