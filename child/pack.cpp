@@ -72,9 +72,15 @@ int on_pack_data(void* buf, std::size_t size, void* payload) {
 
 using Walk = std::unique_ptr<git_revwalk, WalkDeleter>;
 
-// The commits the remote lacks, walked from the gated object with every id
-// the remote has (and this repository too) hidden; `hidden` counts those.
-// The walk needs its repository and object alive, so they travel with it.
+// The push's edge: the spec's, else found now.
+Result<SendEdge> edge_of(const PackSpec& spec) {
+  if (spec.edge) return *spec.edge;
+  return find_send_edge(spec.repo, spec.oid, std::vector<std::string_view>(spec.hide.begin(), spec.hide.end()));
+}
+
+// The commits the remote lacks, walked from the gated object with the
+// push's edge hidden; `hidden` counts the ids hidden. The walk needs its
+// repository and object alive, so they travel with it.
 struct SendWalk {
   Repo repo;
   Object obj;
@@ -84,6 +90,8 @@ struct SendWalk {
 
 // Errors: as check_gated_object, os_error (libgit2 failures).
 Result<SendWalk> walk_to_send(const PackSpec& spec) {
+  auto edge = edge_of(spec);
+  if (!edge) return tl::unexpected(edge.error());
   SendWalk out;
   auto repo = open_repo(spec.repo);
   if (!repo) return tl::unexpected(repo.error());
@@ -98,41 +106,32 @@ Result<SendWalk> walk_to_send(const PackSpec& spec) {
   if (git_revwalk_push(out.walk.get(), git_object_id(out.obj.get())) != 0) {
     return tl::unexpected(git_failure("revwalk from " + spec.oid));
   }
-  git_odb* odb = nullptr;
-  if (git_repository_odb(&odb, out.repo.get()) != 0) return tl::unexpected(git_failure("git_repository_odb"));
-  for (const auto& hex : spec.hide) {
+  for (const auto& hex : edge->hide) {
     git_oid id;
-    if (git_oid_fromstr(&id, hex.c_str()) != 0 || !git_odb_exists(odb, &id)) continue;
-    // Hiding a non-commit (a tag of a tree, a blob) is not possible and not
-    // needed: it cannot be an ancestor of our commit.
+    if (git_oid_fromstr(&id, hex.c_str()) != 0) continue;
+    // The edge's non-commits (a tagged tree or blob) cannot be hidden from
+    // a commit walk, and need not be: none is an ancestor of our commit.
     if (git_revwalk_hide(out.walk.get(), &id) == 0) {
       ++out.hidden;
     } else {
       git_error_clear();
     }
   }
-  git_odb_free(odb);
   return out;
 }
 
 }  // namespace
 
 Result<bool> is_small_push(const PackSpec& spec, std::size_t max_commits) {
-  auto walk = walk_to_send(spec);
-  if (!walk) return tl::unexpected(walk.error());
-  const std::size_t hidden = walk->hidden;
+  auto edge = edge_of(spec);
+  if (!edge) return tl::unexpected(edge.error());
   // A remote that has none of this history gets all of it: never small.
-  if (hidden == 0) return false;
-  git_oid id;
-  std::size_t commits = 0;
-  while (git_revwalk_next(&id, walk->walk.get()) == 0) {
-    if (++commits > max_commits) return false;
-  }
-  git_error_clear();
-  return true;
+  return edge->hidden > 0 && edge->commits <= max_commits;
 }
 
 Result<GitPackPlan> plan_git_pack(const PackSpec& spec) {
+  auto edge = edge_of(spec);
+  if (!edge) return tl::unexpected(edge.error());
   auto repo = open_repo(spec.repo);
   if (!repo) return tl::unexpected(repo.error());
   auto obj = gated_object(repo->get(), spec.oid);
@@ -140,14 +139,7 @@ Result<GitPackPlan> plan_git_pack(const PackSpec& spec) {
   GitPackPlan plan;
   plan.git_dir = git_repository_path(repo->get());
   plan.revs = spec.oid + "\n";
-  git_odb* odb = nullptr;
-  if (git_repository_odb(&odb, repo->get()) != 0) return tl::unexpected(git_failure("git_repository_odb"));
-  for (const auto& hex : spec.hide) {
-    git_oid id;
-    if (git_oid_fromstr(&id, hex.c_str()) != 0 || !git_odb_exists(odb, &id)) continue;
-    plan.revs += "^" + hex + "\n";
-  }
-  git_odb_free(odb);
+  for (const auto& hex : edge->hide) plan.revs += "^" + hex + "\n";
   return plan;
 }
 
@@ -186,6 +178,7 @@ Result<PackResult> build_pack(const PackSpec& spec) {
   PackResult out;
   out.objects = git_packbuilder_object_count(pb.get());
   out.bytes = sink.bytes;
+  out.hidden = walk->hidden;
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "child/send_edge.hpp"
 #include "courier/result.hpp"
 #include "repo/repository.hpp"
 #include "sys/clock.hpp"
@@ -25,6 +26,10 @@ struct PackSpec {
   std::string repo;
   std::string oid;                // the gated object: a commit, or an annotated tag of one
   std::vector<std::string> hide;  // ids the remote has (advertised refs and .have)
+  // The push's edge, when already found for this spec (find_send_edge on
+  // repo, oid and hide): the engines hide only its ids. Unset, each engine
+  // finds it again.
+  std::shared_ptr<const SendEdge> edge;
   sys::MonoNs deadline = 0;
   // Receives the pack bytes in order. An error stops the build.
   std::function<Result<void>(const void*, std::size_t)> sink;
@@ -38,6 +43,9 @@ struct PackSpec {
 struct PackResult {
   std::uint64_t objects = 0;
   std::uint64_t bytes = 0;
+  // Ids hidden from the walk the packbuilder took its objects from (the
+  // libgit2 engine): the edge, never the whole advertisement.
+  std::uint64_t hidden = 0;
 };
 
 // Errors: as check_gated_object, leg_timeout (deadline while adding
@@ -47,12 +55,13 @@ Result<PackResult> build_pack(const PackSpec& spec);
 // Whether a push is small enough that libgit2's packbuilder beats starting
 // `git pack-objects` (the automatic engine's choice in the child): the
 // remote has part of this history, and at most `max_commits` commits are
-// missing from it. Errors: as check_gated_object, os_error (libgit2).
+// missing from it (max_commits below kEdgeWalkCommits). Errors: as
+// check_gated_object, os_error (libgit2).
 Result<bool> is_small_push(const PackSpec& spec, std::size_t max_commits);
 
 // What `git pack-objects --revs` needs, read with libgit2: the repository's
-// git directory, and its revision lines (the gated id, then ^id for every
-// hidden id this repository has; ids it lacks cannot be named to git).
+// git directory, and its revision lines (the gated id, then ^id for each id
+// of the push's edge; ids this repository lacks cannot be named to git).
 struct GitPackPlan {
   std::string git_dir;
   std::string revs;

@@ -83,6 +83,7 @@ class Push {
     auto adv = advertise(adv_url);
     if (!adv) return adv.error();
     if (auto ok = settle(*adv); !ok) return ok.error();
+    if (auto ok = find_edge(*adv); !ok) return ok.error();
     if (auto ok = choose_engine(*adv); !ok) return ok.error();
     auto body = streams() ? start_stream(*adv) : spool_pack(*adv);
     if (!body) return body.error();
@@ -170,7 +171,6 @@ class Push {
   // with transport_failed (the request) or failed: building the pack is
   // local work, never blamed on the transport.
   Step<PostBody> spool_pack(const transport::Advertisement& adv) {
-    const sys::MonoNs t_pack = sys::mono_now_ns();
     auto request = transport::build_push_request(adv, job_.ref, job_.oid, job_.remote_progress);
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     const std::string spool = job_.scratch_dir + "/pack-" + std::to_string(sys::self_pid()) + ".pack";
@@ -201,7 +201,7 @@ class Push {
     flush_progress();
     if (!pack) return stop(wire::DeliveryStatus::failed, pack.error().message);
     result_.objects = pack->objects;
-    result_.pack_ms = ms_since(t_pack);
+    result_.pack_ms = ms_since(t_pack_);
     const std::uint64_t body_len = request->body_prefix.size() + pack->bytes;
     return PostBody{std::move(*request), std::move(*fd), digest.hex_digest(), body_len, {}};
   }
@@ -212,6 +212,26 @@ class Push {
   // writes nothing until its whole delta search is done, so streaming it
   // would overlap little; docs/performance.md).
   bool streams() const { return pack_git_.has_value() && !job_.bind_payload; }
+
+  // The push's edge, found once for the engine's choice and the pack (a
+  // remote with many refs advertises far more than the pack needs;
+  // child/send_edge.hpp). The pack phase's clock starts here. Ends with
+  // failed (the repository could not be walked).
+  Step<void> find_edge(const transport::Advertisement& adv) {
+    t_pack_ = sys::mono_now_ns();
+    // Views of the advertisement's ids: a remote's 900,000 refs are not
+    // copied for this.
+    std::vector<std::string_view> advertised;
+    advertised.reserve(adv.refs.size() + adv.haves.size());
+    for (const auto& [ref, id] : adv.refs) {
+      if (!transport::is_zero_oid(id)) advertised.emplace_back(id);
+    }
+    advertised.insert(advertised.end(), adv.haves.begin(), adv.haves.end());
+    auto edge = find_send_edge(job_.repo, job_.oid, advertised);
+    if (!edge) return stop(wire::DeliveryStatus::failed, edge.error().message);
+    edge_ = std::make_shared<const SendEdge>(std::move(*edge));
+    return {};
+  }
 
   // The pack engine: the job's. An automatic choice of git (pack_auto)
   // becomes libgit2 for a small push: the remote has part of this history
@@ -244,7 +264,6 @@ class Push {
   // objects and pack_ms. Ends with transport_failed (the request) or failed
   // (the pack engine).
   Step<PostBody> start_stream(const transport::Advertisement& adv) {
-    t_pack_ = sys::mono_now_ns();
     auto request = transport::build_push_request(adv, job_.ref, job_.oid, job_.remote_progress);
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     pack_begins();
@@ -283,14 +302,20 @@ class Push {
   // What the pack engine is asked for: the gated object, minus everything
   // the remote advertised (its refs and its haves), by the deadline. The
   // sink is the caller's.
+  // Once the edge is found, the engines need only it, not the remote's
+  // every id again.
   PackSpec pack_spec(const transport::Advertisement& adv) {
     PackSpec spec;
     spec.repo = job_.repo;
     spec.oid = job_.oid;
-    for (const auto& [ref, id] : adv.refs) {
-      if (!transport::is_zero_oid(id)) spec.hide.push_back(id);
+    spec.edge = edge_;
+    if (!edge_) {
+      spec.hide.reserve(adv.refs.size() + adv.haves.size());
+      for (const auto& [ref, id] : adv.refs) {
+        if (!transport::is_zero_oid(id)) spec.hide.push_back(id);
+      }
+      spec.hide.insert(spec.hide.end(), adv.haves.begin(), adv.haves.end());
     }
-    spec.hide.insert(spec.hide.end(), adv.haves.begin(), adv.haves.end());
     spec.deadline = job_.deadline_mono_ns;
     spec.progress = [this](std::string_view phase, std::uint64_t done, std::uint64_t total) {
       progress(std::string(phase), done, total, true);
@@ -518,6 +543,7 @@ class Push {
   std::string first_;
   std::size_t first_given_ = 0;
   sys::MonoNs t_pack_ = 0;
+  std::shared_ptr<const SendEdge> edge_;
   static constexpr sys::MonoNs kProgressInterval = 100 * sys::kNsPerMs;
   sys::MonoNs last_progress_ = 0;
   std::string last_phase_;
