@@ -1,4 +1,4 @@
-// nginx.cpp — proves scripts/git-server (nginx over TLS, fcgiwrap, git
+// nginx.cpp — proves fixtures/git-server (nginx over TLS, fcgiwrap, git
 // http-backend) with the real git client: pushes land and read back intact,
 // a repeated push is up to date, a 2000-commit history goes through, TLS
 // verifies only against the server's own CA, a second start reports the

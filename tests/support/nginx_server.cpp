@@ -1,4 +1,4 @@
-// nginx_server.cpp — the test-side handle on scripts/git-server, and the
+// nginx_server.cpp — the test-side handle on fixtures/git-server, and the
 // runner for scripts/gen-repo, declared in nginx_server.hpp.
 #include "nginx_server.hpp"
 

@@ -1,4 +1,4 @@
-// nginx_server.hpp — the test-side handle on scripts/git-server: a real
+// nginx_server.hpp — the test-side handle on fixtures/git-server: a real
 // smart-HTTP git server (Debian's nginx over TLS, fcgiwrap, `git
 // http-backend`) on a loopback port, with its own throwaway CA. Also runs
 // scripts/gen-repo, which makes large deterministic source repositories.
@@ -13,7 +13,7 @@
 
 namespace courier::test {
 
-// Starts `scripts/git-server start` in a fresh temporary directory; the
+// Starts `fixtures/git-server start` in a fresh temporary directory; the
 // destructor stops it (and, should the script fail to, kills what is left).
 // When nginx or fcgiwrap is not installed the handle is not available() and
 // unavailable_reason() says why, so a test can skip with that reason; any
@@ -74,7 +74,7 @@ class NginxServer {
   bool stopped_ = false;
 };
 
-// Runs scripts/git-server ARGS... in the environment the handle uses (no
+// Runs fixtures/git-server ARGS... in the environment the handle uses (no
 // machine git configuration, /usr/sbin on PATH) and waits for it.
 RunResult run_git_server(const std::vector<std::string>& args);
 
