@@ -28,7 +28,8 @@ constexpr int kUnavailable = 3;
 
 const std::string kScript = COURIER_GIT_SERVER_SCRIPT;
 
-std::string gen_repo_script() { return (std::filesystem::path(kScript).parent_path() / "gen-repo").string(); }
+// scripts/gen-repo is a script of the tree, not a fixture beside the server.
+std::string gen_repo_script() { return source_path("scripts/gen-repo"); }
 
 // The scripts' environment: git_env() (no machine or user git configuration)
 // plus /usr/sbin, where Debian puts nginx and fcgiwrap; a pyenv's settings so
