@@ -1,5 +1,5 @@
 // url_match.cpp — git's http.<url>.* matching (see url_match.hpp for the
-// rules; they follow git's urlmatch.c, and tests/unit-http-config.cpp holds
+// rules; they follow git's urlmatch.c, and tests/integration/http-config.cpp holds
 // them against `git config --get-urlmatch`).
 #include "cli/url_match.hpp"
 

@@ -12,7 +12,7 @@
 // `PRAGMA wal_checkpoint`, syncs the WAL *and* the database file, copies
 // pages, and can be held up by readers.
 // Measured on this project's 2-core VM (virtio disk), medians of 50
-// (tests/unit-journal.cpp prints its figure on every run): ordinary append
+// (tests/unit/journal.cpp prints its figure on every run): ordinary append
 // 0.05 ms; durable append 0.5-0.7 ms with the disk idle, about 4 ms while
 // another build writes to the same disk; commit + wal_checkpoint(FULL)
 // 1.7 ms idle, 12 ms busy. Hence FULL for the durable transaction only.

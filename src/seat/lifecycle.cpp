@@ -57,7 +57,7 @@ Transition seated_revoked(E ev, A actor) {
 
 // Built at the first use, not before main(): the mutation build switches
 // its rows at run time, by a switch read before main(). One move per
-// (state, event) (tests/unit-lifecycle.cpp checks it).
+// (state, event) (tests/unit/lifecycle.cpp checks it).
 // From the submission to the claim.
 std::vector<Transition> before_claim_rows() {
   return {

@@ -4,7 +4,7 @@
 // and who writes the outcome.
 //
 // Data, not code: the executor's claim word, docs/design.md's table and the
-// model checker in the unit tests (tests/unit-lifecycle.cpp) all read the
+// model checker in the unit tests (tests/unit/lifecycle.cpp) all read the
 // same rows, so a move nobody listed is a move nobody may make.
 #pragma once
 

@@ -113,7 +113,7 @@ ExecutorOptions executor_options(const ServiceOptions& o, const std::string& jou
   // process's only children: their orphans come back here and are claimed
   // before a stop is confirmed. Deliveries run side by side: a stray claim
   // tells their live children from orphans by sys::is_own_spawn, never by
-  // the exit signal /proc shows (tests/unit-strays.cpp).
+  // the exit signal /proc shows (tests/integration/strays.cpp).
   eo.subreaper = true;
   eo.on_log = [](std::string_view line) { log_event(LogLevel::info, "supervisor", {{"message", std::string(line)}}); };
   eo.on_child_stderr = [](std::string_view text) {

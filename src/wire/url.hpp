@@ -20,7 +20,7 @@
 //     for them, and every '%' must start a two-digit escape;
 //   * a fragment, whitespace, control characters and raw non-ASCII bytes
 //     are refused (percent-encode them).
-// tests/unit-wire-url.cpp checks it against libcurl's own parser (CURLU):
+// tests/unit/wire-url.cpp checks it against libcurl's own parser (CURLU):
 // whatever this parser accepts, libcurl accepts and reads alike.
 #pragma once
 

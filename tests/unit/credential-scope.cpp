@@ -1,0 +1,105 @@
+// credential-scope.cpp — where a service credential may be sent, as
+// pure functions (no socket, no child): the scope entries in canonical form,
+// the match by scheme, host, port and whole path segments, the refusals at
+// start, and a resumed delivery held to the scope configured now. The same
+// rule through a real `serve` is tests/integration/service-scope.cpp.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "service/credential_scope.hpp"
+#include "service/resume.hpp"
+
+using namespace courier;
+
+namespace {
+
+bool admits(const std::string& entry, const std::string& remote) {
+  auto e = service::scope_entry(entry);
+  REQUIRE_MESSAGE(e.has_value(), entry);
+  return service::scope_admits({*e}, remote);
+}
+
+}  // namespace
+
+TEST_SUITE("credential-scope") {
+  TEST_CASE("A2: a scope entry admits its remote and what lies under it by whole path segments, nothing beside it") {
+    CHECK(admits("https://h/org", "https://h/org"));
+    CHECK(admits("https://h/org", "https://h/org/r.git"));
+    CHECK(admits("https://h/org/", "https://h/org/team/r.git"));
+    CHECK(admits("https://h/org/r.git", "https://h/org/r.git"));
+    // A prefix of the text that is not a whole segment admits nothing.
+    CHECK_FALSE(admits("https://h/org", "https://h/organisation"));
+    CHECK_FALSE(admits("https://h/org", "https://h/organisation/r.git"));
+    CHECK_FALSE(admits("https://h/org", "https://h/org.git"));
+    CHECK_FALSE(admits("https://h/org/r", "https://h/org/r.git"));
+    // Above or beside the entry: no.
+    CHECK_FALSE(admits("https://h/org/team", "https://h/org/r.git"));
+    CHECK_FALSE(admits("https://h/org/r.git", "https://h/org"));
+    // The path's case is the server's business: not folded.
+    CHECK_FALSE(admits("https://h/org", "https://h/Org/r.git"));
+  }
+
+  TEST_CASE("A2: a scope entry's scheme, host and port must be the remote's exactly; a whole host is https://h/") {
+    CHECK(admits("https://h/", "https://h/r.git"));
+    CHECK(admits("https://h", "https://h/a/b/r.git"));
+    CHECK(admits("HTTPS://H:443/org", "https://h/org/r.git"));  // one canonical form
+    CHECK_FALSE(admits("https://h/", "https://h:8443/r.git"));
+    CHECK_FALSE(admits("https://h:8443/", "https://h/r.git"));
+    CHECK_FALSE(admits("https://h/", "https://h.evil.example/r.git"));
+    CHECK_FALSE(admits("https://h/", "https://hh/r.git"));
+    CHECK_FALSE(admits("https://git.example/", "https://example/r.git"));
+    CHECK_FALSE(admits("http://127.0.0.1:80/", "https://127.0.0.1/r.git"));
+    CHECK_FALSE(admits("https://127.0.0.1:1234/", "https://127.0.0.1:12345/r.git"));
+    // A remote that does not parse, or carries a password, is admitted by no scope.
+    CHECK_FALSE(admits("https://h/", "https://h/a/../r.git"));
+    CHECK_FALSE(admits("https://h/", "https://u:p@h/r.git"));
+    CHECK_FALSE(service::scope_admits({}, "https://h/r.git"));
+  }
+
+  TEST_CASE("A2: serve's credentials each need a scope of remotes; a scope names a credential and is a remote") {
+    auto ok = service::service_credentials({{"ci", "bearer:/t"}}, {{"ci", {"https://H/org/", "https://h2:8443"}}});
+    REQUIRE(ok.has_value());
+    CHECK(ok->at("ci").spec == "bearer:/t");
+    CHECK(ok->at("ci").scope == std::vector<std::string>{"https://h/org", "https://h2:8443/"});
+
+    auto none = service::service_credentials({{"ci", "bearer:/t"}}, {});
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.error().message.find("--credential ci has no scope") != std::string::npos);
+    CHECK(none.error().message.find("--credential-scope ci=https://HOST/PATH") != std::string::npos);
+    CHECK(none.error().message.find("/t") == std::string::npos);  // the file is not repeated
+
+    auto stray = service::service_credentials({{"ci", "bearer:/t"}}, {{"ci", {"https://h/"}}, {"cd", {"https://h/"}}});
+    REQUIRE_FALSE(stray.has_value());
+    CHECK(stray.error().message.find("no --credential named cd") != std::string::npos);
+    for (const char* bad : {"ssh://h/r.git", "https://u@h/org", "https://u:secret@h/org", "https://h/a/../b",
+                            "https://h/org?x=1", "h:org"}) {
+      CAPTURE(bad);
+      auto refused = service::service_credentials({{"ci", "bearer:/t"}}, {{"ci", {bad}}});
+      REQUIRE_FALSE(refused.has_value());
+      CHECK(refused.error().message.rfind("--credential-scope ci: ", 0) == 0);
+      CHECK(refused.error().message.find("secret") == std::string::npos);
+    }
+  }
+
+  TEST_CASE("A2: a delivery resumed after a crash keeps to the scope configured now, whatever the journal says") {
+    journal::Submission s;
+    s.id = "left-1";
+    s.repo = "/srv/r";
+    s.remote = "https://attacker.example/r.git";
+    s.ref = "refs/heads/main";
+    s.oid = std::string(40, 'a');
+    service::ServiceNote note;
+    note.credential = "ci";
+    const service::ServiceCredentials configured = {{"ci", {"bearer:/t", {"https://git.example/org"}}}};
+    auto refused = service::resubmission(service::LeftBehind{s, note}, configured);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message.find("credential \"ci\" may not be sent to https://attacker.example/r.git") !=
+          std::string::npos);
+    s.remote = "https://git.example/org/r.git";
+    auto resumed = service::resubmission(service::LeftBehind{s, note}, configured);
+    REQUIRE(resumed.has_value());
+    CHECK(resumed->credential_spec == "bearer:/t");
+  }
+}

@@ -1,0 +1,146 @@
+// protocol-session.cpp — rule P1: every parent-side state machine violation.
+#include <doctest/doctest.h>
+
+#include "protocol/session.hpp"
+
+using namespace courier;
+using namespace courier::protocol;
+
+namespace {
+const std::string kOid(40, 'a');
+Hello hello() { return Hello{kProtocolVersion, 7, {}, {}, std::nullopt}; }
+Mint mint() { return Mint{"advertisement", "GET", "https://h/r.git/info/refs?service=git-receive-pack", {}, {}}; }
+ResultMsg result(std::optional<std::string> oid = kOid) {
+  return ResultMsg{wire::DeliveryStatus::delivered, "refs/heads/main", oid, {}, {}, {}, {}, {}};
+}
+ParentSession session(bool authenticated = true) {
+  ParentSession::Config c;
+  c.gated_oid = kOid;
+  c.gated_ref = "refs/heads/main";
+  c.authenticated = authenticated;
+  return ParentSession(c);
+}
+}  // namespace
+
+TEST_SUITE("protocol") {
+  TEST_CASE("P1: a well-behaved conversation is accepted to the end") {
+    auto s = session();
+    CHECK(s.accept(hello()));
+    CHECK(s.accept(Check{"advertisement"}));
+    CHECK(s.accept(mint()));
+    CHECK(s.accept(Progress{"pack", 1, 2}));
+    CHECK(s.accept(result()));
+    CHECK(s.state() == ParentSession::State::finished);
+  }
+
+  TEST_CASE("P1: anything before hello is a violation") {
+    for (ChildMessage m : std::vector<ChildMessage>{Check{"x"}, mint(), Progress{"p", 0, 0}, result()}) {
+      auto s = session();
+      auto r = s.accept(m);
+      REQUIRE_FALSE(r);
+      CHECK(r.error().code == Errc::hello_not_first);
+    }
+  }
+
+  TEST_CASE("P1: a second hello is a violation") {
+    auto s = session();
+    REQUIRE(s.accept(hello()));
+    auto r = s.accept(hello());
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::second_hello);
+  }
+
+  TEST_CASE("P1: a hello with another protocol version is a violation") {
+    auto s = session();
+    auto h = hello();
+    h.version = kProtocolVersion + 1;
+    auto r = s.accept(h);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::version_mismatch);
+  }
+
+  TEST_CASE("P1: a mint for an unauthenticated job is a violation") {
+    auto s = session(false);
+    REQUIRE(s.accept(hello()));
+    auto r = s.accept(mint());
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::mint_unauthenticated);
+  }
+
+  TEST_CASE("P1: mints over kMaxMints are a violation; exactly kMaxMints are allowed") {
+    auto s = session();
+    REQUIRE(s.accept(hello()));
+    for (int i = 0; i < kMaxMints; ++i) REQUIRE(s.accept(mint()));
+    auto r = s.accept(mint());
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::mints_over_cap);
+  }
+
+  TEST_CASE("P1: a result for an object nobody gated is a violation") {
+    auto s = session();
+    REQUIRE(s.accept(hello()));
+    auto r = s.accept(result(std::string(40, 'b')));
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::result_oid_mismatch);
+  }
+
+  TEST_CASE("P1: a second result and any message after the result are violations") {
+    auto s = session();
+    REQUIRE(s.accept(hello()));
+    REQUIRE(s.accept(result()));
+    auto r = s.accept(result());
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::second_result);
+
+    auto t = session();
+    REQUIRE(t.accept(hello()));
+    REQUIRE(t.accept(result()));
+    auto r2 = t.accept(Progress{"pack", 1, 1});
+    REQUIRE_FALSE(r2);
+    CHECK(r2.error().code == Errc::message_after_result);
+  }
+
+  TEST_CASE("P1: a result naming another ref than the job's is a violation, whatever its status") {
+    for (auto status : {wire::DeliveryStatus::delivered, wire::DeliveryStatus::up_to_date,
+                        wire::DeliveryStatus::rejected, wire::DeliveryStatus::failed}) {
+      CAPTURE(wire::status_word(status));
+      for (const char* ref : {"refs/heads/EVIL", "refs/heads/main ", "refs/heads/Main", "refs/heads/mai", ""}) {
+        CAPTURE(ref);
+        auto s = session();
+        REQUIRE(s.accept(hello()));
+        ResultMsg r{status, ref, kOid, {}, {}, {}, {}, {}};
+        auto ok = s.accept(r);
+        CHECK_MESSAGE(!ok.has_value(), "a result for another ref was taken as this job's");
+        if (!ok) CHECK(ok.error().code == Errc::result_ref_mismatch);
+        CHECK(s.state() == ParentSession::State::finished);
+      }
+    }
+  }
+
+  TEST_CASE("P1: a result must name the gated object, even a failure") {
+    auto s = session();
+    REQUIRE(s.accept(hello()));
+    ResultMsg r{wire::DeliveryStatus::transport_failed, "refs/heads/main", {}, {}, "tls", {}, {}, {}};
+    auto no_oid = s.accept(r);
+    REQUIRE_FALSE(no_oid);
+    CHECK(no_oid.error().code == Errc::result_oid_mismatch);
+
+    auto t = session();
+    REQUIRE(t.accept(hello()));
+    r.oid = kOid;
+    CHECK(t.accept(r));
+  }
+
+  TEST_CASE("P1: a warm child's session takes the ref and object bound with its job") {
+    ParentSession s(ParentSession::Config{});
+    REQUIRE(s.accept(hello()));
+    s.bind("refs/heads/main", kOid, false);
+    CHECK(s.accept(result()));
+    ParentSession t(ParentSession::Config{});
+    REQUIRE(t.accept(hello()));
+    t.bind("refs/heads/other", kOid, false);
+    auto r = t.accept(result());
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::result_ref_mismatch);
+  }
+}

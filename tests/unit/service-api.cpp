@@ -1,0 +1,217 @@
+// service-api.cpp — the service's API as a pure router (no socket, no
+// executor): routes, every refusal the adapter-free layer makes with its
+// status, code and field, the query grammar, the caller checks and the
+// service's options. The same API behind the real socket is
+// tests/integration/service.cpp.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "api_router.hpp"
+#include "service/api.hpp"
+#include "service/http_server_mhd.hpp"
+#include "service/service_options.hpp"
+#include "support.hpp"
+
+using namespace courier;
+using nlohmann::json;
+
+namespace {
+
+// The deploy credential, scoped to one host, is what the body tests name.
+struct Router : test::ApiRouter {
+  Router() : ApiRouter({{"deploy", {"credential", {"https://h/"}}}}) {}
+};
+using test::body_of;
+
+}  // namespace
+
+TEST_CASE("service API: routes answer 404 and 405 with an error document; healthz and metrics answer") {
+  Router r;
+  auto missing = r.call("GET", "/v2/deliveries");
+  CHECK(missing.status == 404);
+  CHECK(body_of(missing)["error"]["code"] == "not_found");
+  CHECK(r.call("PUT", "/v1/deliveries").status == 405);
+  CHECK(r.call("POST", "/v1/deliveries/abc").status == 405);
+  CHECK(r.call("GET", "/v1/deliveries/abc").status == 404);
+  CHECK(r.call("GET", "/v1/deliveries/bad id").status == 404);
+  auto health = r.call("GET", "/healthz");
+  CHECK(health.status == 200);
+  CHECK(body_of(health)["status"] == "ok");
+  auto metrics = r.call("GET", "/metrics");
+  CHECK(metrics.content_type.find("version=0.0.4") != std::string::npos);
+  CHECK(metrics.body.find("git_courier_api_requests_total{code=\"404\"} 3") != std::string::npos);
+  CHECK(metrics.body.find("git_courier_queue_depth 0") != std::string::npos);
+  CHECK(r.call("GET", "/v1/deliveries", {}, "state=sleeping").status == 400);
+  CHECK(r.call("GET", "/v1/deliveries", {}, "limit=0").status == 400);
+  CHECK(body_of(r.call("GET", "/v1/deliveries", {}, "limit=5"))["deliveries"].empty());
+}
+
+TEST_CASE("X-SVC4: a refused POST names its code and field before anything is submitted") {
+  Router r;
+  struct Case {
+    std::string body;
+    int status;
+    std::string code;
+    json field;
+  };
+  const std::string repo = r.root.path();
+  const std::vector<Case> cases = {
+      {"not json", 400, "bad_json", nullptr},
+      {"[1, 2]", 400, "bad_json", nullptr},
+      {R"({"colour": "blue"})", 400, "unknown_field", "colour"},
+      {R"({"remote": "https://h/r.git"})", 400, "missing_field", "repo"},
+      {R"({"repo": 7})", 400, "bad_field", "repo"},
+      {R"({"repo": "/"})", 403, "repo_outside_root", "repo"},
+      {R"({"repo": ")" + repo + R"(", "remote": "ftp://h/r.git", "ref": "refs/heads/main", "rev": "HEAD"})", 400,
+       "bad_remote", "remote"},
+      {R"({"repo": ")" + repo + R"(", "remote": "https://u@h/r.git", "ref": "refs/heads/main", "rev": "HEAD"})", 400,
+       "bad_remote", "remote"},
+      {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "HEAD", "rev": "HEAD"})", 400, "bad_field",
+       "ref"},
+      {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "deadline": true})", 400,
+       "bad_field", "deadline"},
+      {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "credential": "x"})", 400,
+       "unknown_credential", "credential"},
+      {R"({"repo": ")" + repo + R"(", "remote": "https://h2/r.git", "ref": "refs/heads/main", "credential": "deploy"})",
+       403, "credential_out_of_scope", "credential"},
+      {R"({"repo": ")" + repo +
+           R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "update": {"expect_old": "1"}})",
+       400, "bad_field", "update"},
+      {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "remote_progress": 1})",
+       400, "bad_field", "remote_progress"},
+      {R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main"})", 400, "missing_field",
+       "oid"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.body);
+    auto resp = r.call("POST", "/v1/deliveries", c.body);
+    CHECK(resp.status == c.status);
+    json b = body_of(resp);
+    CHECK(b["error"]["code"] == c.code);
+    CHECK(b["error"]["field"] == c.field);
+  }
+  service::ApiRequest big;
+  big.method = "POST";
+  big.path = "/v1/deliveries";
+  big.body_too_large = true;
+  CHECK(r.api.handle(big).status == 413);
+  r.deliveries.stop_accepting();
+  auto draining = r.call("POST", "/v1/deliveries", "{}");
+  CHECK(draining.status == 503);
+  CHECK(body_of(draining)["error"]["code"] == "draining");
+  CHECK(body_of(r.call("GET", "/healthz"))["status"] == "draining");
+}
+
+TEST_CASE("P1 service API: a body with a key twice in one object is refused 400 bad_json, never judged on one value") {
+  // The read that would otherwise happen: last wins, so the body below was
+  // judged on /etc (403 repo_outside_root) while its sender meant the root.
+  Router r;
+  const std::string repo = r.root.path();
+  for (const std::string& body :
+       {R"({"repo": ")" + repo + R"(", "repo": "/etc", "remote": "https://h/r.git", "ref": "refs/heads/main"})",
+        R"({"repo": ")" + repo +
+            R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "update": )"
+            R"({"expect_old": ")" +
+            std::string(40, '0') + R"(", "expect_old": ")" + std::string(40, 'a') + R"("}})"}) {
+    CAPTURE(body);
+    auto resp = r.call("POST", "/v1/deliveries", body);
+    CHECK(resp.status == 400);
+    json b = body_of(resp);
+    CHECK(b["error"]["code"] == "bad_json");
+    CHECK_MESSAGE(b["error"]["message"].get<std::string>().find("twice in one object") != std::string::npos,
+                  b["error"]["message"]);
+  }
+  // Nested past the cap (the body's 64 KiB allow 32,000 levels): refused
+  // whole, and the service answers its next request.
+  const std::string deep =
+      R"({"repo": ")" + repo + R"(", "x": )" + std::string(30'000, '[') + std::string(30'000, ']') + "}";
+  auto resp = r.call("POST", "/v1/deliveries", deep);
+  CHECK(resp.status == 400);
+  CHECK(body_of(resp)["error"]["code"] == "bad_json");
+  CHECK(r.call("GET", "/healthz").status == 200);
+}
+
+TEST_CASE(
+    "D1 service API: a deadline of 18446744073709551615 s is refused as longer than 24 h, a negative one as such") {
+  Router r;
+  const std::string head =
+      R"({"repo": ")" + r.root.path() + R"(", "remote": "https://h/r.git", "ref": "refs/heads/main", "deadline": )";
+  auto huge = r.call("POST", "/v1/deliveries", head + "18446744073709551615}");
+  CHECK(huge.status == 400);
+  CHECK(body_of(huge)["error"]["field"] == "deadline");
+  CHECK_MESSAGE(body_of(huge)["error"]["message"] == "\"deadline\" is longer than 24 h", huge.body);
+  auto over = r.call("POST", "/v1/deliveries", head + "86401}");
+  CHECK(body_of(over)["error"]["message"] == "\"deadline\" is longer than 24 h");
+  auto negative = r.call("POST", "/v1/deliveries", head + "-1}");
+  CHECK(negative.status == 400);
+  CHECK_MESSAGE(body_of(negative)["error"]["message"] == "\"deadline\" must be a positive duration", negative.body);
+}
+
+TEST_CASE("service API: query strings are percent-decoded, '+' is a space, the last of a repeated key wins") {
+  auto q = service::parse_query("state=finished&remote=https%3A%2F%2Fh%2Fr.git&x=a+b&state=queued&flag");
+  CHECK(q["state"] == "queued");
+  CHECK(q["remote"] == "https://h/r.git");
+  CHECK(q["x"] == "a b");
+  CHECK(q.count("flag") == 1);
+  CHECK(service::parse_query("").empty());
+}
+
+TEST_CASE("X-SVC1: the peer rule lets in an allowed uid, primary group or supplementary group, and no one else") {
+  CHECK(service::peer_allowed(1000, 1000, {}, {1000}, {}));
+  CHECK(service::peer_allowed(1001, 42, {}, {1000}, {42}));
+  CHECK(service::peer_allowed(1001, 1001, {7, 42}, {1000}, {42}));
+  CHECK_FALSE(service::peer_allowed(1001, 1001, {7}, {1000}, {42}));
+  CHECK_FALSE(service::peer_allowed(0, 0, {}, {1000}, {}));
+}
+
+TEST_CASE("X-SVC2: the bearer token matches exactly, never a prefix, an extension or an empty expectation") {
+  CHECK(service::token_matches("s3cret-token-0123", "s3cret-token-0123"));
+  CHECK_FALSE(service::token_matches("s3cret-token-012", "s3cret-token-0123"));
+  CHECK_FALSE(service::token_matches("s3cret-token-01234", "s3cret-token-0123"));
+  CHECK_FALSE(service::token_matches("s3cret-token-0124", "s3cret-token-0123"));
+  CHECK_FALSE(service::token_matches("", ""));
+}
+
+TEST_CASE("service: serve's options: defaults, repeatable flags, --config with the command line winning, refusals") {
+  auto none = service::parse_service_options({});
+  REQUIRE_FALSE(none.has_value());
+  CHECK(none.error().message.find("--repo-root") != std::string::npos);
+  auto o = service::parse_service_options({"--repo-root", "/srv", "--credential", "a=credential", "--credential",
+                                           "b=key:/k.pem", "--credential-scope", "b=https://h/x", "--credential-scope",
+                                           "b=https://h/y", "--allow-uid", "7", "--allow-gid", "8", "--workers=2"});
+  REQUIRE(o.has_value());
+  CHECK(o->credentials.size() == 2);
+  CHECK(o->credentials["b"] == "key:/k.pem");
+  CHECK(o->credential_scopes["b"] == std::vector<std::string>{"https://h/x", "https://h/y"});
+  CHECK(o->allow_uids == std::vector<std::uint32_t>{7});
+  CHECK(o->allow_gids == std::vector<std::uint32_t>{8});
+  CHECK(o->workers == 2);
+  CHECK(o->max_queued == 256);
+  CHECK(o->drain_timeout == std::chrono::seconds(30));
+  test::TempDir dir;
+  const std::string file = dir.path() + "/serve.json";
+  test::write_file(file, R"({"repo-root": "/from-file", "workers": 9, "credential": ["c=credential"],
+                             "credential-scope": ["c=https://h/"], "drain-timeout": "5s", "allow-http-loopback": true})");
+  auto c = service::parse_service_options({"--config", file, "--workers", "3"});
+  REQUIRE(c.has_value());
+  CHECK(c->repo_root == "/from-file");
+  CHECK(c->workers == 3);
+  CHECK(c->credentials.count("c") == 1);
+  CHECK(c->credential_scopes["c"] == std::vector<std::string>{"https://h/"});
+  CHECK(c->drain_timeout == std::chrono::seconds(5));
+  CHECK(c->allow_http_loopback);
+  for (std::vector<std::string> bad : {std::vector<std::string>{"--repo-root", "/r", "--listen", "127.0.0.1:80"},
+                                       {"--repo-root", "/r", "--listen", "0.0.0.0:80", "--api-token-file", "/t"},
+                                       {"--repo-root", "/r", "--workers", "0"},
+                                       {"--repo-root", "/r", "--credential", "nameless"},
+                                       {"--repo-root", "/r", "--credential-scope", "https://h/"},
+                                       {"--repo-root", "/r", "--drain-timeout", "forever"},
+                                       {"--repo-root", "/r", "--bogus"}}) {
+    CAPTURE(bad.back());
+    CHECK_FALSE(service::parse_service_options(bad).has_value());
+  }
+  test::write_file(file, R"({"repo-root": "/r", "colour": "blue"})");
+  CHECK_FALSE(service::parse_service_options({"--config", file}).has_value());
+}
