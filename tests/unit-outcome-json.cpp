@@ -393,7 +393,7 @@ TEST_CASE("J4 via: an outcome round-trips through the journal codec and the --vi
   }
 }
 
-TEST_CASE("J4: the journal's form of an outcome is the one journals have always held") {
+TEST_CASE("J4 J5: the journal's form of an outcome is the one journals have always held, its revocation's cause included") {
   CHECK(journal::outcome_detail(cancelled()) ==
         R"({"attempt":1,"delivery_id":"d-8","dispatched":false,"journal_error":"","kill_domain":"",)"
         R"("kind":"cancelled_no_dispatch","reason":"revoked before dispatch","remote_effect":"none",)"

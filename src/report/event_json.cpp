@@ -30,25 +30,27 @@ struct EventRow {
   std::array<Field, 3> fields;
 };
 
-// The events, once (docs/service.md "Events").
+template <typename T>
+Field field(const char* key, T DeliveryEvent::*member) {
+  return Field{key, member};
+}
+
+using E = DeliveryEvent;
+
+// The events, once (docs/service.md "Events"): word, the executor's kind,
+// the phase a progress row stands for, the fields.
+// clang-format off
 const EventRow kEventRows[] = {
-    {kQueuedEvent, std::nullopt, "", {}},
-    {"pending",
-     Kind::pending,
-     "",
-     {Field{"holder", &DeliveryEvent::holder}, Field{"holder_pid", &DeliveryEvent::holder_pid},
-      Field{"holder_delivery", &DeliveryEvent::holder_delivery}}},
-    {"seat_granted", Kind::seat_granted, "", {}},
-    {"dispatched", Kind::dispatched, "", {Field{"child_pid", &DeliveryEvent::child_pid}}},
-    {"remote", Kind::progress, "remote", {Field{"text", &DeliveryEvent::text}}},
-    {"remote_progress", Kind::progress, "remote_progress", {Field{"text", &DeliveryEvent::text}}},
-    {"progress",
-     Kind::progress,
-     "",
-     {Field{"phase", &DeliveryEvent::phase}, Field{"done", &DeliveryEvent::done},
-      Field{"total", &DeliveryEvent::total}}},
-    {"finished", Kind::finished, "", {}},
+    {kQueuedEvent,      std::nullopt,       "",                {}},
+    {"pending",         Kind::pending,      "",                {field("holder", &E::holder), field("holder_pid", &E::holder_pid), field("holder_delivery", &E::holder_delivery)}},
+    {"seat_granted",    Kind::seat_granted, "",                {}},
+    {"dispatched",      Kind::dispatched,   "",                {field("child_pid", &E::child_pid)}},
+    {"remote",          Kind::progress,     "remote",          {field("text", &E::text)}},
+    {"remote_progress", Kind::progress,     "remote_progress", {field("text", &E::text)}},
+    {"progress",        Kind::progress,     "",                {field("phase", &E::phase), field("done", &E::done), field("total", &E::total)}},
+    {"finished",        Kind::finished,     "",                {}},
 };
+// clang-format on
 
 // The row an event is written with: its kind's, and for progress, the row
 // its phase names, else "progress".

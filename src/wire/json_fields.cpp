@@ -24,37 +24,37 @@ const json* JsonFields::field(const char* key, bool nullable) {
   return &*it;
 }
 
-std::optional<std::string> JsonFields::opt_str(const char* key, bool nullable) {
+// A field of one type: `is` says whether the value is one, `what` names the
+// type in a problem.
+template <typename T, typename Is>
+std::optional<T> JsonFields::typed(const char* key, bool nullable, Is is, const char* what) {
   const json* v = field(key, nullable);
   if (!v) return std::nullopt;
-  if (v->is_string()) return v->get<std::string>();
-  wrong(key, "a string");
+  if (is(*v)) return v->get<T>();
+  wrong(key, what);
   return std::nullopt;
+}
+
+std::optional<std::string> JsonFields::opt_str(const char* key, bool nullable) {
+  return typed<std::string>(
+      key, nullable, [](const json& v) { return v.is_string(); }, "a string");
 }
 
 std::optional<std::int64_t> JsonFields::opt_int(const char* key, bool nullable) {
-  const json* v = field(key, nullable);
-  if (!v) return std::nullopt;
-  if (v->is_number_integer()) return v->get<std::int64_t>();
-  wrong(key, "an integer");
-  return std::nullopt;
+  return typed<std::int64_t>(
+      key, nullable, [](const json& v) { return v.is_number_integer(); }, "an integer");
 }
 
 std::optional<std::uint64_t> JsonFields::opt_count(const char* key, bool nullable) {
-  const json* v = field(key, nullable);
-  if (!v) return std::nullopt;
-  if (v->is_number_unsigned()) return v->get<std::uint64_t>();
-  if (v->is_number_integer() && v->get<std::int64_t>() >= 0) return v->get<std::uint64_t>();
-  wrong(key, "a non-negative integer");
-  return std::nullopt;
+  const auto non_negative = [](const json& v) {
+    return v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+  };
+  return typed<std::uint64_t>(key, nullable, non_negative, "a non-negative integer");
 }
 
 std::optional<bool> JsonFields::opt_bool(const char* key, bool nullable) {
-  const json* v = field(key, nullable);
-  if (!v) return std::nullopt;
-  if (v->is_boolean()) return v->get<bool>();
-  wrong(key, "true or false");
-  return std::nullopt;
+  return typed<bool>(
+      key, nullable, [](const json& v) { return v.is_boolean(); }, "true or false");
 }
 
 const json* JsonFields::object(const char* key, bool nullable) {

@@ -65,6 +65,8 @@ class JsonFields {
 
  private:
   void wrong(const char* key, const char* what);
+  template <typename T, typename Is>
+  std::optional<T> typed(const char* key, bool nullable, Is is, const char* what);
 
   const nlohmann::json& obj_;
   std::string where_;
