@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/args.hpp"
 #include "cli/output.hpp"
 #include "cli/via_answer.hpp"
 #include "journal/journal.hpp"
@@ -348,7 +349,9 @@ TEST_CASE("S3: the operations guide's outcome table gives each kind the seat and
     REQUIRE_MESSAGE(it != line_of.end(), "docs/operations.md has no row for the kind");
     const std::string& line = it->second;
     const std::string exit = " " + std::to_string(cli::exit_code_for(row.kind)) + " |";
-    CHECK_MESSAGE(line.size() >= exit.size() && line.compare(line.size() - exit.size(), exit.size(), exit) == 0, line);
+    const bool ends_with_exit =
+        line.size() >= exit.size() && line.compare(line.size() - exit.size(), exit.size(), exit) == 0;
+    CHECK_MESSAGE(ends_with_exit, line);
     const bool retained = line.find("| **retained** |") != std::string::npos;
     CHECK_MESSAGE(retained == (row.seat == SeatDisposition::retain), line);
   }
@@ -393,23 +396,25 @@ TEST_CASE("J4 via: an outcome round-trips through the journal codec and the --vi
   }
 }
 
-TEST_CASE("J4 J5: the journal's form of an outcome is the one journals have always held, its revocation's cause included") {
-  CHECK(journal::outcome_detail(cancelled()) ==
-        R"({"attempt":1,"delivery_id":"d-8","dispatched":false,"journal_error":"","kill_domain":"",)"
-        R"("kind":"cancelled_no_dispatch","reason":"revoked before dispatch","remote_effect":"none",)"
-        R"("revoke_cause":"interrupted (SIGINT)","revoke_unjournalled":false,"revoked_by":"caller","scratch_kept":""})");
+TEST_CASE(
+    "J4 J5: the journal's form of an outcome is the one journals have always held, its revocation's cause included") {
+  CHECK(
+      journal::outcome_detail(cancelled()) ==
+      R"J({"attempt":1,"delivery_id":"d-8","dispatched":false,"journal_error":"","kill_domain":"",)J"
+      R"J("kind":"cancelled_no_dispatch","reason":"revoked before dispatch","remote_effect":"none",)J"
+      R"J("revoke_cause":"interrupted (SIGINT)","revoke_unjournalled":false,"revoked_by":"caller","scratch_kept":""})J");
   // A row written before causes were named: the cause is read from its words.
   auto old = journal::outcome_from_detail(
-      R"({"kind":"revoked","remote_effect":"none","revoke_cause":"lease_lost: renewal failed"})");
-REQUIRE(old);
-CHECK(old->revoked_by == RevokeCause::lease_lost);
-// Lenient on what it lacks, strict on what it must know.
-auto unknown = journal::outcome_from_detail(R"({"kind":"teleported","remote_effect":"none"})");
-REQUIRE_FALSE(unknown);
-CHECK(unknown.error().message == "a finished entry's detail is not an outcome: no known kind ('teleported')");
-auto not_json = journal::outcome_from_detail("{");
-REQUIRE_FALSE(not_json);
-CHECK(not_json.error().message == "a finished entry's detail is not an outcome: it is not valid JSON");
+      R"J({"kind":"revoked","remote_effect":"none","revoke_cause":"lease_lost: renewal failed"})J");
+  REQUIRE(old);
+  CHECK(old->revoked_by == RevokeCause::lease_lost);
+  // Lenient on what it lacks, strict on what it must know.
+  auto unknown = journal::outcome_from_detail(R"J({"kind":"teleported","remote_effect":"none"})J");
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().message == "a finished entry's detail is not an outcome: no known kind ('teleported')");
+  auto not_json = journal::outcome_from_detail("{");
+  REQUIRE_FALSE(not_json);
+  CHECK(not_json.error().message == "a finished entry's detail is not an outcome: it is not valid JSON");
 }
 
 TEST_CASE("service API: every event is one row, written and read back the same") {
@@ -433,11 +438,11 @@ TEST_CASE("service API: every event is one row, written and read back the same")
   remote.phase = "remote";
   remote.text = "hook says hi";
   const std::vector<std::pair<DeliveryEvent, std::string>> table = {
-      {pending, R"({"event":"pending","holder":"pid 42 (git-courier push)","holder_delivery":3,"holder_pid":42})"},
-      {granted, R"({"event":"seat_granted"})"},
-      {dispatched, R"({"child_pid":4711,"event":"dispatched"})"},
-      {meter, R"({"done":5,"event":"progress","phase":"writing","total":9})"},
-      {remote, R"({"event":"remote","text":"hook says hi"})"}};
+      {pending, R"J({"event":"pending","holder":"pid 42 (git-courier push)","holder_delivery":3,"holder_pid":42})J"},
+      {granted, R"J({"event":"seat_granted"})J"},
+      {dispatched, R"J({"child_pid":4711,"event":"dispatched"})J"},
+      {meter, R"J({"done":5,"event":"progress","phase":"writing","total":9})J"},
+      {remote, R"J({"event":"remote","text":"hook says hi"})J"}};
   for (const auto& [e, text] : table) {
     CAPTURE(text);
     nlohmann::json j = report::event_to_json(e);
@@ -448,12 +453,12 @@ TEST_CASE("service API: every event is one row, written and read back the same")
     CHECK(back->kind == e.kind);
     CHECK(report::event_to_json(back->event).dump() == text);
   }
-  auto queued = cli::read_event_line(R"({"seq":1,"event":"queued"})");
+  auto queued = cli::read_event_line(R"J({"seq":1,"event":"queued"})J");
   REQUIRE(queued.has_value());
   CHECK_FALSE(queued->kind.has_value());
   CHECK(queued->name == report::kQueuedEvent);
-  CHECK(report::queued_event().dump() == R"({"event":"queued"})");
-  auto newer = cli::read_event_line(R"({"seq":2,"event":"teleporting","text":"x"})");
+  CHECK(report::queued_event().dump() == R"J({"event":"queued"})J");
+  auto newer = cli::read_event_line(R"J({"seq":2,"event":"teleporting","text":"x"})J");
   REQUIRE(newer.has_value());
   CHECK_FALSE(newer->kind.has_value());
 }
