@@ -4,15 +4,6 @@
 
 namespace courier {
 
-const char* errc_name(Errc code) {
-  switch (code) {
-#define COURIER_ERRC_NAME(n) \
-  case Errc::n:              \
-    return #n;
-    COURIER_ERRC_LIST(COURIER_ERRC_NAME)
-#undef COURIER_ERRC_NAME
-  }
-  return "unknown";
-}
+const char* errc_name(Errc code) { return enum_word(code).data(); }
 
 }  // namespace courier

@@ -1,14 +1,10 @@
 // oid.cpp — validation of wire object ids.
 #include "transport/oid.hpp"
 
+#include "wire/hex.hpp"
+
 namespace courier::transport {
 
-bool is_valid_oid(std::string_view s) {
-  if (s.size() != kOidHexLength) return false;
-  for (char c : s) {
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  }
-  return true;
-}
+bool is_valid_oid(std::string_view s) { return s.size() == kOidHexLength && wire::is_hex(s, wire::HexCase::lower); }
 
 }  // namespace courier::transport

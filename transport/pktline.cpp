@@ -1,6 +1,7 @@
 // pktline.cpp — pkt-line encoding and incremental decoding.
 #include "transport/pktline.hpp"
 
+#include "wire/hex.hpp"
 #include "wire/text.hpp"
 
 namespace courier::transport {
@@ -8,25 +9,16 @@ namespace {
 
 constexpr std::size_t kMinDataPkt = kPktHeader;  // 0004: a data packet with no payload
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  // git reads lengths with its general hex parser, which takes both cases.
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // The packet length from its 4 header bytes: 0-2 for control packets, or
 // 4..kMaxPkt for data. Everything else is refused before any payload is read.
 Result<std::size_t> parse_length(std::string_view header) {
-  std::size_t n = 0;
-  for (char c : header) {
-    const int v = hex_value(c);
-    if (v < 0) {
-      return fail(Errc::pkt_invalid_length, "pkt-line length is not 4 hex digits: \"" + wire::printable(header) + "\"");
-    }
-    n = n * 16 + static_cast<std::size_t>(v);
+  // git reads lengths with its general hex parser, which takes both cases.
+  const auto bytes = wire::from_hex(header, wire::HexCase::any);
+  if (!bytes || bytes->size() != 2) {
+    return fail(Errc::pkt_invalid_length, "pkt-line length is not 4 hex digits: \"" + wire::printable(header) + "\"");
   }
+  const std::size_t n =
+      static_cast<std::size_t>(static_cast<unsigned char>((*bytes)[0])) << 8 | static_cast<unsigned char>((*bytes)[1]);
   if (n == 3) return fail(Errc::pkt_invalid_length, "pkt-line length 0003 is invalid");
   if (n > kMaxPkt) {
     return fail(Errc::pkt_too_large,
@@ -42,14 +34,9 @@ Result<std::string> encode_pkt(std::string_view payload) {
     return fail(Errc::pkt_too_large, "pkt-line payload of " + std::to_string(payload.size()) +
                                          " bytes exceeds the maximum of " + std::to_string(kMaxPktPayload));
   }
-  static constexpr char kHex[] = "0123456789abcdef";
   const std::size_t n = payload.size() + kPktHeader;
-  std::string out;
+  std::string out = wire::to_hex(n, kPktHeader);
   out.reserve(n);
-  out += kHex[(n >> 12) & 0xF];
-  out += kHex[(n >> 8) & 0xF];
-  out += kHex[(n >> 4) & 0xF];
-  out += kHex[n & 0xF];
   out.append(payload);
   return out;
 }

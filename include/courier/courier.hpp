@@ -28,6 +28,7 @@
 #include "courier/outcome.hpp"
 #include "courier/result.hpp"
 #include "courier/update_mode.hpp"
+#include "courier/words.hpp"
 
 namespace courier {
 
@@ -250,7 +251,15 @@ struct ExecutorOptions {
   std::function<void(std::uint64_t delivery, std::string_view point)> at_point_for_tests;
 };
 
-enum class DeliveryState { queued, pending, running, finished };
+// Where a delivery is, once: the enum and its words (the service's "state"
+// field and its ?state= filter) come from this list.
+#define COURIER_DELIVERY_STATE_LIST(X)                                            \
+  X(queued)   /* submitted, not yet waiting for its lane (the service's queue) */ \
+  X(pending)  /* waiting for its lane's seat */                                   \
+  X(running)  /* seated: dispatched, or about to be */                            \
+  X(finished) /* its outcome is decided */
+
+COURIER_WORD_ENUM(DeliveryState, COURIER_DELIVERY_STATE_LIST);
 
 // What DeliveryHandle::revoke() did. A delivery it answered `cancelled` or
 // `stopping` never ends `delivered` (nor with any other result of its

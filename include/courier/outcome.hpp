@@ -8,48 +8,70 @@
 #include <string_view>
 #include <vector>
 
+#include "courier/exit_code.hpp"
+#include "courier/words.hpp"
+
 namespace courier {
 
 // An instant on CLOCK_MONOTONIC, in nanoseconds (system-wide on Linux, so a
 // host, its children and the outcome agree on it).
 using MonoNs = std::int64_t;
 
-// The kinds, once: the enum and its names are generated from this list.
-#define COURIER_OUTCOME_LIST(X)                                                                   \
-  X(delivered)             /* remote reported ok for the ref at the gated id */                   \
-  X(up_to_date)            /* remote ref already at the gated id; no POST */                      \
-  X(rejected)              /* remote said ng (reason), or expect_old mismatch */                  \
-  X(failed)                /* the child reported a local failure (e.g. repository error) */       \
-  X(cancelled_no_dispatch) /* revoked before the dispatch claim; no child existed */              \
-  X(revoked)               /* revoked while live; killed; stop confirmed */                       \
-  X(deadline_killed)       /* deadline reached (before or after dispatch); stop confirmed */      \
-  X(auth_failed)           /* 401/403, or no token could be minted */                             \
-  X(transport_failed)      /* TLS/connection/redirect/non-200/malformed answer */                 \
-  X(protocol_fault)        /* the child broke the protocol; killed; stop confirmed */             \
-  X(child_signalled)       /* died by a signal we did not send (OOM killer); stop confirmed */    \
-  X(spawn_failed)          /* no child came to exist */                                           \
-  X(lane_poisoned)         /* refused at once: an earlier delivery on this lane is unconfirmed */ \
-  /* Unconfirmed: the stop could not be confirmed. Seat retained, lane poisoned. */               \
-  X(unreaped)           /* the leader did not exit within REAP_BOUND after SIGKILL */             \
-  X(wait_failed)        /* waitid failed: the exit cannot be known */                             \
-  X(cleanup_unbounded)  /* end-of-file not seen within EOF_BOUND after the reap */                \
-  X(cleanup_unobserved) /* a read error or loop failure: the pipes could not be watched */        \
-  X(domain_populated)   /* the kill domain still had members after the kill */                    \
-  X(cancel_uncertain)   /* a revocation's kill could not be confirmed (an unconfirmed stop */     \
-                        /* caused by a revocation; stop_failure names which) */                   \
-  /* Found unfinished in the journal after its parent died; finished by recovery. */              \
-  X(interrupted)
+enum class SeatDisposition { release, retain };
 
-enum class OutcomeKind {
-#define COURIER_OUTCOME_LIST_ENUMERATOR(n) n,
-  COURIER_OUTCOME_LIST(COURIER_OUTCOME_LIST_ENUMERATOR)
-#undef COURIER_OUTCOME_LIST_ENUMERATOR
+// The kinds, once: one row each, and the enum, the words, the release rule
+// (S2, S3), the exit codes and the summaries are generated from this table.
+// Columns: kind (its word), seat (retain: the stop could not be confirmed;
+// seat retained, lane poisoned), exit code (exit_code.hpp), summary.
+#define COURIER_OUTCOME_LIST(X)                                                                                    \
+  X(delivered, release, ok, "the remote reported ok for the ref at the gated id")                                  \
+  X(up_to_date, release, ok, "the remote ref was already at the gated id; no POST")                                \
+  X(rejected, release, rejected, "the remote said ng (with its reason), or the update rule refused the move")      \
+  X(failed, release, failed, "the child reported a local failure (e.g. a repository error)")                       \
+  X(cancelled_no_dispatch, release, revoked, "revoked before the dispatch claim; no child existed")                \
+  X(revoked, release, revoked, "revoked while live; killed; stop confirmed")                                       \
+  X(deadline_killed, release, deadline, "the deadline was reached (before or after dispatch); stop confirmed")     \
+  X(auth_failed, release, failed, "401/403, or no token could be minted")                                          \
+  X(transport_failed, release, failed, "TLS, connection, redirect, non-200 or a malformed answer")                 \
+  X(protocol_fault, release, protocol, "the child broke the protocol; killed; stop confirmed")                     \
+  X(child_signalled, release, signalled, "died by a signal git-courier did not send (OOM killer); stop confirmed") \
+  X(spawn_failed, release, failed, "no child came to exist")                                                       \
+  X(lane_poisoned, release, unconfirmed, "refused at once: an earlier delivery on this lane is unconfirmed")       \
+  X(unreaped, retain, unconfirmed, "the leader did not exit within REAP_BOUND after SIGKILL")                      \
+  X(wait_failed, retain, unconfirmed, "waitid failed: the exit cannot be known")                                   \
+  X(cleanup_unbounded, retain, unconfirmed, "end-of-file was not seen within EOF_BOUND after the reap")            \
+  X(cleanup_unobserved, retain, unconfirmed, "a read error or loop failure: the pipes could not be watched")       \
+  X(domain_populated, retain, unconfirmed, "the kill domain still had members after the kill")                     \
+  /* an unconfirmed stop caused by a revocation; stop_failure names which */                                       \
+  X(cancel_uncertain, retain, unconfirmed, "a revocation's kill could not be confirmed")                           \
+  X(interrupted, release, failed, "found unfinished in the journal after its parent died; finished by recovery")
+
+COURIER_WORD_ENUM(OutcomeKind, COURIER_OUTCOME_LIST);
+
+// One row of the outcome table.
+struct OutcomeRow {
+  OutcomeKind kind;
+  std::string_view word;  // as the outcome document, the journal and the logs spell it
+  SeatDisposition seat;   // the release rule's answer
+  ExitCode exit;          // `git-courier push`'s exit code
+  std::string_view summary;
 };
+
+inline constexpr OutcomeRow kOutcomeRows[] = {
+#define COURIER_OUTCOME_ROW(n, seat, exit, summary) \
+  {OutcomeKind::n, #n, SeatDisposition::seat, ExitCode::exit, summary},
+    COURIER_OUTCOME_LIST(COURIER_OUTCOME_ROW)
+#undef COURIER_OUTCOME_ROW
+};
+
+// The kind's row (every kind has one: the enum and the table are made from
+// the same list).
+const OutcomeRow& outcome_row(OutcomeKind k);
 
 const char* outcome_name(OutcomeKind k);
 
-// True for the kinds whose stop could not be confirmed: the five
-// unconfirmed kinds and cancel_uncertain.
+// True for the kinds whose stop could not be confirmed (the table's seat
+// column says retain): the five unconfirmed kinds and cancel_uncertain.
 bool is_unconfirmed(OutcomeKind k);
 
 // What the remote may have done with this delivery (J2): never stronger
@@ -60,11 +82,7 @@ bool is_unconfirmed(OutcomeKind k);
   X(applied)  /* the report said ok for the ref */                                     \
   X(refused)  /* the report said ng for the ref */
 
-enum class RemoteEffect {
-#define COURIER_REMOTE_EFFECT_ENUMERATOR(n) n,
-  COURIER_REMOTE_EFFECT_LIST(COURIER_REMOTE_EFFECT_ENUMERATOR)
-#undef COURIER_REMOTE_EFFECT_ENUMERATOR
-};
+COURIER_WORD_ENUM(RemoteEffect, COURIER_REMOTE_EFFECT_LIST);
 
 const char* remote_effect_name(RemoteEffect e);
 // The effect a name spells (nullopt: no such name).
@@ -79,11 +97,7 @@ std::optional<OutcomeKind> outcome_from_name(const std::string& name);
   X(shutdown)   /* the executor or the service stopped (a drain), nobody asked for this stop */ \
   X(lease_lost) /* the lane's lease was not renewed in time, or its bound came (L1) */
 
-enum class RevokeCause {
-#define COURIER_REVOKE_CAUSE_ENUMERATOR(n) n,
-  COURIER_REVOKE_CAUSE_LIST(COURIER_REVOKE_CAUSE_ENUMERATOR)
-#undef COURIER_REVOKE_CAUSE_ENUMERATOR
-};
+COURIER_WORD_ENUM(RevokeCause, COURIER_REVOKE_CAUSE_LIST);
 
 const char* revoke_cause_name(RevokeCause c);
 // The cause a name spells (nullopt: no such name).
@@ -102,8 +116,6 @@ struct ObservedAfter {
   bool matches_this_delivery = false;  // oid is this delivery's gated object
   std::string error;                   // the read-back failed: why (oid empty)
 };
-
-enum class SeatDisposition { release, retain };
 
 // The release rule (S2, S3) as data: unconfirmed kinds retain, every other
 // kind releases. Callers must also have finished supervising (S2b): the

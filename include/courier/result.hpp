@@ -11,6 +11,8 @@
 
 #include <tl/expected.hpp>
 
+#include "courier/words.hpp"
+
 namespace courier {
 
 // The error kinds, once: the enum and errc_name() are both generated from
@@ -80,11 +82,7 @@ namespace courier {
   X(database_failed) /* a PostgreSQL operation failed or timed out (server named, redacted) */ \
   X(lease_lost)      /* a lane's lease could not be renewed, or was found gone */
 
-enum class Errc {
-#define COURIER_ERRC_ENUMERATOR(n) n,
-  COURIER_ERRC_LIST(COURIER_ERRC_ENUMERATOR)
-#undef COURIER_ERRC_ENUMERATOR
-};
+COURIER_WORD_ENUM(Errc, COURIER_ERRC_LIST);
 
 struct Error {
   Errc code;

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "courier/words.hpp"
+
 namespace courier {
 
 enum class UpdateMode {
@@ -24,26 +26,14 @@ enum class UpdateMode {
   expect_old,
 };
 
-inline constexpr UpdateMode kAllUpdateModes[] = {UpdateMode::fast_forward, UpdateMode::force, UpdateMode::expect_old};
+inline constexpr WordRow<UpdateMode> kUpdateModeWords[] = {
+    {UpdateMode::fast_forward, "fast_forward"}, {UpdateMode::force, "force"}, {UpdateMode::expect_old, "expect_old"}};
 
-constexpr std::string_view update_mode_word(UpdateMode m) {
-  switch (m) {
-    case UpdateMode::fast_forward:
-      return "fast_forward";
-    case UpdateMode::force:
-      return "force";
-    case UpdateMode::expect_old:
-      return "expect_old";
-  }
-  return "fast_forward";
-}
+constexpr std::string_view update_mode_word(UpdateMode m) { return word_of(kUpdateModeWords, m); }
 
 // nullopt: not an update mode's word.
 constexpr std::optional<UpdateMode> update_mode_from_word(std::string_view word) {
-  for (auto m : kAllUpdateModes) {
-    if (update_mode_word(m) == word) return m;
-  }
-  return std::nullopt;
+  return value_of(kUpdateModeWords, word);
 }
 
 }  // namespace courier

@@ -18,6 +18,7 @@
 #include "auth/crypto.hpp"
 #include "auth/ed25519_minter.hpp"
 #include "auth/minter.hpp"
+#include "courier/words.hpp"
 #include "wire/json.hpp"
 #include "wire/legs.hpp"
 #include "wire/remote.hpp"
@@ -94,16 +95,7 @@ bool is_b64url_text(std::string_view s) {
 
 }  // namespace
 
-const char* verify_errc_name(VerifyErrc code) {
-  switch (code) {
-#define COURIER_VERIFY_ERRC_LIST_NAME(n) \
-  case VerifyErrc::n:                    \
-    return #n;
-    COURIER_VERIFY_ERRC_LIST(COURIER_VERIFY_ERRC_LIST_NAME)
-#undef COURIER_VERIFY_ERRC_LIST_NAME
-  }
-  return "unknown";
-}
+const char* verify_errc_name(VerifyErrc code) { return enum_word(code).data(); }
 
 // ---- keys ------------------------------------------------------------------------
 

@@ -69,11 +69,7 @@ Result<PublicKey> load_public_key(const std::string& file_or_b64url);
   X(fence_store_error)  /* the fence store could not be read or written (fail closed) */  \
   X(bad_request)        /* the request described to the verifier is itself unusable */
 
-enum class VerifyErrc {
-#define COURIER_VERIFY_ERRC_LIST_ENUMERATOR(n) n,
-  COURIER_VERIFY_ERRC_LIST(COURIER_VERIFY_ERRC_LIST_ENUMERATOR)
-#undef COURIER_VERIFY_ERRC_LIST_ENUMERATOR
-};
+COURIER_WORD_ENUM(VerifyErrc, COURIER_VERIFY_ERRC_LIST);
 
 const char* verify_errc_name(VerifyErrc code);
 

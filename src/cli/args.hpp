@@ -7,22 +7,24 @@
 #include <string>
 #include <vector>
 
+#include "courier/exit_code.hpp"
 #include "courier/result.hpp"
 #include "wire/grammar.hpp"
 
 namespace courier::cli {
 
-// Exit codes: the contract scripts rely on.
-inline constexpr int kExitOk = 0;           // delivered or up_to_date
-inline constexpr int kExitRejected = 1;     // rejected
-inline constexpr int kExitUsage = 2;        // usage or configuration error
-inline constexpr int kExitFailed = 3;       // transport, auth or spawn failure
-inline constexpr int kExitDeadline = 4;     // deadline_killed
-inline constexpr int kExitRevoked = 5;      // revoked or cancelled_no_dispatch
-inline constexpr int kExitProtocol = 6;     // protocol_fault
-inline constexpr int kExitUnconfirmed = 7;  // unconfirmed: seat retained
-inline constexpr int kExitSignalled = 8;    // child_signalled: a signal we did not send ended the child
-inline constexpr int kExitMismatch = 9;     // push --via: the service's outcome is not this delivery's
+// Exit codes: the contract scripts rely on, defined with their meanings in
+// courier/exit_code.hpp; these are their names as ints for the commands.
+inline constexpr int kExitOk = exit_value(ExitCode::ok);
+inline constexpr int kExitRejected = exit_value(ExitCode::rejected);
+inline constexpr int kExitUsage = exit_value(ExitCode::usage);
+inline constexpr int kExitFailed = exit_value(ExitCode::failed);
+inline constexpr int kExitDeadline = exit_value(ExitCode::deadline);
+inline constexpr int kExitRevoked = exit_value(ExitCode::revoked);
+inline constexpr int kExitProtocol = exit_value(ExitCode::protocol);
+inline constexpr int kExitUnconfirmed = exit_value(ExitCode::unconfirmed);
+inline constexpr int kExitSignalled = exit_value(ExitCode::signalled);
+inline constexpr int kExitMismatch = exit_value(ExitCode::mismatch);
 
 // The deadline's default and limit, and the grammars of durations and
 // delivery ids: the wire leaf's, shared with the service's API.

@@ -9,39 +9,7 @@
 
 namespace courier::cli {
 
-int exit_code_for(OutcomeKind kind) {
-  switch (kind) {
-    case OutcomeKind::delivered:
-    case OutcomeKind::up_to_date:
-      return kExitOk;
-    case OutcomeKind::rejected:
-      return kExitRejected;
-    case OutcomeKind::failed:
-    case OutcomeKind::auth_failed:
-    case OutcomeKind::transport_failed:
-    case OutcomeKind::spawn_failed:
-    case OutcomeKind::interrupted:
-      return kExitFailed;
-    case OutcomeKind::deadline_killed:
-      return kExitDeadline;
-    case OutcomeKind::revoked:
-    case OutcomeKind::cancelled_no_dispatch:
-      return kExitRevoked;
-    case OutcomeKind::protocol_fault:
-      return kExitProtocol;
-    case OutcomeKind::child_signalled:
-      return kExitSignalled;
-    case OutcomeKind::lane_poisoned:
-    case OutcomeKind::unreaped:
-    case OutcomeKind::wait_failed:
-    case OutcomeKind::cleanup_unbounded:
-    case OutcomeKind::cleanup_unobserved:
-    case OutcomeKind::domain_populated:
-    case OutcomeKind::cancel_uncertain:
-      return kExitUnconfirmed;
-  }
-  return kExitFailed;
-}
+int exit_code_for(OutcomeKind kind) { return exit_value(outcome_row(kind).exit); }
 
 namespace {
 
@@ -95,6 +63,14 @@ namespace {
 
 std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
   const std::string where = f.ref + " at " + f.remote;
+  if (is_unconfirmed(o.kind)) {
+    return std::string("UNCONFIRMED (") + outcome_name(o.kind) + "): " + o.reason +
+           (o.scratch_kept.empty() ? "" : ". Its scratch directory " + o.scratch_kept + " is kept") +
+           ". The lane lock stays held while anything of the child may live. Check for processes of process "
+           "group " +
+           std::to_string(o.child.pid) + " (ps -o pid,pgid,args -g " + std::to_string(o.child.pid) +
+           ") and kill them; see docs/operations.md";
+  }
   switch (o.kind) {
     case OutcomeKind::delivered:
       return "delivered " + short_id(f.oid) + " to " + where + " (was " + short_id(o.old_oid.value_or("?")) + ", " +
@@ -116,18 +92,6 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
       if (auto over = o.deadline_overrun()) s += " (kill " + std::to_string(*over / 1000) + " us after the deadline)";
       return s;
     }
-    case OutcomeKind::unreaped:
-    case OutcomeKind::wait_failed:
-    case OutcomeKind::cleanup_unbounded:
-    case OutcomeKind::cleanup_unobserved:
-    case OutcomeKind::domain_populated:
-    case OutcomeKind::cancel_uncertain:
-      return std::string("UNCONFIRMED (") + outcome_name(o.kind) + "): " + o.reason +
-             (o.scratch_kept.empty() ? "" : ". Its scratch directory " + o.scratch_kept + " is kept") +
-             ". The lane lock stays held while anything of the child may live. Check for processes of process "
-             "group " +
-             std::to_string(o.child.pid) + " (ps -o pid,pgid,args -g " + std::to_string(o.child.pid) +
-             ") and kill them; see docs/operations.md";
     default:
       return std::string(outcome_name(o.kind)) + ": " + o.reason;
   }

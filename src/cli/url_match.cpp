@@ -44,8 +44,7 @@ std::string normalise_path(std::string_view path) {
       if (wire::is_unreserved(c)) {
         decoded.push_back(c);
       } else {
-        static const char kHex[] = "0123456789ABCDEF";
-        decoded += {'%', kHex[hi], kHex[lo]};
+        decoded += wire::percent_escape(c);
       }
       i += 2;
       continue;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "courier/exit_code.hpp"
+
 namespace courier::cli {
 
 namespace {
@@ -106,6 +108,13 @@ const std::vector<OptionDoc> kPushOptions = {
 };
 
 constexpr OptionDoc kHelpOption = {"--help", "-h", nullptr, "print this text and exit", nullptr};
+
+// The exit codes as the manual lists them: the rows of courier/exit_code.hpp.
+std::vector<std::pair<const char*, const char*>> exit_code_pairs() {
+  std::vector<std::pair<const char*, const char*>> out;
+  for (const auto& row : kExitCodeRows) out.emplace_back(row.number.data(), row.meaning.data());
+  return out;
+}
 
 const ManualDoc kManual = {
     "deliver one git object to one ref on a remote over smart HTTPS",
@@ -245,16 +254,7 @@ const ManualDoc kManual = {
         {"version", "print the version (as --version)", {"version"}, {}, {}},
         {"help", "this text, or a command's (as COMMAND --help)", {"help [COMMAND]"}, {}, {}},
     },
-    {{"0", "delivered or up_to_date"},
-     {"1", "rejected"},
-     {"2", "usage or configuration error"},
-     {"3", "transport, auth or spawn failure"},
-     {"4", "deadline_killed"},
-     {"5", "revoked or cancelled_no_dispatch"},
-     {"6", "protocol_fault"},
-     {"7", "unconfirmed or cancel_uncertain: the seat is retained (serve: a delivery of its life ended so)"},
-     {"8", "child_signalled: a signal not sent by git-courier"},
-     {"9", "push --via: an outcome for another delivery"}},
+    exit_code_pairs(),
     {{"GIT_SSL_CAINFO", "trust anchors for TLS when --ca-file is not given (over http.sslCAInfo)"},
      {"SSL_CERT_FILE", "the system store's trust anchors when nothing else names them"},
      {"HTTPS_PROXY, https_proxy, http_proxy, ALL_PROXY, NO_PROXY",

@@ -15,6 +15,7 @@
 
 #include "courier/courier.hpp"
 #include "courier/result.hpp"
+#include "report/event_json.hpp"
 #include "report/outcome_json.hpp"
 
 namespace courier::cli {
@@ -35,15 +36,11 @@ Result<SubmitAnswer> read_submit_answer(long status, std::string_view body);
 // The `result` word of a revocation's answer ("?" when there is none).
 std::string read_revoke_answer(std::string_view body);
 
-// One line of a delivery's events. `event` holds what a pending or progress
-// event says; `outcome` is set for `finished` (the decoded outcome, or why
-// it could not be decoded).
-struct ServiceEvent {
-  std::uint64_t seq = 0;
-  std::string name;
-  DeliveryEvent event;
-  std::optional<Result<report::DecodedOutcome>> outcome;
-};
+// One line of a delivery's events, read by the event table's decoder
+// (report/event_json.hpp): `event` holds what a pending or progress event
+// says; `outcome` is set for `finished` (the decoded outcome, or why it
+// could not be decoded).
+using ServiceEvent = report::DecodedEvent;
 // Nullopt: not an event (not a JSON object, or no seq and event).
 std::optional<ServiceEvent> read_event_line(std::string_view line);
 

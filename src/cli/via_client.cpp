@@ -360,7 +360,7 @@ class EventFollower {
       if (!*e.outcome) error_ = e.outcome->error().message;
       return;
     }
-    if (e.name == "pending" || e.name == "progress" || e.name == "remote" || e.name == "remote_progress") {
+    if (e.kind == DeliveryEvent::Kind::pending || e.kind == DeliveryEvent::Kind::progress) {
       view_.on(e.event);
       return;
     }
@@ -369,9 +369,11 @@ class EventFollower {
 
   void log(const ServiceEvent& e) {
     if (!a_.verbose || a_.quiet) return;
-    if (e.name == "queued") view_.log("queued in the service");
-    if (e.name == "seat_granted") view_.log("the lane's seat is granted");
-    if (e.name == "dispatched") view_.log("dispatched: child pid " + std::to_string(e.event.child_pid));
+    if (!e.kind && e.name == report::kQueuedEvent) view_.log("queued in the service");
+    if (e.kind == DeliveryEvent::Kind::seat_granted) view_.log("the lane's seat is granted");
+    if (e.kind == DeliveryEvent::Kind::dispatched) {
+      view_.log("dispatched: child pid " + std::to_string(e.event.child_pid));
+    }
   }
 
   const PushArgs& a_;

@@ -41,11 +41,7 @@ inline constexpr std::int64_t kLockWaitMs = 2'000;
   X(finished)         /* the outcome (the row is closed) */                             \
   X(stop_confirmed)   /* recovery later confirmed a retained child's stop */
 
-enum class Step {
-#define COURIER_JOURNAL_STEP_ENUMERATOR(n) n,
-  COURIER_JOURNAL_STEP_LIST(COURIER_JOURNAL_STEP_ENUMERATOR)
-#undef COURIER_JOURNAL_STEP_ENUMERATOR
-};
+COURIER_WORD_ENUM(Step, COURIER_JOURNAL_STEP_LIST);
 
 const char* step_name(Step s);
 std::optional<Step> step_from_name(std::string_view name);

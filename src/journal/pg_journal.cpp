@@ -41,13 +41,12 @@ std::int64_t integer(const pg::Row& r, std::size_t col) { return r[col] ? std::s
 std::string str(const pg::Row& r, std::size_t col) { return r[col] ? *r[col] : std::string(); }
 
 // The kinds is_unconfirmed() names, as a PostgreSQL text array: the query
-// asks the one rule, it keeps no list of its own.
+// asks the outcome table, it keeps no list of its own.
 std::string unconfirmed_kinds() {
   std::string out;
-#define COURIER_PG_JOURNAL_UNCONFIRMED(n) \
-  if (is_unconfirmed(OutcomeKind::n)) out += std::string(out.empty() ? "" : ",") + #n;
-  COURIER_OUTCOME_LIST(COURIER_PG_JOURNAL_UNCONFIRMED)
-#undef COURIER_PG_JOURNAL_UNCONFIRMED
+  for (const auto& row : kOutcomeRows) {
+    if (row.seat == SeatDisposition::retain) out += (out.empty() ? "" : ",") + std::string(row.word);
+  }
   return "{" + out + "}";
 }
 

@@ -385,13 +385,12 @@ Result<std::vector<Record>> SqliteJournal::recent(std::size_t limit) {
 }
 
 // The kinds is_unconfirmed() names, as a JSON array for json_each(): the
-// query asks the one rule, it does not keep a list of its own.
+// query asks the outcome table, it does not keep a list of its own.
 std::string unconfirmed_kinds() {
   std::string out;
-#define COURIER_JOURNAL_UNCONFIRMED(n) \
-  if (is_unconfirmed(OutcomeKind::n)) out += std::string(out.empty() ? "" : ",") + "\"" #n "\"";
-  COURIER_OUTCOME_LIST(COURIER_JOURNAL_UNCONFIRMED)
-#undef COURIER_JOURNAL_UNCONFIRMED
+  for (const auto& row : kOutcomeRows) {
+    if (row.seat == SeatDisposition::retain) out += (out.empty() ? "\"" : ",\"") + std::string(row.word) + "\"";
+  }
   return "[" + out + "]";
 }
 

@@ -1,11 +1,13 @@
 // outcome_json.cpp — the outcome document (see the header): the encoder
-// `push --json` and the service print, and its decoder for `push --via`.
+// `push --json` and the service print, its decoder for `push --via`, and
+// the journal's form of the same outcome.
 #include "report/outcome_json.hpp"
 
 #include <cmath>
 
 #include "sys/clock.hpp"
 #include "wire/json.hpp"
+#include "wire/json_fields.hpp"
 
 namespace courier::report {
 
@@ -111,86 +113,7 @@ std::string outcome_json(const Outcome& o, const OutcomeFacts& facts) {
 
 namespace {
 
-// Reads fields of one JSON object; the first problem is kept (the values
-// read after it are defaults) and reported by the caller.
-class Reader {
- public:
-  Reader(const json& obj, std::string where, std::string& error) : obj_(obj), where_(std::move(where)), error_(error) {
-    if (!obj_.is_object()) problem(where_ + " is not a JSON object");
-  }
-
-  // The field, or nullptr when absent or null (allowed only if nullable).
-  const json* field(const char* key, bool nullable) {
-    if (!obj_.is_object()) return nullptr;
-    auto it = obj_.find(key);
-    if (it == obj_.end() || it->is_null()) {
-      if (!nullable) problem(where_ + "." + key + " is missing");
-      return nullptr;
-    }
-    return &*it;
-  }
-  std::optional<std::string> opt_str(const char* key, bool nullable = true) {
-    const json* v = field(key, nullable);
-    if (!v) return std::nullopt;
-    if (v->is_string()) return v->get<std::string>();
-    wrong(key, "a string");
-    return std::nullopt;
-  }
-  std::string str(const char* key) { return opt_str(key, false).value_or(""); }
-  std::optional<std::int64_t> opt_int(const char* key, bool nullable = true) {
-    const json* v = field(key, nullable);
-    if (!v) return std::nullopt;
-    if (v->is_number_integer()) return v->get<std::int64_t>();
-    wrong(key, "an integer");
-    return std::nullopt;
-  }
-  std::int64_t integer(const char* key) { return opt_int(key, false).value_or(0); }
-  std::uint64_t count(const char* key) {
-    const json* v = field(key, false);
-    if (v && v->is_number_unsigned()) return v->get<std::uint64_t>();
-    if (v && v->is_number_integer() && v->get<std::int64_t>() >= 0) return v->get<std::uint64_t>();
-    if (v) wrong(key, "a non-negative integer");
-    return 0;
-  }
-  std::optional<std::uint64_t> opt_count(const char* key) {
-    if (!field(key, true)) return std::nullopt;
-    return count(key);
-  }
-  bool boolean(const char* key) {
-    const json* v = field(key, false);
-    if (v && v->is_boolean()) return v->get<bool>();
-    if (v) wrong(key, "true or false");
-    return false;
-  }
-  // A nested object (nullptr: null, and allowed).
-  const json* object(const char* key, bool nullable) {
-    const json* v = field(key, nullable);
-    if (!v || v->is_object()) return v;
-    wrong(key, "an object");
-    return nullptr;
-  }
-  void problem(const std::string& message) {
-    if (error_.empty()) error_ = message;
-  }
-  const std::string& where() const { return where_; }
-  // For a nested object's reader: one first problem for the whole document.
-  std::string& errors() { return error_; }
-
- private:
-  void wrong(const char* key, const char* what) { problem(where_ + "." + key + " is not " + what); }
-
-  const json& obj_;
-  std::string where_;
-  std::string& error_;
-};
-
-template <typename T, typename Parse>
-T named(Reader& r, const char* key, Parse parse, T fallback) {
-  const std::string name = r.str(key);
-  if (auto v = parse(name)) return *v;
-  r.problem(r.where() + "." + key + ": unknown name '" + name + "'");
-  return fallback;
-}
+using Fields = wire::JsonFields;
 
 // An arbitrary origin for the synthetic instants: far from 0, which means
 // "never" in Timings.
@@ -201,10 +124,10 @@ sys::MonoNs after(sys::MonoNs from, std::int64_t millis) { return from + millis 
 // Instants that give back the document's durations (timings_json) and its
 // deadline overrun: submitted at the origin, confirmed `total` later, the
 // stop's start (the kill, else the exit) `stop_confirm` before that.
-void decode_timings(Reader& top, const std::optional<double>& overrun_ms, Outcome& o) {
+void decode_timings(Fields& top, const std::optional<double>& overrun_ms, Outcome& o) {
   const json* tj = top.object("timings_ms", false);
   if (!tj) return;
-  Reader r(*tj, top.where() + ".timings_ms", top.errors());
+  Fields r(*tj, top.where() + ".timings_ms", top.errors());
   auto& t = o.timings;
   t.submitted = kOrigin;
   t.confirmed = after(kOrigin, r.integer("total"));
@@ -226,11 +149,11 @@ void decode_timings(Reader& top, const std::optional<double>& overrun_ms, Outcom
   if (auto revoke = r.opt_int("revoke")) t.revoke = after(kOrigin, *revoke);
 }
 
-void decode_child(Reader& top, Outcome& o) {
+void decode_child(Fields& top, Outcome& o) {
   const json* cj = top.object("child", true);
   o.dispatched = cj != nullptr;
   if (!cj) return;
-  Reader r(*cj, top.where() + ".child", top.errors());
+  Fields r(*cj, top.where() + ".child", top.errors());
   o.child.pid = r.integer("pid");
   if (auto code = r.opt_int("exit_code")) o.child.exit_code = static_cast<int>(*code);
   if (auto sig = r.opt_int("signal")) o.child.signal = static_cast<int>(*sig);
@@ -239,37 +162,21 @@ void decode_child(Reader& top, Outcome& o) {
   o.child.subreaped = r.str("stop_scope") == "descendants";
 }
 
-void decode_observed(Reader& top, Outcome& o) {
+// observed_after in either form: the document's (absent text is null) and
+// the journal's (absent text is "").
+std::optional<ObservedAfter> decode_observed(Fields& top) {
   const json* oj = top.object("observed_after", true);
-  if (!oj) return;
-  Reader r(*oj, top.where() + ".observed_after", top.errors());
+  if (!oj) return std::nullopt;
+  Fields r(*oj, top.where() + ".observed_after", top.errors(), top.mode());
   ObservedAfter seen;
   seen.oid = r.opt_str("oid").value_or("");
   seen.at_unix_ms = r.integer("at_unix_ms");
   seen.matches_this_delivery = r.boolean("matches_this_delivery");
   seen.error = r.opt_str("error").value_or("");
-  o.observed_after = std::move(seen);
+  return seen;
 }
 
-std::vector<std::string> decode_messages(Reader& r, const char* key) {
-  std::vector<std::string> out;
-  const json* v = r.field(key, false);
-  if (!v) return out;
-  if (!v->is_array()) {
-    r.problem(r.where() + "." + key + " is not an array");
-    return out;
-  }
-  for (const auto& line : *v) {
-    if (!line.is_string()) {
-      r.problem(r.where() + "." + key + " holds something other than a string");
-      return {};
-    }
-    out.push_back(line.get<std::string>());
-  }
-  return out;
-}
-
-std::optional<double> decode_overrun(Reader& r) {
+std::optional<double> decode_overrun(Fields& r) {
   const json* v = r.field("deadline_overrun_ms", true);
   if (!v) return std::nullopt;
   if (!v->is_number()) {
@@ -279,23 +186,23 @@ std::optional<double> decode_overrun(Reader& r) {
   return v->get<double>();
 }
 
-void decode_fields(Reader& r, Outcome& o) {
+void decode_fields(Fields& r, Outcome& o) {
   o.old_oid = r.opt_str("old_oid");
   o.reason = r.str("reason");
-  o.remote_messages = decode_messages(r, "remote_messages");
+  o.remote_messages = r.strings("remote_messages");
   o.remote_messages_dropped = r.count("remote_messages_dropped");
   o.objects = r.count("objects");
   o.pack_engine = r.opt_str("pack_engine");
   o.bytes_sent = r.opt_count("bytes_sent");
   o.delivery_id = r.str("delivery_id");
   o.attempt = static_cast<int>(r.integer("attempt"));
-  o.remote_effect = named(r, "remote_effect", remote_effect_from_name, RemoteEffect::possible);
+  o.remote_effect = r.named("remote_effect", remote_effect_from_name, RemoteEffect::possible);
   o.kill_domain = r.opt_str("kill_domain").value_or("");
   o.replayed = r.boolean("replayed");
   o.revoke_cause = r.opt_str("revoke_cause").value_or("");
-  if (r.opt_str("revoked_by")) o.revoked_by = named(r, "revoked_by", revoke_cause_from_name, RevokeCause::caller);
+  if (r.opt_str("revoked_by")) o.revoked_by = r.named("revoked_by", revoke_cause_from_name, RevokeCause::caller);
   o.revoke_unjournalled = r.boolean("revoke_unjournalled");
-  if (r.opt_str("stop_failure")) o.stop_failure = named(r, "stop_failure", outcome_from_name, OutcomeKind::unreaped);
+  if (r.opt_str("stop_failure")) o.stop_failure = r.named("stop_failure", outcome_from_name, OutcomeKind::unreaped);
   o.scratch_kept = r.opt_str("scratch_kept").value_or("");
   o.journal_error = r.opt_str("journal_error").value_or("");
 }
@@ -304,10 +211,10 @@ void decode_fields(Reader& r, Outcome& o) {
 
 Result<DecodedOutcome> outcome_from_json(const json& doc) {
   std::string error;
-  Reader r(doc, "outcome", error);
+  Fields r(doc, "outcome", error);
   DecodedOutcome d;
   Outcome& o = d.outcome;
-  o.kind = named(r, "outcome", outcome_from_name, OutcomeKind::failed);
+  o.kind = r.named("outcome", outcome_from_name, OutcomeKind::failed);
   d.facts.remote = r.str("remote");
   d.facts.ref = r.str("ref");
   d.facts.oid = r.str("oid");
@@ -315,7 +222,7 @@ Result<DecodedOutcome> outcome_from_json(const json& doc) {
   decode_fields(r, o);
   decode_timings(r, decode_overrun(r), o);
   decode_child(r, o);
-  decode_observed(r, o);
+  o.observed_after = decode_observed(r);
   if (!error.empty()) return fail(Errc::invalid_argument, "the outcome document: " + error);
   return d;
 }
@@ -327,6 +234,88 @@ Result<DecodedOutcome> outcome_from_json(std::string_view text) {
   }
   if (!doc) return fail(Errc::invalid_argument, doc.error().message);  // too large, too deep, a key twice
   return outcome_from_json(*doc);
+}
+
+// ---- the journal's form ---------------------------------------------------------
+
+std::string outcome_record(const Outcome& o) {
+  json j = {{"kind", outcome_name(o.kind)},
+            {"reason", o.reason},
+            {"delivery_id", o.delivery_id},
+            {"attempt", o.attempt},
+            {"remote_effect", remote_effect_name(o.remote_effect)},
+            {"kill_domain", o.kill_domain},
+            {"revoke_cause", o.revoke_cause},
+            {"revoke_unjournalled", o.revoke_unjournalled},
+            {"scratch_kept", o.scratch_kept},
+            {"journal_error", o.journal_error},
+            {"dispatched", o.dispatched}};
+  if (o.old_oid) j["old_oid"] = *o.old_oid;
+  if (o.objects) j["objects"] = *o.objects;
+  if (o.bytes_sent) j["bytes_sent"] = *o.bytes_sent;
+  if (o.stop_failure) j["stop_failure"] = outcome_name(*o.stop_failure);
+  if (o.revoked_by) j["revoked_by"] = revoke_cause_name(*o.revoked_by);
+  if (o.child.pid != 0) j["child"] = json{{"pid", o.child.pid}};
+  if (o.observed_after) {
+    const auto& seen = *o.observed_after;
+    j["observed_after"] = json{{"oid", seen.oid},
+                               {"at_unix_ms", seen.at_unix_ms},
+                               {"matches_this_delivery", seen.matches_this_delivery},
+                               {"error", seen.error}};
+  }
+  // Text from elsewhere (a remote's reason) may hold invalid UTF-8: replaced, never thrown.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Result<Outcome> outcome_from_record(std::string_view detail) {
+  auto doc = wire::parse_json(detail, "it");
+  if (!doc) return fail(Errc::invalid_argument, doc.error().message);
+  if (!doc->is_object()) return fail(Errc::invalid_argument, "not a JSON object");
+  // A row may have been written by an older or newer version: what it
+  // lacks reads as the default; only the kind and the effect must be known.
+  std::string ignored;
+  Fields r(*doc, "it", ignored, Fields::Mode::lenient);
+  const std::string kind_word = r.opt_str("kind").value_or("");
+  const auto kind = outcome_from_name(kind_word);
+  if (!kind) return fail(Errc::invalid_argument, "no known kind ('" + kind_word + "')");
+  const std::string effect_word = r.opt_str("remote_effect").value_or("");
+  const auto effect = remote_effect_from_name(effect_word);
+  if (!effect) return fail(Errc::invalid_argument, "no known remote_effect ('" + effect_word + "')");
+  Outcome o;
+  o.kind = *kind;
+  o.remote_effect = *effect;
+  o.reason = r.opt_str("reason").value_or("");
+  o.delivery_id = r.opt_str("delivery_id").value_or("");
+  o.attempt = static_cast<int>(r.integer("attempt"));
+  o.old_oid = r.opt_str("old_oid");
+  o.objects = r.opt_count("objects");
+  o.bytes_sent = r.opt_count("bytes_sent");
+  o.kill_domain = r.opt_str("kill_domain").value_or("");
+  if (const auto failure = r.opt_str("stop_failure")) o.stop_failure = outcome_from_name(*failure);
+  o.revoke_cause = r.opt_str("revoke_cause").value_or("");
+  const std::string revoked_by = r.opt_str("revoked_by").value_or("");
+  if (!o.revoke_cause.empty() || !revoked_by.empty()) o.revoked_by = revoke_cause_in(revoked_by, o.revoke_cause);
+  o.revoke_unjournalled = r.boolean("revoke_unjournalled");
+  o.scratch_kept = r.opt_str("scratch_kept").value_or("");
+  o.journal_error = r.opt_str("journal_error").value_or("");
+  o.dispatched = r.boolean("dispatched");
+  if (const json* child = r.object("child", true)) {
+    Fields c(*child, "it.child", ignored, Fields::Mode::lenient);
+    o.child.pid = c.integer("pid");
+  }
+  o.observed_after = decode_observed(r);
+  return o;
+}
+
+RevokeCause revoke_cause_in(const std::string& name, const std::string& words) {
+  if (auto named = revoke_cause_from_name(name)) return *named;
+  // Written before causes were named: the words of a lost lease and of
+  // authority begin with their cause, the executor's shutdown says so, and
+  // anything else came from a caller.
+  if (words.rfind(kLeaseLostCause, 0) == 0) return RevokeCause::lease_lost;
+  if (words.rfind("authority", 0) == 0) return RevokeCause::authority;
+  if (words.find("shutting down") != std::string::npos) return RevokeCause::shutdown;
+  return RevokeCause::caller;
 }
 
 }  // namespace courier::report

@@ -1,8 +1,9 @@
 // outcome_json.hpp — the outcome as one JSON document, and back: what
 // `git-courier push --json` prints, what the service returns as a
 // delivery's "outcome", and what `push --via` turns back into a
-// courier::Outcome to print as a local push would. One owner for the
-// document, so that the three cannot drift (docs/service.md).
+// courier::Outcome to print as a local push would; and the journal's form
+// of the same outcome. One owner for the document, so that the four cannot
+// drift (docs/service.md).
 #pragma once
 
 #include <optional>
@@ -49,5 +50,20 @@ struct DecodedOutcome {
 Result<DecodedOutcome> outcome_from_json(const nlohmann::json& doc);
 // Errors: invalid_argument (not JSON, or as above).
 Result<DecodedOutcome> outcome_from_json(std::string_view text);
+
+// The journal's form of the same outcome: a `finished` entry's detail
+// (journal::outcome_detail). Flat, with what survives a restart: no
+// timings, no remote messages; empty text is "" and an absent optional is
+// left out. Kept as journals have always held it, so that every row
+// written before reads the same.
+std::string outcome_record(const Outcome& o);
+// Lenient (a row may come from an older or newer version): a missing or
+// mistyped field is its default; the kind and the remote_effect must be
+// known. Errors: invalid_argument saying why, as "it ..." for not JSON.
+Result<Outcome> outcome_from_record(std::string_view detail);
+
+// The cause a revocation names, or for a row written before causes were
+// named (name empty or unknown), the cause its words begin with.
+RevokeCause revoke_cause_in(const std::string& name, const std::string& words);
 
 }  // namespace courier::report

@@ -2,9 +2,8 @@
 // and its durable submission (J1).
 #include "seat/admission.hpp"
 
-#include <cstdio>
-
 #include "sys/random.hpp"
+#include "wire/hex.hpp"
 
 namespace courier::seat {
 
@@ -260,16 +259,8 @@ std::string new_delivery_id() {
   const auto now = static_cast<unsigned long long>(journal::wall_now_ms());
   auto rnd = sys::random_bytes(10);
   std::string r = rnd ? *rnd : std::string(10, '\0');
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08llx-%04llx-", (now >> 16) & 0xffffffffULL, now & 0xffffULL);
-  std::string id = buf;
-  static const char* const kHex = "0123456789abcdef";
-  for (std::size_t i = 0; i < r.size(); ++i) {
-    if (i == 2 || i == 4) id += '-';
-    id += kHex[static_cast<unsigned char>(r[i]) >> 4];
-    id += kHex[static_cast<unsigned char>(r[i]) & 0xf];
-  }
-  return id;
+  return wire::to_hex(now >> 16, 8) + "-" + wire::to_hex(now, 4) + "-" + wire::to_hex(r.substr(0, 2)) + "-" +
+         wire::to_hex(r.substr(2, 2)) + "-" + wire::to_hex(r.substr(4));
 }
 
 }  // namespace courier::seat

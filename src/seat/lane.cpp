@@ -3,7 +3,8 @@
 
 #include <cctype>
 #include <cstdint>
-#include <cstdio>
+
+#include "wire/hex.hpp"
 
 namespace courier::seat {
 
@@ -18,9 +19,7 @@ std::string lane_lock_name(const std::string& key) {
     readable.push_back(std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     if (readable.size() >= 80) break;
   }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return readable + "-" + hex + ".lock";
+  return readable + "-" + wire::to_hex(h, 16) + ".lock";
 }
 
 }  // namespace courier::seat

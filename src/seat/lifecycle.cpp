@@ -5,6 +5,8 @@
 #include <array>
 #include <vector>
 
+#include "courier/words.hpp"
+
 namespace courier::seat {
 
 namespace {
@@ -147,27 +149,9 @@ std::optional<Transition> next(LifeState from, LifeEvent event) {
   return std::nullopt;
 }
 
-const char* life_state_name(LifeState s) {
-  switch (s) {
-#define COURIER_LIFE_NAME(n) \
-  case LifeState::n:         \
-    return #n;
-    COURIER_LIFE_STATE_LIST(COURIER_LIFE_NAME)
-#undef COURIER_LIFE_NAME
-  }
-  return "?";
-}
+const char* life_state_name(LifeState s) { return enum_word(s).data(); }
 
-const char* life_event_name(LifeEvent e) {
-  switch (e) {
-#define COURIER_LIFE_NAME(n) \
-  case LifeEvent::n:         \
-    return #n;
-    COURIER_LIFE_EVENT_LIST(COURIER_LIFE_NAME)
-#undef COURIER_LIFE_NAME
-  }
-  return "?";
-}
+const char* life_event_name(LifeEvent e) { return enum_word(e).data(); }
 
 const char* actor_name(Actor a) {
   static constexpr std::array<const char*, 9> kNames = {

@@ -35,11 +35,7 @@ namespace courier::seat {
   X(unconfirmed)      /* the outcome is written, the stop unconfirmed: seat retained */  \
   X(crashed)          /* the process died with this delivery unfinished */
 
-enum class LifeState {
-#define COURIER_LIFE_ENUMERATOR(n) n,
-  COURIER_LIFE_STATE_LIST(COURIER_LIFE_ENUMERATOR)
-#undef COURIER_LIFE_ENUMERATOR
-};
+COURIER_WORD_ENUM(LifeState, COURIER_LIFE_STATE_LIST);
 
 #define COURIER_LIFE_EVENT_LIST(X)                                                 \
   X(submit)           /* the caller submits the id (the id table allows a run) */  \
@@ -63,11 +59,7 @@ enum class LifeState {
   X(crash)            /* the process dies */                                       \
   X(recover)          /* recovery finishes what the dead process left */
 
-enum class LifeEvent {
-#define COURIER_LIFE_ENUMERATOR(n) n,
-  COURIER_LIFE_EVENT_LIST(COURIER_LIFE_ENUMERATOR)
-#undef COURIER_LIFE_ENUMERATOR
-};
+COURIER_WORD_ENUM(LifeEvent, COURIER_LIFE_EVENT_LIST);
 
 // Who causes a move.
 enum class Actor { caller, authority, executor, scheduler, seat_worker, lease_keeper, child, process, recovery };

@@ -11,6 +11,7 @@
 #include "wire/grammar.hpp"
 #include "wire/json.hpp"
 #include "wire/remote.hpp"
+#include "wire/url.hpp"
 
 namespace courier::service {
 
@@ -84,6 +85,19 @@ json transitions(const std::optional<journal::Record>& r) {
   return out;
 }
 
+std::string_view finished_word() { return enum_word(DeliveryState::finished); }
+
+// What ?state= may be: "\"state\" is queued, pending, running or finished".
+std::string state_words() {
+  std::string out = "\"state\" is ";
+  const auto& rows = word_rows(DeliveryState{});
+  const std::size_t n = std::size(rows);
+  for (std::size_t i = 0; i < n; ++i) {
+    out += std::string(i == 0 ? "" : i + 1 == n ? " or " : ", ") + std::string(rows[i].word);
+  }
+  return out;
+}
+
 std::optional<std::uint64_t> number(const std::string& text) {
   if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) {
     return std::nullopt;
@@ -95,21 +109,7 @@ std::optional<std::uint64_t> number(const std::string& text) {
 
 std::map<std::string, std::string> parse_query(const std::string& query) {
   std::map<std::string, std::string> out;
-  auto decode = [](const std::string& s) {
-    std::string r;
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '+') {
-        r += ' ';
-      } else if (s[i] == '%' && i + 2 < s.size() + 0 && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
-                 std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
-        r += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
-        i += 2;
-      } else {
-        r += s[i];
-      }
-    }
-    return r;
-  };
+  const auto decode = [](const std::string& s) { return wire::form_decode(s); };
   std::size_t at = 0;
   while (at <= query.size() && !query.empty()) {
     const std::size_t end = std::min(query.find('&', at), query.size());
@@ -189,7 +189,7 @@ ApiResponse Api::post_delivery(const ApiRequest& r) {
                       {{"id", s.delivery->id}, {"state", s.delivery->state()}, {"attempt", s.delivery->attempt()}});
     case SubmitResult::Kind::replayed:
       return document(200, {{"id", s.outcome.delivery_id},
-                            {"state", "finished"},
+                            {"state", finished_word()},
                             {"replayed", true},
                             {"outcome", outcome_doc(s.outcome, in->remote_canonical, in->ref, in->oid)}});
     case SubmitResult::Kind::conflict:
@@ -229,7 +229,7 @@ ApiResponse Api::get_delivery(const std::string& id) {
   const auto& s = rec->submission;
   auto o = rec->finished ? recorded_outcome(*rec) : std::nullopt;
   return document(200, {{"id", id},
-                        {"state", rec->finished ? "finished" : "running"},
+                        {"state", rec->finished ? finished_word() : enum_word(DeliveryState::running)},
                         {"attempt", s.attempt},
                         {"repo", s.repo},
                         {"remote", s.remote},
@@ -299,11 +299,8 @@ ApiResponse Api::list(const std::string& query) {
   std::size_t limit = 100;
   if (auto it = params.find("state"); it != params.end()) {
     state = it->second;
-    if (state != "queued" && state != "pending" && state != "running" && state != "finished") {
-      return document(400, {{"error",
-                             {{"code", "bad_field"},
-                              {"field", "state"},
-                              {"message", "\"state\" is queued, pending, running or finished"}}}});
+    if (!enum_from_word<DeliveryState>(state)) {
+      return document(400, {{"error", {{"code", "bad_field"}, {"field", "state"}, {"message", state_words()}}}});
     }
   }
   if (auto it = params.find("remote"); it != params.end()) {

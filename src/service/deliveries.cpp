@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "seat/admission.hpp"
+#include "report/event_json.hpp"
 #include "report/outcome_json.hpp"
 #include "service/resume.hpp"
 #include "service/service_log.hpp"
@@ -39,20 +40,6 @@ struct Delivery::Impl {
 
 namespace {
 
-std::string state_name(DeliveryState s) {
-  switch (s) {
-    case DeliveryState::queued:
-      return "queued";
-    case DeliveryState::pending:
-      return "pending";
-    case DeliveryState::running:
-      return "running";
-    case DeliveryState::finished:
-      return "finished";
-  }
-  return "queued";
-}
-
 class DeliveryStream final : public EventStream {
  public:
   DeliveryStream(std::shared_ptr<Delivery::Impl> d, std::uint64_t after) : d_(std::move(d)), seq_(after) {}
@@ -79,47 +66,14 @@ class DeliveryStream final : public EventStream {
 
 }  // namespace
 
-nlohmann::json event_json(std::uint64_t seq, const DeliveryEvent& e) {
-  nlohmann::json j;
-  j["seq"] = seq;
-  switch (e.kind) {
-    case DeliveryEvent::Kind::pending:
-      j["event"] = "pending";
-      j["holder"] = e.holder;
-      j["holder_pid"] = e.holder_pid;
-      j["holder_delivery"] = e.holder_delivery;
-      break;
-    case DeliveryEvent::Kind::seat_granted:
-      j["event"] = "seat_granted";
-      break;
-    case DeliveryEvent::Kind::dispatched:
-      j["event"] = "dispatched";
-      j["child_pid"] = e.child_pid;
-      break;
-    case DeliveryEvent::Kind::progress:
-      if (e.phase == "remote" || e.phase == "remote_progress") {
-        j["event"] = e.phase;
-        j["text"] = e.text;
-      } else {
-        j["event"] = "progress";
-        j["phase"] = e.phase;
-        j["done"] = e.done;
-        j["total"] = e.total;
-      }
-      break;
-    case DeliveryEvent::Kind::finished:
-      j["event"] = "finished";
-      break;
-  }
-  return j;
-}
-
 std::string Delivery::state() const {
   std::lock_guard<std::mutex> lock(impl->mu);
-  if (impl->ended) return "finished";
-  if (!impl->has_handle) return "queued";
-  const std::string s = state_name(impl->handle.state());
-  return s == "finished" ? "running" : s;  // finished once its line is there
+  DeliveryState s = DeliveryState::finished;
+  if (!impl->ended) {
+    s = impl->has_handle ? impl->handle.state() : DeliveryState::queued;
+    if (s == DeliveryState::finished) s = DeliveryState::running;  // finished once its line is there
+  }
+  return std::string(enum_word(s));
 }
 
 int Delivery::attempt() const {
@@ -310,9 +264,7 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
   }
   {
     std::lock_guard<std::mutex> lock(d->impl->mu);
-    nlohmann::json q;
-    q["event"] = "queued";
-    d->impl->push_locked(q);
+    d->impl->push_locked(report::queued_event());
   }
   log_event(LogLevel::info, "submitted",
             {{"delivery", d->id},
@@ -377,9 +329,7 @@ void Deliveries::on_event(const std::weak_ptr<Delivery::Impl>& w, const Delivery
       d->waiting = false;
       left_queue = true;
     }
-    nlohmann::json j = event_json(0, e);
-    j.erase("seq");
-    d->push_locked(std::move(j));
+    d->push_locked(report::event_to_json(e));
   }
   if (left_queue) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -400,11 +350,8 @@ void Deliveries::finished(Delivery::Impl& d) {
     d.attempt = o->attempt;
     was_waiting = d.waiting;
     d.waiting = false;
-    nlohmann::json j;
-    j["event"] = "finished";
-    j["outcome"] = report::outcome_to_json(*o, d.facts);
     d.ended = true;
-    d.push_locked(std::move(j));
+    d.push_locked(report::finished_event(report::outcome_to_json(*o, d.facts)));
   }
   metrics_.delivery_finished(*o);
   if (d.auth) d.auth->after(*o);

@@ -174,7 +174,4 @@ class Deliveries {
   bool draining_ = false;
 };
 
-// One event line's JSON (without its newline); exposed for the tests.
-nlohmann::json event_json(std::uint64_t seq, const DeliveryEvent& e);
-
 }  // namespace courier::service

@@ -14,6 +14,7 @@
 #include "service/log_rate.hpp"
 #include "service/service_log.hpp"
 #include "sys/service_socket.hpp"
+#include "wire/url.hpp"
 
 namespace courier::service {
 
@@ -80,18 +81,8 @@ ssize_t read_stream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max
 void free_stream(void* cls) { delete static_cast<StreamState*>(cls); }
 
 std::string encode(const std::string& s) {
-  static const char* const kHex = "0123456789ABCDEF";
   std::string out;
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += ch;
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
+  for (char ch : s) out += wire::is_unreserved(ch) ? std::string(1, ch) : wire::percent_escape(ch);
   return out;
 }
 

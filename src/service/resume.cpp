@@ -6,6 +6,7 @@
 
 #include "service/service_log.hpp"
 #include "wire/json.hpp"
+#include "wire/json_fields.hpp"
 
 namespace courier::service {
 
@@ -24,17 +25,17 @@ std::optional<ServiceNote> note_from(std::string_view note) {
   try {
     const auto parsed = wire::parse_json(note, "the service's note");
     if (!parsed || !parsed->is_object()) return std::nullopt;
-    const json& j = *parsed;
-    const auto service = j.find("service");
-    if (service == j.end() || !service->is_boolean() || !service->get<bool>()) return std::nullopt;
+    std::string ignored;
+    wire::JsonFields r(*parsed, "the service's note", ignored, wire::JsonFields::Mode::lenient);
+    if (!r.opt_bool("service").value_or(false)) return std::nullopt;
     ServiceNote n;
-    if (const auto c = j.find("credential"); c != j.end() && c->is_string()) n.credential = c->get<std::string>();
-    if (const auto u = j.find("update"); u != j.end()) {
-      const auto mode = u->is_string() ? update_mode_from_word(u->get<std::string>()) : std::nullopt;
+    n.credential = r.opt_str("credential");
+    if (parsed->contains("update")) {
+      const auto mode = update_mode_from_word(r.opt_str("update").value_or(""));
       if (!mode) return std::nullopt;  // a mode we cannot honour is not guessed
       n.update = *mode;
     }
-    if (const auto p = j.find("remote_progress"); p != j.end() && p->is_boolean()) n.remote_progress = p->get<bool>();
+    n.remote_progress = r.opt_bool("remote_progress").value_or(n.remote_progress);
     return n;
   } catch (const std::exception&) {
     return std::nullopt;

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "auth/auth_spec.hpp"
+#include "courier/exit_code.hpp"
 #include "auth/bearer_minter.hpp"
 #include "journal/journal.hpp"
 #include "service/api.hpp"
@@ -31,8 +32,8 @@ namespace {
 constexpr int kExitConfig = 2;
 constexpr int kExitRuntime = 3;
 // A stop that could not be confirmed: the number a push exits with for the
-// same fact (cli::kExitUnconfirmed), which this layer cannot include.
-constexpr int kExitUnconfirmed = 7;
+// same fact.
+constexpr int kExitUnconfirmed = exit_value(ExitCode::unconfirmed);
 
 int config_error(const std::string& message) {
   log_event(LogLevel::error, "config_error", {{"message", message}});

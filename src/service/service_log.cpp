@@ -6,23 +6,18 @@
 #include <ctime>
 #include <mutex>
 
+#include "courier/words.hpp"
+
 namespace courier::service {
 
 namespace {
 
 std::mutex g_log_mu;
 
-const char* level_name(LogLevel l) {
-  switch (l) {
-    case LogLevel::info:
-      return "info";
-    case LogLevel::warn:
-      return "warn";
-    case LogLevel::error:
-      return "error";
-  }
-  return "info";
-}
+constexpr WordRow<LogLevel> kLevelWords[] = {
+    {LogLevel::info, "info"}, {LogLevel::warn, "warn"}, {LogLevel::error, "error"}};
+
+const char* level_name(LogLevel l) { return word_of(kLevelWords, l).data(); }
 
 }  // namespace
 

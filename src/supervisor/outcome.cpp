@@ -1,78 +1,43 @@
-// outcome.cpp — outcome names and the release rule.
+// outcome.cpp — the outcome table read: words, the release rule, and the
+// words of remote effects and revocation causes.
 #include "courier/outcome.hpp"
+
+#include <iterator>
 
 namespace courier {
 
-const char* outcome_name(OutcomeKind k) {
-  switch (k) {
-#define COURIER_OUTCOME_LIST_NAME(n) \
-  case OutcomeKind::n:               \
-    return #n;
-    COURIER_OUTCOME_LIST(COURIER_OUTCOME_LIST_NAME)
-#undef COURIER_OUTCOME_LIST_NAME
+namespace {
+
+constexpr bool rows_in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kOutcomeRows); ++i) {
+    if (static_cast<std::size_t>(kOutcomeRows[i].kind) != i) return false;
   }
-  return "unknown";
+  return true;
+}
+static_assert(rows_in_enum_order(), "kOutcomeRows is indexed by OutcomeKind");
+
+}  // namespace
+
+const OutcomeRow& outcome_row(OutcomeKind k) {
+  // The table holds the kinds in the enum's order (both come from one list).
+  return kOutcomeRows[static_cast<std::size_t>(k)];
 }
 
-bool is_unconfirmed(OutcomeKind k) {
-  switch (k) {
-    case OutcomeKind::unreaped:
-    case OutcomeKind::wait_failed:
-    case OutcomeKind::cleanup_unbounded:
-    case OutcomeKind::cleanup_unobserved:
-    case OutcomeKind::domain_populated:
-    case OutcomeKind::cancel_uncertain:
-      return true;
-    default:
-      return false;
-  }
-}
+const char* outcome_name(OutcomeKind k) { return outcome_row(k).word.data(); }
 
-std::optional<OutcomeKind> outcome_from_name(const std::string& name) {
-#define COURIER_OUTCOME_LIST_PARSE(n) \
-  if (name == #n) return OutcomeKind::n;
-  COURIER_OUTCOME_LIST(COURIER_OUTCOME_LIST_PARSE)
-#undef COURIER_OUTCOME_LIST_PARSE
-  return std::nullopt;
-}
+bool is_unconfirmed(OutcomeKind k) { return outcome_row(k).seat == SeatDisposition::retain; }
 
-const char* remote_effect_name(RemoteEffect e) {
-  switch (e) {
-#define COURIER_REMOTE_EFFECT_NAME(n) \
-  case RemoteEffect::n:               \
-    return #n;
-    COURIER_REMOTE_EFFECT_LIST(COURIER_REMOTE_EFFECT_NAME)
-#undef COURIER_REMOTE_EFFECT_NAME
-  }
-  return "unknown";
-}
+std::optional<OutcomeKind> outcome_from_name(const std::string& name) { return enum_from_word<OutcomeKind>(name); }
+
+const char* remote_effect_name(RemoteEffect e) { return enum_word(e).data(); }
 
 std::optional<RemoteEffect> remote_effect_from_name(const std::string& name) {
-#define COURIER_REMOTE_EFFECT_PARSE(n) \
-  if (name == #n) return RemoteEffect::n;
-  COURIER_REMOTE_EFFECT_LIST(COURIER_REMOTE_EFFECT_PARSE)
-#undef COURIER_REMOTE_EFFECT_PARSE
-  return std::nullopt;
+  return enum_from_word<RemoteEffect>(name);
 }
 
-const char* revoke_cause_name(RevokeCause c) {
-  switch (c) {
-#define COURIER_REVOKE_CAUSE_NAME(n) \
-  case RevokeCause::n:               \
-    return #n;
-    COURIER_REVOKE_CAUSE_LIST(COURIER_REVOKE_CAUSE_NAME)
-#undef COURIER_REVOKE_CAUSE_NAME
-  }
-  return "unknown";
-}
+const char* revoke_cause_name(RevokeCause c) { return enum_word(c).data(); }
 
-std::optional<RevokeCause> revoke_cause_from_name(const std::string& name) {
-#define COURIER_REVOKE_CAUSE_PARSE(n) \
-  if (name == #n) return RevokeCause::n;
-  COURIER_REVOKE_CAUSE_LIST(COURIER_REVOKE_CAUSE_PARSE)
-#undef COURIER_REVOKE_CAUSE_PARSE
-  return std::nullopt;
-}
+std::optional<RevokeCause> revoke_cause_from_name(const std::string& name) { return enum_from_word<RevokeCause>(name); }
 
 bool revocation_is_final(RevokeCause c) { return c == RevokeCause::caller || c == RevokeCause::authority; }
 

@@ -1,4 +1,4 @@
-// digest.cpp — SHA-256 and hex over OpenSSL's libcrypto.
+// digest.cpp — SHA-256 over OpenSSL's libcrypto.
 #include "wire/digest.hpp"
 
 #include <openssl/err.h>
@@ -6,18 +6,6 @@
 #include <array>
 
 namespace courier::wire {
-
-namespace {
-
-constexpr char kHexDigits[] = "0123456789abcdef";
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
-}  // namespace
 
 std::string sha256(std::string_view data) {
   std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
@@ -31,37 +19,7 @@ std::string sha256(std::string_view data) {
   return std::string(reinterpret_cast<const char*>(md.data()), len);
 }
 
-std::string to_hex(std::string_view bytes) {
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    out.push_back(kHexDigits[b >> 4]);
-    out.push_back(kHexDigits[b & 0x0F]);
-  }
-  return out;
-}
-
-bool is_sha256_hex(std::string_view text) {
-  if (text.size() != 64) return false;
-  for (char c : text) {
-    if (hex_value(c) < 0) return false;
-  }
-  return true;
-}
-
-Result<std::string> from_hex(std::string_view hex) {
-  if (hex.size() % 2 != 0) return fail(Errc::invalid_value, "hex: odd length");
-  std::string out;
-  out.reserve(hex.size() / 2);
-  for (std::size_t i = 0; i < hex.size(); i += 2) {
-    const int hi = hex_value(hex[i]);
-    const int lo = hex_value(hex[i + 1]);
-    if (hi < 0 || lo < 0) return fail(Errc::invalid_value, "hex: not a lower-case hex digit");
-    out.push_back(static_cast<char>((hi << 4) | lo));
-  }
-  return out;
-}
+bool is_sha256_hex(std::string_view text) { return text.size() == 64 && is_hex(text, HexCase::lower); }
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) { ok_ = ctx_ && EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) == 1; }
 

@@ -1,4 +1,4 @@
-// digest.hpp — SHA-256, hex, and the one place where OpenSSL's error queue
+// digest.hpp — SHA-256 (spelled in hex by wire/hex.hpp), and the one place where OpenSSL's error queue
 // becomes an Error value. The child hashes the body it uploads, the parent
 // binds a token to that hash, a verifier checks it: all of them ask here.
 #pragma once
@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "courier/result.hpp"
+#include "wire/hex.hpp"  // to_hex, from_hex: the digests are spelled in hex
 
 namespace courier::wire {
 
@@ -43,11 +44,8 @@ class Sha256 {
   bool ok_ = false;
 };
 
-std::string to_hex(std::string_view bytes);  // lower-case
 // Exactly 64 lower-case hex digits: the form the child reports a body hash in.
 bool is_sha256_hex(std::string_view text);
-// Lower-case hex only. Errors: invalid_value.
-Result<std::string> from_hex(std::string_view hex);
 
 // Drains OpenSSL's thread-local error queue into one Error{os_error} whose
 // message is "what: <openssl reason>; <reason>...". The one converter.

@@ -2,7 +2,6 @@
 #include "wire/remote.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
 
 namespace courier::wire {
@@ -42,9 +41,7 @@ PathReading read_path(std::string_view path) {
                                 std::string(1, static_cast<char>(byte)) + "'");
         seg.push_back(static_cast<char>(byte));
       } else {
-        char hex[4];
-        std::snprintf(hex, sizeof hex, "%%%02X", byte);
-        seg += hex;
+        seg += percent_escape(static_cast<char>(byte));
       }
       i += 2;
     }

@@ -1,10 +1,11 @@
 // text.cpp — escaping remote text for display.
 #include "wire/text.hpp"
 
+#include "wire/hex.hpp"
+
 namespace courier::wire {
 
 std::string printable(std::string_view bytes, std::size_t max_len) {
-  static constexpr char kHex[] = "0123456789abcdef";
   const bool cut = bytes.size() > max_len;
   if (cut) bytes = bytes.substr(0, max_len);
   std::string out;
@@ -16,9 +17,7 @@ std::string printable(std::string_view bytes, std::size_t max_len) {
     } else if (b >= 0x20 && b < 0x7F) {
       out += ch;
     } else {
-      out += "\\x";
-      out += kHex[b >> 4];
-      out += kHex[b & 0x0F];
+      out += "\\x" + to_hex(std::string_view(&ch, 1));
     }
   }
   if (cut) out += "...";

@@ -155,13 +155,6 @@ Result<int> read_port(std::optional<std::string_view> text, std::string_view sch
 
 bool is_unreserved(char c) { return is_alpha(c) || is_digit(c) || c == '-' || c == '.' || c == '_' || c == '~'; }
 
-int hex_digit_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 std::string percent_decode(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -174,6 +167,14 @@ std::string percent_decode(std::string_view s) {
   }
   return out;
 }
+
+std::string form_decode(std::string_view s) {
+  std::string spaced(s);
+  std::replace(spaced.begin(), spaced.end(), '+', ' ');
+  return percent_decode(spaced);
+}
+
+std::string percent_escape(char byte) { return "%" + to_hex(std::string_view(&byte, 1), HexCase::upper); }
 
 std::string ascii_lower(std::string_view s) {
   std::string out(s);

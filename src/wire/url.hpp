@@ -29,17 +29,21 @@
 #include <string_view>
 
 #include "courier/result.hpp"
+#include "wire/hex.hpp"  // hex_digit_value: an escape's digits
 
 namespace courier::wire {
 
 // RFC 3986's character rules, shared by the parser and the remote rules.
 // Section 2.3: characters that mean the same percent-encoded or not.
 bool is_unreserved(char c);
-// The value of a hex digit of either case, or -1.
-int hex_digit_value(char c);
 // %XX escapes decoded; a '%' not followed by two hex digits is kept as it
 // is. The one decoder of URL escapes (user information, credential paths).
 std::string percent_decode(std::string_view s);
+// A query's form encoding (application/x-www-form-urlencoded): '+' is a
+// space, then as percent_decode.
+std::string form_decode(std::string_view s);
+// One byte as its escape: '%' and two upper-case hex digits (RFC 3986 2.1).
+std::string percent_escape(char byte);
 // ASCII letters lowered; every other byte kept.
 std::string ascii_lower(std::string_view s);
 

@@ -1,11 +1,22 @@
 // outcome-json.cpp — the outcome document (src/report/outcome_json.*):
 // what `push --json` prints and the service answers is read back by
 // `push --via` into an outcome that prints the same document, the same
-// human line, hint and exit code. No process, no clock of its own.
+// human line, hint and exit code; the journal's form of it, the outcome
+// table and the event table (src/report/event_json.*). No process, no
+// clock of its own.
 #include <doctest/doctest.h>
 
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "cli/args.hpp"
 #include "cli/output.hpp"
+#include "cli/via_answer.hpp"
+#include "journal/journal.hpp"
+#include "report/event_json.hpp"
 #include "report/outcome_json.hpp"
+#include "support.hpp"
 
 using namespace courier;
 using courier::MonoNs;
@@ -106,6 +117,7 @@ Outcome revoked_possible() {
   o.kind = OutcomeKind::revoked;
   o.reason = "revoked: interrupted (SIGINT)";
   o.revoke_cause = "interrupted (SIGINT)";
+  o.revoked_by = RevokeCause::caller;
   o.remote_effect = RemoteEffect::possible;
   o.timings.revoke = o.timings.submitted + 100 * kMs + 3;
   o.timings.kill = o.timings.revoke + 10'000;
@@ -144,6 +156,7 @@ Outcome cancelled() {
   o.kind = OutcomeKind::cancelled_no_dispatch;
   o.reason = "revoked before dispatch";
   o.revoke_cause = "interrupted (SIGINT)";
+  o.revoked_by = RevokeCause::caller;
   o.delivery_id = "d-8";
   o.timings.submitted = 1;
   o.timings.revoke = 2 * kMs;
@@ -287,4 +300,165 @@ TEST_CASE(
   CHECK(after_cancel.find("with the same --delivery-id") == std::string::npos);
   o.revoked_by = RevokeCause::lease_lost;
   CHECK(cli::human_line(o, facts).find("deliver again with the same --delivery-id order-1") != std::string::npos);
+}
+
+TEST_CASE("S3: every outcome kind is one row with a distinct word, the release rule's seat and an exit code") {
+  std::set<std::string_view> words;
+  std::set<int> exits;
+  for (const auto& e : kExitCodeRows) exits.insert(exit_value(e.code));
+  CHECK(exits.size() == std::size(kExitCodeRows));
+  std::size_t i = 0;
+  for (const auto& row : kOutcomeRows) {
+    CAPTURE(row.word);
+    CHECK(static_cast<std::size_t>(row.kind) == i++);
+    CHECK_FALSE(row.word.empty());
+    CHECK(words.insert(row.word).second);
+    CHECK(outcome_name(row.kind) == row.word);
+    CHECK(outcome_from_name(std::string(row.word)) == row.kind);
+    CHECK(exits.count(cli::exit_code_for(row.kind)) == 1);
+    CHECK(cli::exit_code_for(row.kind) != cli::kExitUsage);
+    CHECK(cli::exit_code_for(row.kind) != cli::kExitMismatch);
+    CHECK(release_rule(row.kind) == row.seat);
+    CHECK(is_unconfirmed(row.kind) == (row.seat == SeatDisposition::retain));
+    // A kind whose seat is retained exits "unconfirmed", whatever else it is.
+    if (row.seat == SeatDisposition::retain) CHECK(cli::exit_code_for(row.kind) == cli::kExitUnconfirmed);
+    CHECK_FALSE(row.summary.empty());
+  }
+  CHECK_FALSE(outcome_from_name("teleported").has_value());
+}
+
+TEST_CASE("S3: the operations guide's outcome table gives each kind the seat and exit code of its row") {
+  const std::string guide = test::read_file(test::source_path("docs/operations.md"));
+  // "| `a`, `b` | seat | meaning | what to do | exit |": the rows of the
+  // table under "| outcome | seat |", by the kinds their first cell names.
+  std::map<std::string, std::string, std::less<>> line_of;
+  std::istringstream in(guide);
+  bool in_table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| outcome | seat |", 0) == 0) in_table = true;
+    if (!in_table) continue;
+    if (line.rfind('|', 0) != 0) break;
+    const std::string first = line.substr(0, line.find(" | ", 1));
+    for (const auto& row : kOutcomeRows) {
+      if (first.find("`" + std::string(row.word) + "`") != std::string::npos) line_of[std::string(row.word)] = line;
+    }
+  }
+  for (const auto& row : kOutcomeRows) {
+    CAPTURE(row.word);
+    const auto it = line_of.find(row.word);
+    REQUIRE_MESSAGE(it != line_of.end(), "docs/operations.md has no row for the kind");
+    const std::string& line = it->second;
+    const std::string exit = " " + std::to_string(cli::exit_code_for(row.kind)) + " |";
+    const bool ends_with_exit =
+        line.size() >= exit.size() && line.compare(line.size() - exit.size(), exit.size(), exit) == 0;
+    CHECK_MESSAGE(ends_with_exit, line);
+    const bool retained = line.find("| **retained** |") != std::string::npos;
+    CHECK_MESSAGE(retained == (row.seat == SeatDisposition::retain), line);
+  }
+}
+
+TEST_CASE("J2 J4 via: an outcome round-trips through the journal codec and the --via decoders unchanged") {
+  const OutcomeFacts facts{"https://git.example/r.git", "refs/heads/main", kOid, std::nullopt};
+  for (const auto& c : cases()) {
+    CAPTURE(std::string(c.name));
+    // The journal: the finished entry's detail reads back to the same detail.
+    const std::string detail = journal::outcome_detail(c.outcome);
+    auto stored = journal::outcome_from_detail(detail);
+    REQUIRE_MESSAGE(stored, std::string(stored ? "" : stored.error().message));
+    CHECK(journal::outcome_detail(*stored) == detail);
+    CHECK(stored->kind == c.outcome.kind);
+    CHECK(stored->remote_effect == c.outcome.remote_effect);
+    CHECK(stored->revoked_by == c.outcome.revoked_by);
+    // The service: that outcome as the events' last line, as a replayed
+    // submission's answer; `push --via` reads both back to the same document.
+    const std::string doc = report::outcome_json(*stored, facts);
+    nlohmann::json line = report::finished_event(report::outcome_to_json(*stored, facts));
+    line["seq"] = 7;
+    auto event = cli::read_event_line(line.dump());
+    REQUIRE(event.has_value());
+    CHECK(event->seq == 7);
+    CHECK(event->kind == DeliveryEvent::Kind::finished);
+    REQUIRE(event->outcome.has_value());
+    REQUIRE(*event->outcome);
+    CHECK(report::outcome_json((*event->outcome)->outcome, (*event->outcome)->facts) == doc);
+    const nlohmann::json answer = {{"id", c.outcome.delivery_id.empty() ? "d" : c.outcome.delivery_id},
+                                   {"state", "finished"},
+                                   {"replayed", true},
+                                   {"outcome", nlohmann::json::parse(doc)}};
+    auto replayed = cli::read_submit_answer(200, answer.dump());
+    REQUIRE(replayed);
+    REQUIRE(replayed->replayed.has_value());
+    CHECK(report::outcome_json(replayed->replayed->outcome, replayed->replayed->facts) == doc);
+    // What --via decoded is what the journal held: its detail is the same.
+    Outcome told = (*event->outcome)->outcome;
+    if (!stored->objects) told.objects.reset();  // the document says 0 for "none counted"
+    CHECK(journal::outcome_detail(told) == detail);
+  }
+}
+
+TEST_CASE(
+    "J4 J5: the journal's form of an outcome is the one journals have always held, its revocation's cause included") {
+  CHECK(
+      journal::outcome_detail(cancelled()) ==
+      R"J({"attempt":1,"delivery_id":"d-8","dispatched":false,"journal_error":"","kill_domain":"",)J"
+      R"J("kind":"cancelled_no_dispatch","reason":"revoked before dispatch","remote_effect":"none",)J"
+      R"J("revoke_cause":"interrupted (SIGINT)","revoke_unjournalled":false,"revoked_by":"caller","scratch_kept":""})J");
+  // A row written before causes were named: the cause is read from its words.
+  auto old = journal::outcome_from_detail(
+      R"J({"kind":"revoked","remote_effect":"none","revoke_cause":"lease_lost: renewal failed"})J");
+  REQUIRE(old);
+  CHECK(old->revoked_by == RevokeCause::lease_lost);
+  // Lenient on what it lacks, strict on what it must know.
+  auto unknown = journal::outcome_from_detail(R"J({"kind":"teleported","remote_effect":"none"})J");
+  REQUIRE_FALSE(unknown);
+  CHECK(unknown.error().message == "a finished entry's detail is not an outcome: no known kind ('teleported')");
+  auto not_json = journal::outcome_from_detail("{");
+  REQUIRE_FALSE(not_json);
+  CHECK(not_json.error().message == "a finished entry's detail is not an outcome: it is not valid JSON");
+}
+
+TEST_CASE("X-SVC5: every event is one row, written and read back the same") {
+  DeliveryEvent pending;
+  pending.kind = DeliveryEvent::Kind::pending;
+  pending.holder = "pid 42 (git-courier push)";
+  pending.holder_pid = 42;
+  pending.holder_delivery = 3;
+  DeliveryEvent granted;
+  granted.kind = DeliveryEvent::Kind::seat_granted;
+  DeliveryEvent dispatched;
+  dispatched.kind = DeliveryEvent::Kind::dispatched;
+  dispatched.child_pid = 4711;
+  DeliveryEvent meter;
+  meter.kind = DeliveryEvent::Kind::progress;
+  meter.phase = "writing";
+  meter.done = 5;
+  meter.total = 9;
+  DeliveryEvent remote;
+  remote.kind = DeliveryEvent::Kind::progress;
+  remote.phase = "remote";
+  remote.text = "hook says hi";
+  const std::vector<std::pair<DeliveryEvent, std::string>> table = {
+      {pending, R"J({"event":"pending","holder":"pid 42 (git-courier push)","holder_delivery":3,"holder_pid":42})J"},
+      {granted, R"J({"event":"seat_granted"})J"},
+      {dispatched, R"J({"child_pid":4711,"event":"dispatched"})J"},
+      {meter, R"J({"done":5,"event":"progress","phase":"writing","total":9})J"},
+      {remote, R"J({"event":"remote","text":"hook says hi"})J"}};
+  for (const auto& [e, text] : table) {
+    CAPTURE(text);
+    nlohmann::json j = report::event_to_json(e);
+    CHECK(j.dump() == text);
+    j["seq"] = 2;
+    auto back = cli::read_event_line(j.dump());
+    REQUIRE(back.has_value());
+    CHECK(back->kind == e.kind);
+    CHECK(report::event_to_json(back->event).dump() == text);
+  }
+  auto queued = cli::read_event_line(R"J({"seq":1,"event":"queued"})J");
+  REQUIRE(queued.has_value());
+  CHECK_FALSE(queued->kind.has_value());
+  CHECK(queued->name == report::kQueuedEvent);
+  CHECK(report::queued_event().dump() == R"J({"event":"queued"})J");
+  auto newer = cli::read_event_line(R"J({"seq":2,"event":"teleporting","text":"x"})J");
+  REQUIRE(newer.has_value());
+  CHECK_FALSE(newer->kind.has_value());
 }
