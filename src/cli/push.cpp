@@ -32,6 +32,18 @@ int push_usage(const PushArgs& a, const std::string& message) {
   return kExitUsage;
 }
 
+void say_signalled(int signo, int nth) {
+  if (nth > 1) {
+    std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
+    return;
+  }
+  const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
+  std::fprintf(stderr,
+               "git-courier: %s: revoking the delivery and confirming the child's stop "
+               "(cancelling is not rollback)\n",
+               what);
+}
+
 // Every refused field, each on a line of its own, and with --json all of
 // them in the usage object's "errors".
 int push_refused(const PushArgs& a, const FieldErrors& errors) {
@@ -151,19 +163,13 @@ int run_push(const PushArgs& a) {
   auto watcher = sys::SignalWatcher::start([&](int signo) {
     const int n = ++signals;
     std::lock_guard<std::mutex> lock(handle_mu);
+    say_signalled(signo, n);
     if (n == 1) {
-      const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
-      std::fprintf(stderr,
-                   "git-courier: %s: revoking the delivery and confirming the child's stop "
-                   "(cancelling is not rollback)\n",
-                   what);
       if (live) {
         live->revoke(signo == SIGINT   ? "interrupted (SIGINT)"
                      : signo == SIGHUP ? "hung up (SIGHUP)"
                                        : "terminated (SIGTERM)");
       }
-    } else {
-      std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
     }
   });
   if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);

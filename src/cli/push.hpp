@@ -23,6 +23,9 @@ int push_usage(const PushArgs& a, const std::string& message);
 // Meters on stderr: --progress/--no-progress, else when stderr is a
 // terminal; never with --quiet.
 bool show_meters(const PushArgs& a);
+// A signal's word on stderr, the nth received (SIGINT, SIGTERM, SIGHUP):
+// the first revokes, the later ones are told the stop is being confirmed.
+void say_signalled(int signo, int nth);
 // Refused fields (cli/push_request.hpp): each message on stderr, and with
 // --json the usage object with every one in "errors". Returns kExitUsage.
 int push_refused(const PushArgs& a, const FieldErrors& errors);

@@ -257,16 +257,8 @@ class Revoker {
   // From the signal watcher's thread.
   void on_signal(int signo) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (++signals_ > 1) {
-      std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
-      return;
-    }
-    const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
-    std::fprintf(stderr,
-                 "git-courier: %s: revoking the delivery and confirming the child's stop "
-                 "(cancelling is not rollback)\n",
-                 what);
-    if (!id_.empty()) revoke_locked();
+    say_signalled(signo, ++signals_);
+    if (signals_ == 1 && !id_.empty()) revoke_locked();
   }
 
   // The delivery's id, once the service gave it: a signal that came before
