@@ -209,8 +209,8 @@ tl::expected<SubmitInput, Refusals> submission(const json& body, const ApiConfig
   // A2: a named credential goes only to its scope.
   if (named) {
     options.remote_check = [&named](const std::string& canonical) -> std::optional<FieldError> {
-      const auto& [name, credential] = **named;
-      if (!scope_admits_canonical(credential.scope, canonical)) {
+      const auto& [name, configured] = **named;
+      if (!scope_admits_canonical(configured.scope, canonical)) {
         return FieldError{"credential", kCredentialOutOfScope, out_of_scope_message(name, canonical)};
       }
       return std::nullopt;
