@@ -38,12 +38,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view body(reinterpret_cast<const char*>(data), size);
   auto in = service::read_submission(body, kConfig, kChecks);
   if (!in) {
-    if (in.error().code.empty() || in.error().status < 400) std::abort();
+    if (in.error().empty()) std::abort();
+    for (const auto& r : in.error()) {
+      if (r.code.empty() || r.status < 400) std::abort();
+    }
     return 0;
   }
-  auto again = wire::parse_remote(in->remote_canonical);
-  if (!again || again->canonical != in->remote_canonical) std::abort();
-  if (!transport::is_valid_push_refname(in->ref) || !transport::is_valid_oid(in->oid)) std::abort();
+  const std::string& canonical = in->checked.remote();
+  auto again = wire::parse_remote(canonical);
+  if (!again || again->canonical != canonical) std::abort();
+  const DeliveryRequest& req = in->checked.request();
+  if (!transport::is_valid_push_refname(req.ref) || !transport::is_valid_oid(req.oid)) std::abort();
   if (in->deadline > wire::kMaxDeadline) std::abort();
   if (!in->credential.empty() && in->credential != "deploy") std::abort();
   return 0;

@@ -167,6 +167,95 @@ struct DeliveryRequest {
 // The longest DeliveryRequest::journal_note accepted (bytes).
 inline constexpr std::size_t kMaxJournalNote = 16 * 1024;
 
+// One refused field of a request, in one shape for every entry point: the
+// library (validate(), Executor::submit), the command line (`push`, and
+// `push --json`'s "errors") and the service (the error documents of `POST
+// /v1/deliveries`) say the same field and code for the same mistake.
+struct FieldError {
+  // The request's member: "repo", "remote", "ref", "oid", "expect_old",
+  // "proxy" (the service and the command line add their own, such as "rev",
+  // "credential" or "lane_dir").
+  std::string field;
+  std::string code;     // kMissingField, kBadField or kBadRemote
+  std::string message;  // for people: names the field and what is wrong; a remote's password never
+};
+using FieldErrors = std::vector<FieldError>;
+
+inline constexpr const char* kMissingField = "missing_field";  // empty, and required
+inline constexpr const char* kBadField = "bad_field";          // present, and not acceptable
+inline constexpr const char* kBadRemote = "bad_remote";  // the remote: malformed, ambiguous, a password, refused scheme
+
+// The messages of `errors` joined by "; " (one line, for an outcome's reason).
+std::string describe(const FieldErrors& errors);
+
+// One ref update of a request: which ref, to which object, how it may move.
+// A request carries exactly one today (DeliveryRequest's ref, oid, update
+// and expect_old); validation judges each update on its own.
+struct RefUpdate {
+  std::string ref;
+  std::string oid;
+  UpdateMode update = UpdateMode::fast_forward;
+  std::optional<std::string> expect_old;
+};
+
+// What validate() checks beyond the request's own text.
+struct ValidateOptions {
+  // Looks at the object in the repository: it must be a commit, or an
+  // annotated tag of one (C3). Null: not looked at here (the child looks,
+  // before any request, and ends the delivery `failed`).
+  std::function<Result<void>(const std::string& repo, const std::string& oid)> object_check;
+  // Set: a user name in the remote URL is refused (kBadRemote), this text
+  // saying what to use instead. Unset: a user name is kept aside for a
+  // credential helper. A password is always refused (H2).
+  std::optional<std::string> refuse_user_in_remote;
+  // The caller's own judgement of the remote once it is read (the service:
+  // a named credential's scope), given its canonical form; a refusal it
+  // returns joins the others. Null: none.
+  std::function<std::optional<FieldError>(const std::string& canonical_remote)> remote_check;
+};
+
+// What validate() read, kept with the request: the remote taken apart once
+// (its canonical form and lane, H2), the proxy read once (T1), the updates.
+struct CheckedParts;
+
+// A request that validate() accepted, with what it read. Executor::submit
+// uses the parsed remote as it is: nothing reads it again. The request's
+// other members (budget, deadline_unix_ms, mint, authority, on_event, ...)
+// may still be set through request(); a judged one (repo, remote, ref, oid,
+// update, expect_old, proxy, allow_http_loopback) changed after validation
+// makes submit() validate the request anew.
+class CheckedRequest {
+ public:
+  CheckedRequest() = default;
+  const DeliveryRequest& request() const { return request_; }
+  DeliveryRequest& request() { return request_; }
+  // False for a default-constructed one (submit() refuses it).
+  bool valid() const { return parts_ != nullptr; }
+  // The remote's canonical URL (no user information) and its lane key.
+  const std::string& remote() const;
+  const std::string& lane() const;
+  // The updates (one today).
+  const std::vector<RefUpdate>& updates() const;
+  const CheckedParts* parts() const { return parts_.get(); }
+  // Sets DeliveryRequest::proxy, read as validate() reads it (T1), for a
+  // host that decides the proxy from the remote it validated; the remote is
+  // not read again. Errors: the proxy's refusal; the request is unchanged.
+  tl::expected<void, FieldErrors> set_proxy(std::optional<std::string> proxy);
+
+ private:
+  friend tl::expected<CheckedRequest, FieldErrors> validate(DeliveryRequest, const ValidateOptions&);
+  DeliveryRequest request_;
+  std::shared_ptr<const CheckedParts> parts_;
+};
+
+// Every field of `request` judged at once, each refusal a FieldError (all
+// of them, in the order a person would fix them: repo, remote, ref, oid,
+// expect_old, proxy); a field whose check needs another (the object needs
+// the repository) is judged only when that one passed. Looks at nothing
+// but the text, unless options.object_check is set. Accepted: the request
+// with its remote read once.
+tl::expected<CheckedRequest, FieldErrors> validate(DeliveryRequest request, const ValidateOptions& options = {});
+
 // One advertisement GET of `remote` after a delivery's turn ended (J2, J3):
 // the host's own credential and trust settings, a budget of its own. The
 // returned ObservedAfter names the ref's id (or says why it could not).
@@ -348,8 +437,13 @@ class Executor {
   // expect_old finishes `failed`. A request on a poisoned lane finishes at once `lane_poisoned`; one whose
   // remote is malformed, ambiguous or carries a password (wire::parse_remote,
   // rule H2), or whose lane directory was refused (H1), finishes `failed`
-  // with the reason. No child exists in either case.
+  // with the reason. No child exists in either case. The request is judged
+  // by validate() (without looking in the repository): a refusal ends the
+  // delivery `failed` before dispatch, its reason every FieldError's message.
   DeliveryHandle submit(DeliveryRequest request);
+  // The same, for a request validate() accepted: its remote is not read
+  // again (one whose judged fields changed since is validated anew).
+  DeliveryHandle submit(CheckedRequest request);
 
   // A warm child waiting for a job, if any (0: none ready).
   std::int64_t warm_child_pid() const;

@@ -212,6 +212,13 @@ Result<HttpSettings> resolve_http_settings(const repo::GitConfig& config, const 
                                            const std::optional<std::string>& ca_file_flag, const EnvLookup& env) {
   auto remote = wire::parse_remote(url);
   if (!remote) return tl::unexpected(remote.error());
+  return resolve_http_settings(config, *remote, remote_name, ca_file_flag, env);
+}
+
+Result<HttpSettings> resolve_http_settings(const repo::GitConfig& config, const wire::Remote& read,
+                                           const std::optional<std::string>& remote_name,
+                                           const std::optional<std::string>& ca_file_flag, const EnvLookup& env) {
+  const wire::Remote* remote = &read;
   // git matches http.<url>.* against the URL with its user name, if any.
   const std::string match_url = remote->user ? remote->url.scheme + "://" + *remote->user + "@" +
                                                    remote->canonical.substr(remote->url.scheme.size() + 3)

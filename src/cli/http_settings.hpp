@@ -26,6 +26,7 @@
 
 #include "courier/result.hpp"
 #include "repo/git_config.hpp"
+#include "wire/remote.hpp"
 
 namespace courier::cli {
 
@@ -56,6 +57,11 @@ struct HttpSettings {
 // authentication method other than basic or anyauth; each names the
 // setting it came from.
 Result<HttpSettings> resolve_http_settings(const repo::GitConfig& config, const std::string& url,
+                                           const std::optional<std::string>& remote_name,
+                                           const std::optional<std::string>& ca_file_flag, const EnvLookup& env);
+// The same for a remote already read (wire::parse_remote, by validate()):
+// nothing parses it again.
+Result<HttpSettings> resolve_http_settings(const repo::GitConfig& config, const wire::Remote& remote,
                                            const std::optional<std::string>& remote_name,
                                            const std::optional<std::string>& ca_file_flag, const EnvLookup& env);
 

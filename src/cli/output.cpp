@@ -138,6 +138,15 @@ std::string json_usage(const std::string& message) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string json_usage(const std::string& message, const FieldErrors& errors) {
+  nlohmann::json j;
+  j["outcome"] = "usage";
+  j["message"] = message;
+  j["errors"] = nlohmann::json::array();
+  for (const auto& e : errors) j["errors"].push_back({{"field", e.field}, {"code", e.code}, {"message", e.message}});
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string json_service_unavailable(const std::string& message, std::optional<long> retry_after) {
   nlohmann::json j;
   j["outcome"] = "service_unavailable";

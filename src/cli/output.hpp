@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "courier/courier.hpp"
 #include "courier/outcome.hpp"
 
 namespace courier::cli {
@@ -36,6 +37,9 @@ std::string json_report(const Outcome& o, const DeliveryFacts& facts);
 // A usage error as --json reports it: {"outcome":"usage","message":...}
 // (exit code kExitUsage). One JSON object, no trailing newline.
 std::string json_usage(const std::string& message);
+// The same with every refused field of a request: "errors", a list of
+// {"field", "code", "message"} (the service's error shape).
+std::string json_usage(const std::string& message, const FieldErrors& errors);
 
 // `push --via` ended without an outcome because the service could not take
 // or follow the delivery (not reachable, full, draining, lost):

@@ -11,21 +11,14 @@
 #include "auth/auth_setup.hpp"
 #include "cli/http_settings.hpp"
 #include "cli/journal_cmd.hpp"
-#include "cli/remote_name.hpp"
-#include "repo/git_config.hpp"
-#include "repo/remote_tracking.hpp"
-#include "repo/repository.hpp"
 #include "cli/output.hpp"
 #include "cli/progress_view.hpp"
+#include "cli/push_request.hpp"
 #include "cli/via_client.hpp"
 #include "courier/courier.hpp"
-#include "wire/remote.hpp"
-#include "wire/text.hpp"
-#include "sys/flock.hpp"
 #include "sys/process.hpp"
 #include "sys/signals.hpp"
-#include "transport/oid.hpp"
-#include "transport/refname.hpp"
+#include "wire/text.hpp"
 
 namespace courier::cli {
 
@@ -39,164 +32,30 @@ int push_usage(const PushArgs& a, const std::string& message) {
   return kExitUsage;
 }
 
-namespace {
-
-// Everything checked here is checked before any child exists: bad input
-// costs nothing and changes nothing.
-struct Validated {
-  std::string repo;
-  std::string oid;
-  std::string lane;
-  std::string remote;       // canonical: what is requested and printed
-  std::string git_program;  // --pack-engine git: the git found on PATH
-  HttpSettings http;        // trust and proxy, decided here (A1: the child gets only these)
-  ResolvedRemote resolved;  // --remote as git reads it: its name, if any, and its URL
-  UpdateMode update = UpdateMode::fast_forward;
-  std::optional<std::string> expect_old;
-};
-
-// git's refname_match: REF as given, or under refs/, refs/tags/,
-// refs/heads/, refs/remotes/ (or that remote's HEAD).
-bool ref_names(const std::string& short_name, const std::string& full) {
-  for (const char* prefix : {"", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"}) {
-    if (full == prefix + short_name) return true;
+void say_signalled(int signo, int nth) {
+  if (nth > 1) {
+    std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
+    return;
   }
-  return full == "refs/remotes/" + short_name + "/HEAD";
+  const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
+  std::fprintf(stderr,
+               "git-courier: %s: revoking the delivery and confirming the child's stop "
+               "(cancelling is not rollback)\n",
+               what);
 }
 
-// The lease's expected id, as git computes it: EXPECT (a full id as it
-// is, an empty one: the ref must not exist, else a revision of the local
-// repository), or the remote-tracking ref of the pushed ref through the
-// remote's fetch refspecs (none, or not in the repository: the zero id,
-// i.e. the remote's ref must not exist, as git expects). Errors:
-// invalid_argument.
-}  // namespace
-
-Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, const repo::GitConfig& config,
-                                      const std::string& repo, const ResolvedRemote& remote) {
-  if (lease.ref && !ref_names(*lease.ref, a.ref)) {
-    return fail(Errc::invalid_argument, "--force-with-lease=" + *lease.ref + " names another ref than --ref " + a.ref);
+// Every refused field, each on a line of its own, and with --json all of
+// them in the usage object's "errors".
+int push_refused(const PushArgs& a, const FieldErrors& errors) {
+  for (const auto& e : errors) {
+    std::fprintf(stderr, "git-courier: push: %s\n", wire::terminal_safe(e.message).c_str());
   }
-  if (lease.expect) {
-    if (lease.expect->empty()) return std::string(transport::kZeroOid);
-    if (transport::is_valid_oid(*lease.expect)) return *lease.expect;
-    if (auto ok = repo::check_bounded_revision("--force-with-lease", *lease.expect); !ok)
-      return tl::unexpected(ok.error());
-    auto id = repo::resolve_revision(repo, *lease.expect);
-    if (!id)
-      return fail(Errc::invalid_argument, "--force-with-lease: cannot parse expected object name '" + *lease.expect +
-                                              "' (" + id.error().message + ")");
-    return *id;
+  if (a.json) {
+    std::printf("%s\n", json_usage("push: " + describe(errors), errors).c_str());
+    std::fflush(stdout);
   }
-  if (!remote.name) {
-    return fail(Errc::invalid_argument,
-                "--force-with-lease without :EXPECT reads the expected id from a remote-tracking ref, which only a "
-                "configured remote has: with a URL, give --force-with-lease=" +
-                    a.ref + ":EXPECT");
-  }
-  auto tracking = repo::remote_tracking(repo, config_list(config, "remote." + *remote.name + ".fetch"), a.ref);
-  if (!tracking) return tl::unexpected(tracking.error());
-  if (*tracking && (*tracking)->oid) return *(*tracking)->oid;
-  return std::string(transport::kZeroOid);
+  return kExitUsage;
 }
-
-namespace {
-
-// --force, --force-with-lease or --expect-old into the update mode and the
-// expected id. Errors: invalid_argument.
-Result<void> resolve_update(const PushArgs& a, const repo::GitConfig& config, Validated& v) {
-  if (a.force) {
-    v.update = UpdateMode::force;
-  } else if (a.expect_old) {
-    if (!transport::is_valid_oid(*a.expect_old)) {
-      return fail(Errc::invalid_argument,
-                  "--expect-old must be a full 40-hex object id (all zeros: the ref must not exist)");
-    }
-    v.update = UpdateMode::expect_old;
-    v.expect_old = *a.expect_old;
-  } else if (a.lease) {
-    auto expect = lease_expectation(a, *a.lease, config, v.repo, v.resolved);
-    if (!expect) return tl::unexpected(expect.error());
-    v.update = UpdateMode::expect_old;
-    v.expect_old = *expect;
-  }
-  return {};
-}
-
-// Trust and proxy for the remote, from --ca-file, git's configuration of
-// the repository and this process's environment, with git's precedence
-// (cli/http_settings.hpp). The remote's name, when --remote named a
-// configured remote, brings its remote.<name>.proxy; a URL has none.
-// Errors: invalid_argument (a proxy or CA file that cannot be used, naming
-// where it came from).
-Result<HttpSettings> http_settings(const PushArgs& a, const repo::GitConfig& config, const ResolvedRemote& remote) {
-  auto http = resolve_http_settings(config, remote.url, remote.name, a.ca_file, process_env());
-  if (!http) return tl::unexpected(http.error());
-  std::error_code ec;
-  if (http->ca_file && !std::filesystem::is_regular_file(*http->ca_file, ec)) {
-    return fail(Errc::invalid_argument, http->ca_source + " " + *http->ca_file + " is not a readable file");
-  }
-  return http;
-}
-
-Result<Validated> validate(const PushArgs& a) {
-  Validated v;
-  std::error_code ec;
-  if (!std::filesystem::exists(a.repo, ec)) return fail(Errc::invalid_argument, "no repository at " + a.repo);
-  v.repo = std::filesystem::absolute(a.repo, ec).string();
-  // git's configuration, as a git command run in the repository reads it:
-  // --remote may name a configured remote.
-  auto config = repo::GitConfig::open(v.repo);
-  if (!config) return fail(Errc::invalid_argument, "git's configuration: " + config.error().message);
-  auto resolved = resolve_remote(a.remote, *config);
-  if (!resolved) return tl::unexpected(resolved.error());
-  v.resolved = std::move(*resolved);
-  // H2: a password, an ambiguous spelling or a malformed URL is a usage
-  // error here, before anything runs; from here on only the canonical form
-  // (no user information) is used or printed.
-  auto remote = wire::parse_remote(v.resolved.url);
-  if (!remote) return tl::unexpected(remote.error());
-  v.lane = remote->lane;
-  v.remote = remote->canonical;
-  if (auto scheme = wire::check_scheme(remote->url, a.allow_http_loopback); !scheme) {
-    return fail(Errc::invalid_argument, scheme.error().message);
-  }
-  if (!transport::is_valid_push_refname(a.ref)) {
-    return fail(Errc::invalid_argument, "'" + a.ref + "' is not a full ref name to update (e.g. refs/heads/main)");
-  }
-  if (a.pack_engine == "git") {
-    auto git = sys::find_on_path("git");
-    if (!git) return fail(Errc::invalid_argument, "--pack-engine git: " + git.error().message);
-    v.git_program = *git;
-  }
-  if (a.oid) {
-    if (!transport::is_valid_oid(*a.oid)) return fail(Errc::invalid_argument, "--oid must be a full 40-hex object id");
-    if (auto ok = repo::check_gated_object(v.repo, *a.oid); !ok) return tl::unexpected(ok.error());
-    v.oid = *a.oid;
-  } else {
-    if (auto ok = repo::check_bounded_revision("--rev", *a.rev); !ok) return tl::unexpected(ok.error());
-    auto id = repo::resolve_revision(v.repo, *a.rev);
-    if (!id) return tl::unexpected(id.error());
-    if (auto ok = repo::check_gated_object(v.repo, *id); !ok) return tl::unexpected(ok.error());
-    v.oid = *id;
-  }
-  if (auto ok = resolve_update(a, *config, v); !ok) return tl::unexpected(ok.error());
-  auto http = http_settings(a, *config, v.resolved);
-  if (!http) return tl::unexpected(http.error());
-  v.http = std::move(*http);
-  // H1: a lane directory we may not use is a usage error too, not a
-  // delivery that fails later. Only an existing one is checked here: bad
-  // input must leave nothing behind, so a missing one is created by the
-  // executor once everything else has been accepted.
-  auto lane_dir = a.lane_dir ? Result<std::string>(*a.lane_dir) : default_lane_dir();
-  if (!lane_dir) return tl::unexpected(lane_dir.error());
-  if (std::filesystem::exists(std::filesystem::symlink_status(*lane_dir, ec))) {
-    if (auto dir = sys::LaneDir::open(*lane_dir); !dir) return tl::unexpected(dir.error());
-  }
-  return v;
-}
-
-}  // namespace
 
 // The executor the command runs its one delivery in: one worker, a
 // subreaper (the CLI forks nothing else: every orphan is a delivery's), the
@@ -227,19 +86,12 @@ ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, 
 // when stderr is a terminal; never with --quiet.
 bool show_meters(const PushArgs& a) { return !a.quiet && a.progress.value_or(sys::is_tty(2)); }
 
-// The delivery as the checked arguments describe it (budget, credentials
-// and observer are added by the caller).
-DeliveryRequest delivery_request(const PushArgs& a, const Validated& v) {
-  DeliveryRequest req;
-  req.repo = v.repo;
-  req.remote = v.resolved.url;
-  req.ref = a.ref;
-  req.oid = v.oid;
-  req.update = v.update;
-  req.expect_old = v.expect_old;
-  req.ca_file = v.http.ca_file;
-  req.proxy = v.http.proxy;
-  req.allow_http_loopback = a.allow_http_loopback;
+// The delivery as the checked arguments describe it, with what only a
+// local push adds (trust, proxy, meters, id, pack engine); budget,
+// credentials and observer are added by the caller.
+CheckedRequest delivery_request(const PushArgs& a, const PushRequest& v) {
+  CheckedRequest checked = v.checked;
+  DeliveryRequest& req = checked.request();
   // The remote's progress is asked for only when it will be shown.
   req.remote_progress = show_meters(a);
   if (a.delivery_id) req.id = *a.delivery_id;
@@ -249,7 +101,7 @@ DeliveryRequest delivery_request(const PushArgs& a, const Validated& v) {
   } else if (a.pack_engine == "libgit2") {
     req.pack_engine = PackEngine::libgit2;
   }  // auto: the executor finds git on PATH, or falls back to libgit2
-  return req;
+  return checked;
 }
 
 // Prints the outcome (JSON on stdout, the human line on stderr unless
@@ -298,8 +150,8 @@ int run_push(const PushArgs& a) {
   // The command's deadline counts from here: the checks and the revision
   // lookup below spend the same budget as the delivery does.
   const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count());
-  auto v = validate(a);
-  if (!v) return push_usage(a, v.error().message);
+  auto v = read_push_request(a, PushSide::local);
+  if (!v) return push_refused(a, v.error());
 
   // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
   // starts so that only the watcher ever sees them. A hang-up (the terminal
@@ -311,19 +163,13 @@ int run_push(const PushArgs& a) {
   auto watcher = sys::SignalWatcher::start([&](int signo) {
     const int n = ++signals;
     std::lock_guard<std::mutex> lock(handle_mu);
+    say_signalled(signo, n);
     if (n == 1) {
-      const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
-      std::fprintf(stderr,
-                   "git-courier: %s: revoking the delivery and confirming the child's stop "
-                   "(cancelling is not rollback)\n",
-                   what);
       if (live) {
         live->revoke(signo == SIGINT   ? "interrupted (SIGINT)"
                      : signo == SIGHUP ? "hung up (SIGHUP)"
                                        : "terminated (SIGTERM)");
       }
-    } else {
-      std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
     }
   });
   if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
@@ -331,10 +177,11 @@ int run_push(const PushArgs& a) {
   auto journal = a.no_journal || a.state ? Result<std::string>(std::string()) : journal_path(a.journal);
   if (!journal) return push_usage(a, journal.error().message);
   ProgressView view(ProgressView::Options{show_meters(a), !a.quiet, stderr});
-  view.set_lane(v->lane);
+  view.set_lane(v->checked.lane());
   const ExecutorOptions eo = executor_options(a, *journal, v->http, view);
 
-  DeliveryRequest req = delivery_request(a, *v);
+  CheckedRequest checked = delivery_request(a, *v);
+  DeliveryRequest& req = checked.request();
   // What is left of the command's budget. The turn's deadline is fixed at
   // submit() from it; the tokens' is taken just before, so it can only be
   // earlier. Nothing left: the executor ends the delivery at once,
@@ -351,7 +198,7 @@ int run_push(const PushArgs& a) {
   Outcome o;
   {
     Executor executor(eo);
-    DeliveryHandle handle = executor.submit(req);
+    DeliveryHandle handle = executor.submit(std::move(checked));
     {
       std::lock_guard<std::mutex> lock(handle_mu);
       live = &handle;
@@ -368,7 +215,8 @@ int run_push(const PushArgs& a) {
   // credential worked is bookkeeping after the fact, and a slow helper
   // must not hold back the answer. It has a bound of its own
   // (kCredentialSettleBound).
-  const int code = report_and_read_back(a, v->http, DeliveryFacts{v->remote, a.ref, v->oid, a.auth}, o);
+  const int code =
+      report_and_read_back(a, v->http, DeliveryFacts{v->checked.remote(), a.ref, v->checked.request().oid, a.auth}, o);
   (*auth)->after(o);
   return code;
 }

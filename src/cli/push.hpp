@@ -8,8 +8,7 @@
 
 #include "cli/args.hpp"
 #include "cli/output.hpp"
-#include "cli/remote_name.hpp"
-#include "courier/outcome.hpp"
+#include "courier/courier.hpp"
 
 namespace courier::cli {
 
@@ -24,11 +23,12 @@ int push_usage(const PushArgs& a, const std::string& message);
 // Meters on stderr: --progress/--no-progress, else when stderr is a
 // terminal; never with --quiet.
 bool show_meters(const PushArgs& a);
-// The id --force-with-lease expects the remote's ref at, as git computes
-// it from the repository at `repo` (absolute) and the resolved --remote.
-// Errors: invalid_argument.
-Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, const repo::GitConfig& config,
-                                      const std::string& repo, const ResolvedRemote& remote);
+// A signal's word on stderr, the nth received (SIGINT, SIGTERM, SIGHUP):
+// the first revokes, the later ones are told the stop is being confirmed.
+void say_signalled(int signo, int nth);
+// Refused fields (cli/push_request.hpp): each message on stderr, and with
+// --json the usage object with every one in "errors". Returns kExitUsage.
+int push_refused(const PushArgs& a, const FieldErrors& errors);
 // Prints the outcome (JSON on stdout, the human line and any hint on stderr
 // unless quiet and fine) and returns the exit code.
 int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts);

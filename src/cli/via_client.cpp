@@ -20,15 +20,13 @@
 #include "cli/output.hpp"
 #include "cli/progress_view.hpp"
 #include "cli/push.hpp"
+#include "cli/push_request.hpp"
 #include "cli/via_answer.hpp"
-#include "cli/remote_name.hpp"
-#include "repo/git_config.hpp"
 #include "report/outcome_json.hpp"
 #include "sys/clock.hpp"
 #include "sys/lazy_library.hpp"
 #include "sys/signals.hpp"
 #include "transport/http_leg.hpp"
-#include "wire/remote.hpp"
 #include "wire/text.hpp"
 #include "wire/url.hpp"
 
@@ -183,46 +181,29 @@ class ServiceSocket {
 
 // The delivery as the service is asked for it.
 struct Target {
-  std::string repo;       // absolute
-  std::string url;        // --remote resolved through the repository's configuration
-  std::string lane;       // for the "waiting for lane" line
+  PushRequest request;    // judged here as far as it can be without the service
   std::string canonical;  // the remote as an outcome names it
-  // --force-with-lease: the id it expects, read here from the repository's
-  // remote-tracking refs (the service sees only the request).
-  std::optional<std::string> lease_expect;
 };
 
 // --repo, --remote and --force-with-lease as a local push reads them (an
-// absolute path; a configured remote's URL; the lease's id); the URL taken
-// apart here too, so that a
-// password in it never leaves this process (H2). Errors: invalid_argument.
-Result<Target> resolve_target(const PushArgs& a) {
-  std::error_code ec;
-  if (!std::filesystem::exists(a.repo, ec)) return fail(Errc::invalid_argument, "no repository at " + a.repo);
+// absolute path; a configured remote's URL; the lease's id), and every
+// field the service would refuse whatever its configuration, judged here
+// by the same validate(): the URL is taken apart here too, so that a
+// password in it never leaves this process (H2). Errors: every refused field.
+tl::expected<Target, FieldErrors> resolve_target(const PushArgs& a) {
+  auto request = read_push_request(a, PushSide::via);
+  if (!request) return tl::unexpected(std::move(request.error()));
   Target t;
-  t.repo = std::filesystem::absolute(a.repo, ec).lexically_normal().string();
-  if (t.repo.size() > 1 && t.repo.back() == '/') t.repo.pop_back();
-  auto config = repo::GitConfig::open(t.repo);
-  if (!config) return fail(Errc::invalid_argument, "git's configuration: " + config.error().message);
-  auto resolved = resolve_remote(a.remote, *config);
-  if (!resolved) return tl::unexpected(resolved.error());
-  auto remote = wire::parse_remote(resolved->url);
-  if (!remote) return tl::unexpected(remote.error());
-  t.url = resolved->url;
-  t.lane = remote->lane;
-  t.canonical = remote->canonical;
-  if (a.lease) {
-    auto expect = lease_expectation(a, *a.lease, *config, t.repo, *resolved);
-    if (!expect) return tl::unexpected(expect.error());
-    t.lease_expect = std::move(*expect);
-  }
+  t.canonical = request->checked.remote();
+  t.request = std::move(*request);
   return t;
 }
 
 // POST /v1/deliveries's body (docs/service.md).
 std::string submission(const PushArgs& a, const Target& t, std::int64_t left_ms) {
-  json b = {{"repo", t.repo},
-            {"remote", t.url},
+  const DeliveryRequest& req = t.request.checked.request();
+  json b = {{"repo", req.repo},
+            {"remote", t.request.resolved.url},
             {"ref", a.ref},
             {"deadline", std::to_string(std::max<std::int64_t>(left_ms, 1)) + "ms"},
             {"remote_progress", show_meters(a)}};
@@ -230,8 +211,7 @@ std::string submission(const PushArgs& a, const Target& t, std::int64_t left_ms)
   if (a.rev) b["rev"] = *a.rev;
   if (a.credential) b["credential"] = *a.credential;
   if (a.force) b["update"] = "force";
-  if (a.expect_old) b["update"] = {{"expect_old", *a.expect_old}};
-  if (t.lease_expect) b["update"] = {{"expect_old", *t.lease_expect}};
+  if (req.update == UpdateMode::expect_old && req.expect_old) b["update"] = {{"expect_old", *req.expect_old}};
   if (a.delivery_id) b["id"] = *a.delivery_id;
   return b.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -277,16 +257,8 @@ class Revoker {
   // From the signal watcher's thread.
   void on_signal(int signo) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (++signals_ > 1) {
-      std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
-      return;
-    }
-    const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
-    std::fprintf(stderr,
-                 "git-courier: %s: revoking the delivery and confirming the child's stop "
-                 "(cancelling is not rollback)\n",
-                 what);
-    if (!id_.empty()) revoke_locked();
+    say_signalled(signo, ++signals_);
+    if (signals_ == 1 && !id_.empty()) revoke_locked();
   }
 
   // The delivery's id, once the service gave it: a signal that came before
@@ -469,7 +441,7 @@ int run_push_via(const PushArgs& a) {
   // The command's deadline counts from here, as a local push's does.
   const sys::MonoNs started = sys::mono_now_ns();
   auto target = resolve_target(a);
-  if (!target) return push_usage(a, target.error().message);
+  if (!target) return push_refused(a, target.error());
   if (auto lib = sys::load_shared_library(sys::SharedLibrary::curl); !lib) {
     return stopped(a, Stop{kExitFailed, lib.error().message});
   }
@@ -479,7 +451,7 @@ int run_push_via(const PushArgs& a) {
   auto watcher = sys::SignalWatcher::start([&revoker](int signo) { revoker.on_signal(signo); });
   if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
   ProgressView view(ProgressView::Options{show_meters(a), !a.quiet, stderr});
-  view.set_lane(target->lane);
+  view.set_lane(target->request.checked.lane());
 
   const std::int64_t left_ms = a.deadline.count() - (sys::mono_now_ns() - started) / sys::kNsPerMs;
   auto submitted = submit(socket, submission(a, *target, left_ms));

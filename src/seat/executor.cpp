@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "request/checked_parts.hpp"
 #include "seat/executor_core.hpp"
 #include "seat/recovery.hpp"
 #include "seat/state_journal.hpp"
@@ -193,12 +194,33 @@ Executor::~Executor() {
 }
 
 DeliveryHandle Executor::submit(DeliveryRequest request) {
+  auto checked = validate(request);
+  if (checked) return submit(std::move(*checked));
   auto d = std::make_shared<DeliveryHandle::Shared>();
   d->id = impl_->next_id++;
   d->req = std::move(request);
   d->exec = impl_;
   DeliveryHandle handle(d);
-  impl_->submit(d);
+  impl_->submit(d, describe(checked.error()));
+  return handle;
+}
+
+// H2, T1: the remote and the proxy as validate() read them; a request
+// changed since (or never validated) is judged again, never trusted.
+DeliveryHandle Executor::submit(CheckedRequest request) {
+  if (!request.valid() || !request.parts()->still_describes(request.request())) {
+    return submit(DeliveryRequest(std::move(request.request())));
+  }
+  auto d = std::make_shared<DeliveryHandle::Shared>();
+  d->id = impl_->next_id++;
+  const CheckedParts& parts = *request.parts();
+  d->lane = parts.remote.lane;
+  d->remote = parts.remote.canonical;
+  d->proxy = parts.proxy;
+  d->req = std::move(request.request());
+  d->exec = impl_;
+  DeliveryHandle handle(d);
+  impl_->submit(d, std::nullopt);
   return handle;
 }
 

@@ -102,7 +102,8 @@ struct Executor::Impl {
   void end_turn(const DeliveryPtr& d, const Outcome& o) COURIER_EXCLUDES(mu);
 
   // submission.cpp: a request becomes a queued delivery, or finishes here.
-  void submit(const DeliveryPtr& d) COURIER_EXCLUDES(mu);
+  // `refused`: validate()'s refusal, the reason the delivery ends `failed`.
+  void submit(const DeliveryPtr& d, const std::optional<std::string>& refused) COURIER_EXCLUDES(mu);
   bool admit(const DeliveryPtr& d);
   static bool expired_at_submit(const DeliveryPtr& d);
 };

@@ -1,6 +1,6 @@
-// submission.cpp — a request becomes a delivery: its deadline fixed (D1),
-// its remote and proxy read once (H2, T1), admitted to the journal under
-// its id (J1, J4), and queued; or finished here, with the reason, before
+// submission.cpp — a validated request becomes a delivery: its deadline
+// fixed (D1), admitted to the journal under its id (J1, J4), and queued; or
+// finished here, with the reason (validate()'s refusal among them), before
 // any seat, claim or child.
 #include <algorithm>
 
@@ -9,8 +9,6 @@
 #include "seat/executor_core.hpp"
 #include "seat/pack_engine.hpp"
 #include "seat/state_journal.hpp"
-#include "wire/proxy.hpp"
-#include "wire/remote.hpp"
 
 namespace courier {
 
@@ -41,32 +39,13 @@ void refuse_now(const DeliveryPtr& d, OutcomeKind kind, const std::string& why) 
   d->finish(d->never_dispatched(kind, why));
 }
 
-// The request's own checks, before the journal: H2 (one canonical form
-// for the lane and for what the child requests; an ambiguous spelling or a
-// password never gets this far), T1 (a proxy kind other than an http://
-// CONNECT tunnel is refused, never bypassed; the message never shows its
-// credentials). The reason it is refused, or nothing.
-std::optional<std::string> read_request(DeliveryHandle::Shared& d) {
-  auto remote = wire::parse_remote(d.req.remote);
-  if (!remote) return remote.error().message;
-  d.lane = remote->lane;
-  d.remote = remote->canonical;
-  if (d.req.proxy) {
-    auto proxy = wire::parse_proxy(*d.req.proxy);
-    if (!proxy) return proxy.error().message;
-    d.proxy = std::move(*proxy);
-  }
-  if (d.req.update == UpdateMode::expect_old && !d.req.expect_old) {
-    return "update expect_old needs expect_old: the id the remote's ref must be at";
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
-void Executor::Impl::submit(const DeliveryPtr& d) {
+void Executor::Impl::submit(const DeliveryPtr& d, const std::optional<std::string>& refused) {
   fix_deadline(*d, d->req);
-  if (auto why = read_request(*d)) return refuse_now(d, OutcomeKind::failed, *why);
+  // The request's own checks were validate()'s (H2, T1): the lane, the
+  // canonical remote and the proxy come read; a refusal ends it here.
+  if (refused) return refuse_now(d, OutcomeKind::failed, *refused);
   if (leases.wanted() && !leases.active()) return refuse_now(d, OutcomeKind::failed, leases.refusal());
   if (!admit(d)) return;
   if (expired_at_submit(d)) return;

@@ -57,6 +57,23 @@ RepositoryChecks repository_checks(const std::string& root) {
   return c;
 }
 
+json error_object(const Refusal& r) {
+  return {{"code", r.code}, {"field", r.field.empty() ? json(nullptr) : json(r.field)}, {"message", r.message}};
+}
+
+// One refusal: {"error": {"code", "field" (null for none), "message"}}.
+ApiResponse error_document(int status, const std::string& code, const std::string& field, const std::string& message) {
+  return document(status, {{"error", error_object(Refusal{status, code, field, message})}});
+}
+
+// A refused submission: the first refusal is the answer's "error" (its
+// status, too), and every refusal is in "errors", in the same shape.
+ApiResponse refused(const Refusals& all) {
+  json errors = json::array();
+  for (const auto& r : all) errors.push_back(error_object(r));
+  return document(all.front().status, {{"error", error_object(all.front())}, {"errors", errors}});
+}
+
 json outcome_doc(const Outcome& o, const std::string& remote, const std::string& ref, const std::string& oid) {
   return report::outcome_to_json(o, report::OutcomeFacts{remote, ref, oid, std::nullopt});
 }
@@ -126,9 +143,7 @@ Api::Api(ApiConfig config, Deliveries& deliveries, Metrics& metrics)
 
 ApiResponse Api::error(int status, const std::string& code, const std::string& field, const std::string& message) {
   metrics_.api_request(status);
-  return document(
-      status,
-      {{"error", {{"code", code}, {"field", field.empty() ? json(nullptr) : json(field)}, {"message", message}}}});
+  return error_document(status, code, field, message);
 }
 
 ApiResponse Api::handle(const ApiRequest& r) {
@@ -138,11 +153,6 @@ ApiResponse Api::handle(const ApiRequest& r) {
 }
 
 ApiResponse Api::route(const ApiRequest& r) {
-  auto err = [](int status, const std::string& code, const std::string& field, const std::string& message) {
-    return document(
-        status,
-        {{"error", {{"code", code}, {"field", field.empty() ? json(nullptr) : json(field)}, {"message", message}}}});
-  };
   const std::string prefix = "/v1/deliveries/";
   if (r.path == "/healthz" && r.method == "GET") return health();
   if (r.path == "/metrics" && r.method == "GET") {
@@ -154,33 +164,29 @@ ApiResponse Api::route(const ApiRequest& r) {
   if (r.path == "/v1/deliveries") {
     if (r.method == "POST") return post_delivery(r);
     if (r.method == "GET") return list(r.query);
-    return err(405, "method_not_allowed", "", r.method + " " + r.path + " is not allowed");
+    return error_document(405, "method_not_allowed", "", r.method + " " + r.path + " is not allowed");
   }
   if (r.path.rfind(prefix, 0) == 0) {
     std::string rest = r.path.substr(prefix.size());
     const bool events = rest.size() > 7 && rest.compare(rest.size() - 7, 7, "/events") == 0;
     if (events) rest.resize(rest.size() - 7);
-    if (!wire::check_delivery_id(rest)) return err(404, "not_found", "", "no delivery " + rest);
+    if (!wire::check_delivery_id(rest)) return error_document(404, "not_found", "", "no delivery " + rest);
     if (events && r.method == "GET") return get_events(rest, r.query);
     if (!events && r.method == "GET") return get_delivery(rest);
     if (!events && r.method == "DELETE") return delete_delivery(rest);
-    return err(405, "method_not_allowed", "", r.method + " " + r.path + " is not allowed");
+    return error_document(405, "method_not_allowed", "", r.method + " " + r.path + " is not allowed");
   }
-  return err(404, "not_found", "", "no route " + r.path);
+  return error_document(404, "not_found", "", "no route " + r.path);
 }
 
 ApiResponse Api::post_delivery(const ApiRequest& r) {
-  auto err = [](int status, const std::string& code, const std::string& field, const std::string& message) {
-    return document(
-        status,
-        {{"error", {{"code", code}, {"field", field.empty() ? json(nullptr) : json(field)}, {"message", message}}}});
-  };
   if (r.body_too_large) {
-    return err(413, "body_too_large", "", "the body is larger than " + std::to_string(kMaxBody) + " bytes");
+    return error_document(413, "body_too_large", "", "the body is larger than " + std::to_string(kMaxBody) + " bytes");
   }
-  if (deliveries_.draining()) return err(503, "draining", "", "the service is stopping and accepts no delivery");
+  if (deliveries_.draining())
+    return error_document(503, "draining", "", "the service is stopping and accepts no delivery");
   auto in = read_submission(r.body, config_, repository_checks(config_.repo_root));
-  if (!in) return err(in.error().status, in.error().code, in.error().field, in.error().message);
+  if (!in) return refused(in.error());
   SubmitResult s = deliveries_.submit(*in);
   switch (s.kind) {
     case SubmitResult::Kind::accepted:
@@ -191,22 +197,23 @@ ApiResponse Api::post_delivery(const ApiRequest& r) {
       return document(200, {{"id", s.outcome.delivery_id},
                             {"state", finished_word()},
                             {"replayed", true},
-                            {"outcome", outcome_doc(s.outcome, in->remote_canonical, in->ref, in->oid)}});
+                            {"outcome", outcome_doc(s.outcome, in->checked.remote(), in->checked.request().ref,
+                                                    in->checked.request().oid)}});
     case SubmitResult::Kind::conflict:
-      return err(409, "id_conflict", "id", s.message);
+      return error_document(409, "id_conflict", "id", s.message);
     case SubmitResult::Kind::queue_full: {
-      ApiResponse q =
-          err(429, "queue_full", "",
-              "too many deliveries are waiting (--max-queued); retry after " + std::to_string(s.retry_after_s) + " s");
+      ApiResponse q = error_document(
+          429, "queue_full", "",
+          "too many deliveries are waiting (--max-queued); retry after " + std::to_string(s.retry_after_s) + " s");
       q.headers.emplace_back("Retry-After", std::to_string(s.retry_after_s));
       return q;
     }
     case SubmitResult::Kind::draining:
-      return err(503, "draining", "", "the service is stopping and accepts no delivery");
+      return error_document(503, "draining", "", "the service is stopping and accepts no delivery");
     case SubmitResult::Kind::refused:
       break;
   }
-  return err(500, "credential_failed", "credential", s.message);
+  return error_document(500, "credential_failed", "credential", s.message);
 }
 
 ApiResponse Api::get_delivery(const std::string& id) {

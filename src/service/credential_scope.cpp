@@ -42,6 +42,14 @@ bool scope_admits(const std::vector<std::string>& scope, std::string_view remote
   return std::any_of(scope.begin(), scope.end(), [&](const std::string& e) { return under(e, r->canonical); });
 }
 
+bool scope_admits_canonical(const std::vector<std::string>& scope, const std::string& canonical) {
+  return std::any_of(scope.begin(), scope.end(), [&](const std::string& e) { return under(e, canonical); });
+}
+
+bool scope_admits(const std::vector<std::string>& scope, const CheckedRequest& request) {
+  return request.valid() && scope_admits_canonical(scope, request.remote());
+}
+
 Result<ServiceCredentials> service_credentials(const std::map<std::string, std::string>& specs,
                                                const std::map<std::string, std::vector<std::string>>& scopes) {
   for (const auto& [name, entries] : scopes) {

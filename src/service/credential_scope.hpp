@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "courier/courier.hpp"
 #include "courier/result.hpp"
 
 namespace courier::service {
@@ -42,6 +43,10 @@ Result<std::string> scope_entry(std::string_view url);
 // or under one at a path-segment boundary. A remote that does not parse is
 // admitted by no scope.
 bool scope_admits(const std::vector<std::string>& scope, std::string_view remote);
+// The same for a remote validate() read already (its canonical form), not
+// read again; and for a request validate() accepted.
+bool scope_admits_canonical(const std::vector<std::string>& scope, const std::string& canonical);
+bool scope_admits(const std::vector<std::string>& scope, const CheckedRequest& request);
 
 // The credentials of `serve`'s options: every name in `specs` with the
 // entries `scopes` gives it. Errors: invalid_argument naming the credential

@@ -121,8 +121,9 @@ std::optional<journal::Record> Deliveries::journalled(const std::string& id) con
 std::optional<std::string> Deliveries::conflict(const SubmitInput& in, const std::shared_ptr<Delivery>& known) const {
   auto differs = [&](const std::string& repo, const std::string& remote, const std::string& ref,
                      const std::string& oid) -> std::optional<std::string> {
-    for (auto [name, a, b] : {std::tuple{"repo", &repo, &in.repo}, std::tuple{"remote", &remote, &in.remote_canonical},
-                              std::tuple{"ref", &ref, &in.ref}, std::tuple{"oid", &oid, &in.oid}}) {
+    const DeliveryRequest& r = in.checked.request();
+    for (auto [name, a, b] : {std::tuple{"repo", &repo, &r.repo}, std::tuple{"remote", &remote, &in.checked.remote()},
+                              std::tuple{"ref", &ref, &r.ref}, std::tuple{"oid", &oid, &r.oid}}) {
       if (*a != *b) {
         return "delivery id " + in.id + " was submitted for another " + name + " (" + *a + ", not " + *b +
                "): a new delivery needs a new id";
@@ -173,10 +174,10 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
   auto d = std::make_shared<Delivery>();
   d->impl = std::make_shared<Delivery::Impl>();
   d->id = in.id.empty() ? seat::new_delivery_id() : in.id;
-  d->repo = in.repo;
-  d->remote = in.remote_canonical;
-  d->ref = in.ref;
-  d->oid = in.oid;
+  d->repo = in.checked.request().repo;
+  d->remote = in.checked.remote();
+  d->ref = in.checked.request().ref;
+  d->oid = in.checked.request().oid;
   d->credential = in.credential;
   d->submitted_unix_ms = journal::wall_now_ms();
   d->impl->id = d->id;
@@ -209,35 +210,30 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
 
 // The executor's request for a submission: the delivery, its note for a
 // restarted service, the service's trust settings, the event feed.
-DeliveryRequest Deliveries::request_for(const SubmitInput& in, const std::shared_ptr<Delivery>& d) {
-  DeliveryRequest req;
+CheckedRequest Deliveries::request_for(const SubmitInput& in, const std::shared_ptr<Delivery>& d) {
+  CheckedRequest checked = in.checked;
+  DeliveryRequest& req = checked.request();
   req.id = d->id;
-  req.repo = in.repo;
-  req.remote = in.remote;
-  req.ref = in.ref;
-  req.oid = in.oid;
-  req.update = in.update;
-  req.expect_old = in.expect_old;
   req.budget = in.deadline;
   req.deadline_unix_ms = in.deadline_unix_ms;
   // What a restarted service needs to submit it again (resume.hpp); the
   // credential by its name only.
   ServiceNote note;
   if (!in.credential.empty()) note.credential = in.credential;
-  note.update = in.update;
+  note.update = req.update;
   note.remote_progress = in.remote_progress;
   req.journal_note = note_text(note);
   req.ca_file = opt_.ca_file;
-  req.allow_http_loopback = opt_.allow_http_loopback;
   req.remote_progress = in.remote_progress;
   std::weak_ptr<Delivery::Impl> weak = d->impl;
   req.on_event = [this, weak](const DeliveryEvent& e) { on_event(weak, e); };
-  return req;
+  return checked;
 }
 
 SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d) {
   SubmitResult res;
-  DeliveryRequest req = request_for(in, d);
+  CheckedRequest checked = request_for(in, d);
+  DeliveryRequest& req = checked.request();
   if (!in.credential_spec.empty()) {
     // The tokens' deadline is taken before submit(), so it is no later
     // than the turn's.
@@ -272,7 +268,7 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
              {"ref", d->ref},
              {"oid", d->oid},
              {"credential", d->credential.empty() ? nlohmann::json(nullptr) : nlohmann::json(d->credential)}});
-  DeliveryHandle handle = executor_->submit(req);
+  DeliveryHandle handle = executor_->submit(std::move(checked));
   if (auto r = journalled(d->id)) {
     std::lock_guard<std::mutex> lock(d->impl->mu);
     d->impl->attempt = r->submission.attempt;

@@ -69,11 +69,9 @@ class Delivery {
 // A validated submission (the API checked every field).
 struct SubmitInput {
   std::string id;  // empty: a new id is made
-  std::string repo;
-  std::string remote;  // as given (the executor requests its canonical form)
-  std::string remote_canonical;
-  std::string ref;
-  std::string oid;
+  // The delivery (repo, remote, ref, oid, update, expect_old) as
+  // validate() accepted it: its remote read once (H2), never again.
+  CheckedRequest checked;
   std::chrono::milliseconds deadline{150'000};
   // Instead of `deadline`: the absolute instant (wall clock, ms since the
   // epoch), for a delivery resumed after a crash, which keeps its first
@@ -81,8 +79,6 @@ struct SubmitInput {
   std::optional<std::int64_t> deadline_unix_ms;
   std::string credential;       // a name among the service's credentials ("": none)
   std::string credential_spec;  // what that name stands for (key:FILE, ...)
-  UpdateMode update = UpdateMode::fast_forward;
-  std::optional<std::string> expect_old;
   bool remote_progress = false;
 };
 
@@ -153,7 +149,7 @@ class Deliveries {
   void on_event(const std::weak_ptr<Delivery::Impl>& w, const DeliveryEvent& e);
   void finished(Delivery::Impl& d);
   std::optional<std::string> conflict(const SubmitInput& in, const std::shared_ptr<Delivery>& known) const;
-  DeliveryRequest request_for(const SubmitInput& in, const std::shared_ptr<Delivery>& d);
+  CheckedRequest request_for(const SubmitInput& in, const std::shared_ptr<Delivery>& d);
   SubmitResult run(const SubmitInput& in, std::shared_ptr<Delivery> d);
   void forget_old_locked();
 

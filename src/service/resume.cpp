@@ -57,18 +57,25 @@ Result<std::vector<LeftBehind>> find_left_behind(journal::Journal& j) {
   return out;
 }
 
-Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials& credentials) {
+Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials& credentials,
+                                 bool allow_http_loopback) {
   const journal::Submission& s = lb.submission;
   SubmitInput in;
   in.id = s.id;
-  in.repo = s.repo;
-  in.remote = s.remote;  // canonical, and without user information (H2)
-  in.remote_canonical = s.remote;
-  in.ref = s.ref;
-  in.oid = s.oid;
+  // The journal's row judged as a request is (a shared database's row may
+  // be hostile): its remote read here, once (H2).
+  DeliveryRequest req;
+  req.repo = s.repo;
+  req.remote = s.remote;  // canonical, and without user information (H2)
+  req.ref = s.ref;
+  req.oid = s.oid;
+  req.update = lb.note.update;
+  req.expect_old = s.expect_old;
+  req.allow_http_loopback = allow_http_loopback;
+  auto checked = validate(std::move(req));
+  if (!checked) return fail(Errc::invalid_argument, describe(checked.error()));
+  in.checked = std::move(*checked);
   in.deadline_unix_ms = s.deadline_unix_ms;
-  in.update = lb.note.update;
-  in.expect_old = s.expect_old;
   in.remote_progress = lb.note.remote_progress;
   if (lb.note.credential) {
     const auto it = credentials.find(*lb.note.credential);
@@ -77,7 +84,7 @@ Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials&
     }
     // The journal is no authority on where a credential may go: the scope
     // configured now is (a delivery whose remote left it is not resumed).
-    if (!scope_admits(it->second.scope, s.remote)) {
+    if (!scope_admits(it->second.scope, in.checked)) {
       return fail(Errc::invalid_argument, out_of_scope_message(it->first, s.remote));
     }
     in.credential = it->first;
@@ -87,11 +94,11 @@ Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials&
 }
 
 std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,
-                               const ServiceCredentials& credentials) {
+                               const ServiceCredentials& credentials, bool allow_http_loopback) {
   std::size_t submitted = 0;
   for (const LeftBehind& lb : left) {
     const std::string& id = lb.submission.id;
-    auto in = resubmission(lb, credentials);
+    auto in = resubmission(lb, credentials, allow_http_loopback);
     if (!in) {
       log_event(LogLevel::warn, "resume_refused", {{"delivery", id}, {"message", in.error().message}});
       continue;

@@ -65,14 +65,16 @@ Result<std::vector<LeftBehind>> find_left_behind(journal::Journal& j);
 // down ends it deadline_killed before dispatch, saying so). Errors:
 // invalid_argument (the credential it named is no longer configured: it is
 // not sent without one, nor with another; or the remote is outside that
-// credential's scope).
-Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials& credentials);
+// credential's scope; the journalled request refused by validate(), with
+// the service's `allow_http_loopback`).
+Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials& credentials,
+                                 bool allow_http_loopback = false);
 
 // Submits each left-behind delivery again through the registry (J4: the
 // next attempt of an id interrupted before its claim), logging each
 // (`resumed`, or `resume_refused` with why: it then stays `interrupted`,
 // remote_effect none, in the journal). Returns how many were submitted.
 std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,
-                               const ServiceCredentials& credentials);
+                               const ServiceCredentials& credentials, bool allow_http_loopback = false);
 
 }  // namespace courier::service

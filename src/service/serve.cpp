@@ -260,7 +260,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   auto executor = std::make_unique<Executor>(executor_options(o, journal_path, std::move(read_back)));
   deliveries.attach(executor.get());
   if (!left->empty()) {
-    const std::size_t resumed = resume_left_behind(*left, deliveries, config->credentials);
+    const std::size_t resumed = resume_left_behind(*left, deliveries, config->credentials, config->allow_http_loopback);
     log_event(LogLevel::info, "resume", {{"left_behind", left->size()}, {"resumed", resumed}});
   }
 

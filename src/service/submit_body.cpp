@@ -1,12 +1,11 @@
 // submit_body.cpp — the POST body read field by field, in the order a
-// person would fix them; the repository looked at only through the
+// person would fix them, every refusal kept; the request itself judged by
+// the library's validate(); the repository looked at only through the
 // RepositoryChecks given.
 #include "service/submit_body.hpp"
 
 #include <algorithm>
 
-#include "transport/oid.hpp"
-#include "transport/refname.hpp"
 #include "wire/grammar.hpp"
 #include "wire/json.hpp"
 #include "wire/remote.hpp"
@@ -71,28 +70,29 @@ tl::expected<std::string, Refusal> repo_field(const json& body, const Repository
   return checks.locate(*repo);
 }
 
-tl::expected<void, Refusal> update_field(const json& body, SubmitInput& in) {
+// "update": its shape here; the id of {"expect_old": ID} is validate()'s.
+tl::expected<void, Refusal> update_field(const json& body, DeliveryRequest& req) {
   if (!body.contains("update")) return {};
   const json& u = body["update"];
   if (u.is_string() && u == "fast_forward") return {};
   if (u.is_string() && u == "force") {
-    in.update = UpdateMode::force;
+    req.update = UpdateMode::force;
     return {};
   }
-  if (u.is_object() && u.size() == 1 && u.contains("expect_old") && u["expect_old"].is_string() &&
-      transport::is_valid_oid(u["expect_old"].get<std::string>())) {
-    in.update = UpdateMode::expect_old;
-    in.expect_old = u["expect_old"].get<std::string>();
+  if (u.is_object() && u.size() == 1 && u.contains("expect_old") && u["expect_old"].is_string()) {
+    req.update = UpdateMode::expect_old;
+    req.expect_old = u["expect_old"].get<std::string>();
     return {};
   }
   return refuse(400, "bad_field", "update",
                 "\"update\" is \"fast_forward\", \"force\" or {\"expect_old\": a full 40-hex id (all zeros: absent)}");
 }
 
-// The object: exactly one of "oid" (a full id) and "rev" (a revision of the
-// repository, looked up here with the CLI's rules), checked to be a commit
-// or an annotated tag of one.
-tl::expected<void, Refusal> object_field(const json& body, const RepositoryChecks& checks, SubmitInput& in) {
+// The object: exactly one of "oid" (a full id, judged by validate()) and
+// "rev" (a revision of the repository, looked up here with the CLI's
+// rules). Whether it is a commit or an annotated tag of one is validate()'s
+// look, through the checks given.
+tl::expected<void, Refusal> object_field(const json& body, const RepositoryChecks& checks, DeliveryRequest& req) {
   auto oid = string_field(body, "oid", false);
   if (!oid) return tl::unexpected(oid.error());
   auto rev = string_field(body, "rev", false);
@@ -102,101 +102,144 @@ tl::expected<void, Refusal> object_field(const json& body, const RepositoryCheck
                   "give exactly one of \"oid\" and \"rev\"");
   }
   if (body.contains("oid")) {
-    if (!transport::is_valid_oid(*oid)) return refuse(400, "bad_field", "oid", "\"oid\" must be a full 40-hex id");
-    if (auto ok = checks.gated_object(in.repo, *oid); !ok) {
-      return refuse(400, "bad_field", "oid", ok.error().message);
-    }
-    in.oid = *oid;
+    req.oid = *oid;
     return {};
   }
-  auto id = checks.resolve_revision(in.repo, *rev);
+  if (req.repo.empty()) return {};  // no repository to look the revision up in (refused already)
+  auto id = checks.resolve_revision(req.repo, *rev);
   if (!id) return refuse(400, "bad_field", "rev", id.error().message);
-  if (auto ok = checks.gated_object(in.repo, *id); !ok) return refuse(400, "bad_field", "rev", ok.error().message);
-  in.oid = *id;
+  req.oid = *id;
   return {};
 }
 
-tl::expected<void, Refusal> remote_field(const json& body, bool allow_http_loopback, SubmitInput& in) {
-  auto remote = string_field(body, "remote", true);
-  if (!remote) return tl::unexpected(remote.error());
-  // The one URL owner (H2): a password, an ambiguous spelling or a
-  // malformed URL is refused here; only the canonical form is kept.
-  auto parsed = wire::parse_remote(*remote);
-  if (!parsed) return refuse(400, "bad_remote", "remote", parsed.error().message);
-  if (parsed->user) {
-    return refuse(400, "bad_remote", "remote",
-                  "\"remote\" carries user information; name a credential of the service instead");
+constexpr const char* kCredentialOutOfScope = "credential_out_of_scope";
+
+// Where a field's refusal stands among the others: the order a person
+// would fix them in (the body's order below).
+int rank(const std::string& field) {
+  const char* const order[] = {"id",         "repo",   "remote",          "ref", "deadline",
+                               "credential", "update", "remote_progress", "oid", "rev"};
+  for (int i = 0; i < static_cast<int>(std::size(order)); ++i) {
+    if (field == order[i]) return i;
   }
-  if (auto ok = wire::check_scheme(parsed->url, allow_http_loopback); !ok) {
-    return refuse(400, "bad_remote", "remote", ok.error().message);
-  }
-  in.remote = parsed->canonical;
-  in.remote_canonical = parsed->canonical;
-  return {};
+  return static_cast<int>(std::size(order));
 }
 
-// Every field of the POST body, in the order a person would fix them.
-tl::expected<SubmitInput, Refusal> submission(const json& body, const ApiConfig& config,
-                                              const RepositoryChecks& checks) {
-  if (!body.is_object()) return refuse(400, "bad_json", "", "the body must be a JSON object");
+// The first refusal of a reading, kept, and the reading goes on: every
+// field is judged, not only the first bad one.
+template <typename T>
+bool keep(const tl::expected<T, Refusal>& r, Refusals& out) {
+  if (r) return true;
+  out.push_back(r.error());
+  return false;
+}
+
+// validate()'s refusals in the body's words: "expect_old" is "update", the
+// object of a "rev" is "rev"; what was refused already is not said twice.
+void take(const json& body, FieldErrors refused, bool repo_ok, bool object_ok, Refusals& out) {
+  for (auto& e : refused) {
+    if (e.field == "repo" && !repo_ok) continue;
+    if (e.field == "oid" && !object_ok) continue;
+    if (e.field == "oid" && body.contains("rev")) {
+      if (e.code == std::string(kMissingField)) continue;  // the revision was not looked up: said already
+      e.field = "rev";
+    }
+    if (e.field == "expect_old") e.field = "update";
+    out.push_back(Refusal{e.code == kCredentialOutOfScope ? 403 : 400, e.code, e.field, e.message});
+  }
+}
+
+// Every field of the POST body, in the order a person would fix them; all
+// the refusals, not only the first.
+tl::expected<SubmitInput, Refusals> submission(const json& body, const ApiConfig& config,
+                                               const RepositoryChecks& checks) {
+  if (!body.is_object())
+    return tl::unexpected(Refusals{Refusal{400, "bad_json", "", "the body must be a JSON object"}});
+  Refusals out;
   for (auto it = body.begin(); it != body.end(); ++it) {
     if (std::find(std::begin(kPostFields), std::end(kPostFields), it.key()) == std::end(kPostFields)) {
-      return refuse(400, "unknown_field", it.key(), "unknown field \"" + it.key() + "\"");
+      out.push_back(Refusal{400, "unknown_field", it.key(), "unknown field \"" + it.key() + "\""});
     }
   }
+  if (!out.empty()) return tl::unexpected(std::move(out));
   SubmitInput in;
+  DeliveryRequest req;
   auto id = string_field(body, "id", false);
-  if (!id) return tl::unexpected(id.error());
-  if (!id->empty() || body.contains("id")) {
-    if (auto ok = wire::check_delivery_id(*id); !ok) return refuse(400, "bad_field", "id", ok.error().message);
-    in.id = *id;
+  if (keep(id, out) && (!id->empty() || body.contains("id"))) {
+    if (auto ok = wire::check_delivery_id(*id); !ok) {
+      out.push_back(Refusal{400, "bad_field", "id", ok.error().message});
+    } else {
+      in.id = *id;
+    }
   }
   auto repo = repo_field(body, checks);
-  if (!repo) return tl::unexpected(repo.error());
-  in.repo = *repo;
-  if (auto ok = remote_field(body, config.allow_http_loopback, in); !ok) return tl::unexpected(ok.error());
-  auto ref = string_field(body, "ref", true);
-  if (!ref) return tl::unexpected(ref.error());
-  if (!transport::is_valid_push_refname(*ref)) {
-    return refuse(400, "bad_field", "ref", "\"ref\" must be a full ref name to update (e.g. refs/heads/main)");
-  }
-  in.ref = *ref;
+  const bool repo_ok = keep(repo, out);
+  if (repo_ok) req.repo = *repo;
+  auto remote = string_field(body, "remote", false);
+  if (keep(remote, out)) req.remote = *remote;
+  auto ref = string_field(body, "ref", false);
+  if (keep(ref, out)) req.ref = *ref;
   auto deadline = deadline_field(body);
-  if (!deadline) return tl::unexpected(deadline.error());
-  in.deadline = *deadline;
+  if (keep(deadline, out)) in.deadline = *deadline;
   auto credential = string_field(body, "credential", false);
-  if (!credential) return tl::unexpected(credential.error());
-  if (body.contains("credential")) {
+  std::optional<ServiceCredentials::const_iterator> named;
+  if (keep(credential, out) && body.contains("credential")) {
     auto it = config.credentials.find(*credential);
     if (it == config.credentials.end()) {
-      return refuse(400, "unknown_credential", "credential", "no credential named \"" + *credential + "\"");
+      out.push_back(Refusal{400, "unknown_credential", "credential", "no credential named \"" + *credential + "\""});
+    } else {
+      named = it;
     }
-    if (!scope_admits(it->second.scope, in.remote_canonical)) {
-      return refuse(403, "credential_out_of_scope", "credential", out_of_scope_message(it->first, in.remote_canonical));
-    }
-    in.credential = it->first;
-    in.credential_spec = it->second.spec;
   }
-  if (auto ok = update_field(body, in); !ok) return tl::unexpected(ok.error());
+  keep(update_field(body, req), out);
   if (body.contains("remote_progress")) {
     if (!body["remote_progress"].is_boolean()) {
-      return refuse(400, "bad_field", "remote_progress", "\"remote_progress\" must be true or false");
+      out.push_back(Refusal{400, "bad_field", "remote_progress", "\"remote_progress\" must be true or false"});
+    } else {
+      in.remote_progress = body["remote_progress"].get<bool>();
     }
-    in.remote_progress = body["remote_progress"].get<bool>();
   }
-  if (auto ok = object_field(body, checks, in); !ok) return tl::unexpected(ok.error());
+  const bool object_ok = keep(object_field(body, checks, req), out);
+  // The request itself: the one validation (H2: the remote read once, a
+  // user name refused here since the service's credentials are named).
+  req.allow_http_loopback = config.allow_http_loopback;
+  ValidateOptions options;
+  if (repo_ok) options.object_check = checks.gated_object;
+  options.refuse_user_in_remote = "name a credential of the service instead";
+  // A2: a named credential goes only to its scope.
+  if (named) {
+    options.remote_check = [&named](const std::string& canonical) -> std::optional<FieldError> {
+      const auto& [name, configured] = **named;
+      if (!scope_admits_canonical(configured.scope, canonical)) {
+        return FieldError{"credential", kCredentialOutOfScope, out_of_scope_message(name, canonical)};
+      }
+      return std::nullopt;
+    };
+  }
+  auto checked = validate(std::move(req), options);
+  if (!checked) take(body, std::move(checked.error()), repo_ok, object_ok, out);
+  if (!out.empty()) {
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Refusal& a, const Refusal& b) { return rank(a.field) < rank(b.field); });
+    return tl::unexpected(std::move(out));
+  }
+  if (named) {
+    in.credential = (*named)->first;
+    in.credential_spec = (*named)->second.spec;
+  }
+  in.checked = std::move(*checked);
   return in;
 }
 
 }  // namespace
 
-tl::expected<SubmitInput, Refusal> read_submission(std::string_view body, const ApiConfig& config,
-                                                   const RepositoryChecks& checks) {
+tl::expected<SubmitInput, Refusals> read_submission(std::string_view body, const ApiConfig& config,
+                                                    const RepositoryChecks& checks) {
   // The one bounded reader: a body nested past wire::kMaxJsonDepth, or with
   // a key twice in one object ("repo" judged on one value, used with
   // another), is refused whole.
   auto parsed = wire::parse_json(body, "the body");
-  if (!parsed) return refuse(400, "bad_json", "", parsed.error().message);
+  if (!parsed) return tl::unexpected(Refusals{Refusal{400, "bad_json", "", parsed.error().message}});
   return submission(*parsed, config, checks);
 }
 

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "courier/result.hpp"
 #include "service/credential_scope.hpp"
@@ -45,8 +46,12 @@ struct RepositoryChecks {
   std::function<Result<std::string>(const std::string& repo, const std::string& rev)> resolve_revision;
 };
 
-// The submission a body asks for, or the first refusal.
-tl::expected<SubmitInput, Refusal> read_submission(std::string_view body, const ApiConfig& config,
-                                                   const RepositoryChecks& checks);
+// Every refusal of one body, in the order a person would fix them (the
+// first is the answer's "error", all of them its "errors").
+using Refusals = std::vector<Refusal>;
+
+// The submission a body asks for, or every refusal.
+tl::expected<SubmitInput, Refusals> read_submission(std::string_view body, const ApiConfig& config,
+                                                    const RepositoryChecks& checks);
 
 }  // namespace courier::service

@@ -339,7 +339,17 @@ TEST_SUITE("cli") {
       json j = parse_json(r.out);
       CHECK(j["outcome"] == "usage");
       CHECK_MESSAGE(has(j["message"].get<std::string>(), k.says), r.out);
-      CHECK(j.size() == 2);
+      // A refused request lists its refused fields too, in the service's
+      // error shape: {"field", "code", "message"}.
+      if (j.contains("errors")) {
+        CHECK(j.size() == 3);
+        REQUIRE(j["errors"].size() == 1);
+        CHECK(j["errors"][0]["field"] == "remote");
+        CHECK(j["errors"][0]["code"] == "bad_remote");
+        CHECK_MESSAGE(has(j["errors"][0]["message"].get<std::string>(), k.says), r.out);
+      } else {
+        CHECK(j.size() == 2);
+      }
       CHECK_MESSAGE(has(r.err, k.says), r.err);  // and on stderr, as without --json
     }
   }

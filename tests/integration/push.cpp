@@ -221,8 +221,10 @@ TEST_SUITE("push") {
     req.remote = "http://192.0.2.1/r.git";
     req.allow_http_loopback = true;
     Outcome o = ex.submit(req).wait();
-    CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, o.reason);
+    // Refused by validate() at submit: before any child, too.
+    CHECK_MESSAGE(o.kind == OutcomeKind::failed, o.reason);
     CHECK(o.reason.find("only https") != std::string::npos);
+    CHECK(ex.spawned() == 0);
   }
 
   TEST_CASE("T2: a POST whose connection closes after the headers fails, and is sent exactly once") {

@@ -1,0 +1,148 @@
+// validate.cpp — a delivery request judged field by field, every refusal in
+// one shape (FieldError), and what was read kept with it (CheckedParts):
+// the command line, `push --via`, the service and Executor::submit all ask
+// here, so one mistake is one field and one code wherever it is made.
+#include <utility>
+
+#include "request/checked_parts.hpp"
+#include "transport/oid.hpp"
+#include "transport/refname.hpp"
+#include "wire/text.hpp"
+
+namespace courier {
+
+namespace {
+
+// How much of a refused value a message repeats.
+constexpr std::size_t kShown = 120;
+
+void refuse(FieldErrors& errors, std::string field, const char* code, std::string message) {
+  errors.push_back(FieldError{std::move(field), code, std::move(message)});
+}
+
+std::string quoted(const std::string& value) { return "'" + wire::printable(value, kShown) + "'"; }
+
+// H2 and T1: the remote read once, by the one URL owner. A password, an
+// ambiguous spelling or a malformed URL never gets past here; nor a scheme
+// the transport would refuse later.
+std::optional<wire::Remote> check_remote(const DeliveryRequest& r, const ValidateOptions& options,
+                                         FieldErrors& errors) {
+  if (r.remote.empty()) {
+    refuse(errors, "remote", kMissingField, "remote is required (an https:// URL)");
+    return std::nullopt;
+  }
+  auto parsed = wire::parse_remote(r.remote);
+  if (!parsed) {
+    refuse(errors, "remote", kBadRemote, parsed.error().message);
+    return std::nullopt;
+  }
+  if (parsed->user && options.refuse_user_in_remote) {
+    refuse(errors, "remote", kBadRemote,
+           "remote '" + parsed->canonical + "' carries user information; " + *options.refuse_user_in_remote);
+    return std::nullopt;
+  }
+  if (auto ok = wire::check_scheme(parsed->url, r.allow_http_loopback); !ok) {
+    refuse(errors, "remote", kBadRemote, ok.error().message);
+    return std::nullopt;
+  }
+  if (options.remote_check) {
+    if (auto refused = options.remote_check(parsed->canonical)) errors.push_back(std::move(*refused));
+  }
+  return std::move(*parsed);
+}
+
+// T1: a proxy kind other than an http:// CONNECT tunnel is refused, never
+// bypassed; the message never shows its credentials.
+std::optional<wire::Proxy> check_proxy(const std::string& text, FieldErrors& errors) {
+  auto proxy = wire::parse_proxy(text);
+  if (!proxy) {
+    refuse(errors, "proxy", kBadField, proxy.error().message);
+    return std::nullopt;
+  }
+  return std::move(*proxy);
+}
+
+// One update: the ref a push may target (T4: named back byte for byte),
+// the object as a full id, and the lease's id. The object is looked at in
+// the repository only when the caller asked and the repository passed.
+void check_update(const RefUpdate& u, const std::string& repo, bool repo_ok, const ValidateOptions& options,
+                  FieldErrors& errors) {
+  if (u.ref.empty()) {
+    refuse(errors, "ref", kMissingField, "ref is required (a full ref name to update, e.g. refs/heads/main)");
+  } else if (!transport::is_valid_push_refname(u.ref)) {
+    refuse(errors, "ref", kBadField,
+           "ref " + quoted(u.ref) + " is not a full ref name to update (e.g. refs/heads/main)");
+  }
+  if (u.oid.empty()) {
+    refuse(errors, "oid", kMissingField, "oid is required (a full 40-hex object id)");
+  } else if (!transport::is_valid_oid(u.oid)) {
+    refuse(errors, "oid", kBadField, "oid " + quoted(u.oid) + " is not a full 40-hex object id");
+  } else if (options.object_check && repo_ok) {
+    if (auto ok = options.object_check(repo, u.oid); !ok) refuse(errors, "oid", kBadField, ok.error().message);
+  }
+  if (u.expect_old && !transport::is_valid_oid(*u.expect_old)) {
+    refuse(
+        errors, "expect_old", kBadField,
+        "expect_old " + quoted(*u.expect_old) + " is not a full 40-hex object id (all zeros: the ref must not exist)");
+  } else if (u.update == UpdateMode::expect_old && !u.expect_old) {
+    refuse(errors, "expect_old", kMissingField,
+           "update expect_old needs expect_old: the id the remote's ref must be at");
+  }
+}
+
+}  // namespace
+
+bool CheckedParts::still_describes(const DeliveryRequest& r) const {
+  const RefUpdate& u = updates.front();
+  return r.repo == repo && r.remote == remote_text && r.proxy == proxy_text &&
+         r.allow_http_loopback == allow_http_loopback && r.ref == u.ref && r.oid == u.oid && r.update == u.update &&
+         r.expect_old == u.expect_old;
+}
+
+std::string describe(const FieldErrors& errors) {
+  std::string out;
+  for (const auto& e : errors) out += (out.empty() ? "" : "; ") + e.message;
+  return out;
+}
+
+const std::string& CheckedRequest::remote() const { return parts_->remote.canonical; }
+const std::string& CheckedRequest::lane() const { return parts_->remote.lane; }
+const std::vector<RefUpdate>& CheckedRequest::updates() const { return parts_->updates; }
+
+tl::expected<void, FieldErrors> CheckedRequest::set_proxy(std::optional<std::string> proxy) {
+  if (!parts_) return tl::unexpected(FieldErrors{{"request", kBadField, "the request was not validated"}});
+  auto parts = std::make_shared<CheckedParts>(*parts_);
+  parts->proxy.reset();
+  if (proxy) {
+    FieldErrors errors;
+    parts->proxy = check_proxy(*proxy, errors);
+    if (!errors.empty()) return tl::unexpected(std::move(errors));
+  }
+  parts->proxy_text = proxy;
+  request_.proxy = std::move(proxy);
+  parts_ = std::move(parts);
+  return {};
+}
+
+tl::expected<CheckedRequest, FieldErrors> validate(DeliveryRequest request, const ValidateOptions& options) {
+  FieldErrors errors;
+  auto parts = std::make_shared<CheckedParts>();
+  const bool repo_ok = !request.repo.empty();
+  if (!repo_ok) refuse(errors, "repo", kMissingField, "repo is required (the local repository's path)");
+  auto remote = check_remote(request, options, errors);
+  parts->updates.push_back(RefUpdate{request.ref, request.oid, request.update, request.expect_old});
+  for (const RefUpdate& u : parts->updates) check_update(u, request.repo, repo_ok, options, errors);
+  if (request.proxy) parts->proxy = check_proxy(*request.proxy, errors);
+  if (!errors.empty()) return tl::unexpected(std::move(errors));
+  parts->remote = std::move(*remote);
+  parts->repo = request.repo;
+  parts->remote_text = request.remote;
+  parts->proxy_text = request.proxy;
+  parts->allow_http_loopback = request.allow_http_loopback;
+  CheckedRequest out;
+  out.request_ = std::move(request);
+  out.parts_ = std::move(parts);
+  return out;
+}
+
+}  // namespace courier
