@@ -123,6 +123,16 @@ ExecutorOptions executor_options(const ServiceOptions& o, const std::string& jou
   return eo;
 }
 
+// The last line and the exit code. A stop that could not be confirmed left
+// work that may still run and a seat this process kept to the end: the exit
+// code says so, as a push's does (kExitUnconfirmed), so a supervisor of the
+// service sees it without reading the log.
+int stopped(std::size_t live, std::uint64_t unconfirmed) {
+  log_event(unconfirmed == 0 ? LogLevel::info : LogLevel::error, "stopped",
+            {{"live", live}, {"unconfirmed", unconfirmed}});
+  return unconfirmed == 0 ? 0 : kExitUnconfirmed;
+}
+
 // The drain: no new delivery; those not yet dispatched end
 // cancelled_no_dispatch (a delivery is not started by a stopping service);
 // the live ones run until the drain timeout; the rest are revoked; every
@@ -288,13 +298,7 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   const std::uint64_t unconfirmed = deliveries.gauges().unconfirmed;
   executor.reset();  // joins its threads; every delivery has finished
   sys::remove_service_socket(*sock);
-  // A stop that could not be confirmed left work that may still run and a
-  // seat this process kept to the end: the exit code says so, as a push's
-  // does (kExitUnconfirmed), so a supervisor of the service sees it without
-  // reading the log.
-  log_event(unconfirmed == 0 ? LogLevel::info : LogLevel::error, "stopped",
-            {{"live", deliveries.live()}, {"unconfirmed", unconfirmed}});
-  return unconfirmed == 0 ? 0 : kExitUnconfirmed;
+  return stopped(deliveries.live(), unconfirmed);
 }
 
 }  // namespace courier::service
