@@ -9,16 +9,16 @@
 namespace courier {
 
 // name, value, meaning (for --help and the manual's EXIT STATUS).
-#define COURIER_EXIT_CODE_LIST(X)                                                                                     \
-  X(ok, 0, "delivered or up_to_date")                                                                                 \
-  X(rejected, 1, "rejected")                                                                                          \
-  X(usage, 2, "usage or configuration error")                                                                         \
-  X(failed, 3, "transport, auth or spawn failure")                                                                    \
-  X(deadline, 4, "deadline_killed")                                                                                   \
-  X(revoked, 5, "revoked or cancelled_no_dispatch")                                                                   \
-  X(protocol, 6, "protocol_fault")                                                                                    \
-  X(unconfirmed, 7, "unconfirmed or cancel_uncertain: the seat is retained (serve: a delivery of its life ended so)") \
-  X(signalled, 8, "child_signalled: a signal not sent by git-courier")                                                \
+#define COURIER_EXIT_CODE_LIST(X)                                            \
+  X(ok, 0, "delivered or up_to_date")                                        \
+  X(rejected, 1, "rejected")                                                 \
+  X(usage, 2, "usage or configuration error")                                \
+  X(failed, 3, "transport, auth or spawn failure")                           \
+  X(deadline, 4, "deadline_killed")                                          \
+  X(revoked, 5, "revoked or cancelled_no_dispatch")                          \
+  X(protocol, 6, "protocol_fault")                                           \
+  X(unconfirmed, 7, "unconfirmed or cancel_uncertain: the seat is retained") \
+  X(signalled, 8, "child_signalled: a signal not sent by git-courier")       \
   X(mismatch, 9, "push --via: an outcome for another delivery")
 
 enum class ExitCode : int {

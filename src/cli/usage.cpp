@@ -196,7 +196,8 @@ const ManualDoc kManual = {
           {"--max-queued", nullptr, "N",
            "deliveries waiting to run before submissions are refused with 429 and Retry-After (default 256)", nullptr},
           {"--drain-timeout", nullptr, "DURATION",
-           "on SIGTERM or SIGINT, how long running deliveries may finish before they are revoked (default 30s)",
+           "on SIGTERM or SIGINT, how long running deliveries may finish before they are revoked (default 30s); "
+           "the service then exits 0, or 7 when a delivery of its life ended with an unconfirmed stop",
            nullptr},
           {"--lease-ttl", nullptr, "DURATION",
            "with a postgres:// state, a lane's lease lives this long by the database's clock and is renewed every "
