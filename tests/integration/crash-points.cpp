@@ -207,6 +207,20 @@ struct Harness {
     REQUIRE_MESSAGE(test::wait_for_fact([&] { return lock->try_lock().value_or(false); }, bound_ms, 2'000),
                     "the killed host's child still holds the lane");
     lock->unlock();
+    // The lock goes with the child's descriptors, a moment before the child
+    // itself is gone: a recovery in that moment finds it still running, and
+    // (this process not being git-courier, J3) cannot prove it a delivery
+    // child to stop it. The child the journal names is waited out too.
+    const auto rec = record(r);
+    const auto dispatched = rec ? rec->last(journal::Step::dispatched) : std::nullopt;
+    if (!dispatched) return;
+    journal::ProcessIdentity child;
+    child.pid = std::atoll(journal::detail_text(dispatched->detail, "child_pid").c_str());
+    child.start_ticks =
+        std::strtoull(journal::detail_text(dispatched->detail, "child_start_ticks").c_str(), nullptr, 10);
+    child.boot_id = journal::detail_text(dispatched->detail, "child_boot_id");
+    REQUIRE_MESSAGE(test::wait_for_fact([&] { return !journal::is_alive(child); }, bound_ms, 2'000),
+                    "the killed host's child is still running after it let go of the lane");
   }
 
   ExecutorOptions recovering(const Run& r) const {
