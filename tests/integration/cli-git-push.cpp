@@ -124,7 +124,8 @@ TEST_SUITE("cli-git-push") {
     CHECK(contains(t.refs_of(t.ours_remote), " refs/heads/trunk"));
   }
 
-  TEST_CASE("X-CLI1: `push origin main` from a subdirectory, and with -C, finds the repository as git does") {
+  TEST_CASE(
+      "X-CLI1: `push origin main` from a subdirectory, with -C and with GIT_DIR finds the repository as git does") {
     test::NginxServer nginx;
     if (!nginx.available()) {
       MESSAGE("skipped: " << nginx.unavailable_reason());
@@ -145,6 +146,15 @@ TEST_SUITE("cli-git-push") {
     CHECK_MESSAGE(with_c.exit_code == cli::kExitOk, with_c.err);
     auto git_c = test::git({"-C", t.theirs + "/sub", "push", "origin", "main"});
     CHECK_MESSAGE(git_c.ok(), git_c.err);
+    CHECK(t.refs_of(t.ours_remote) == t.refs_of(t.theirs_remote));
+    // GIT_DIR names the repository wherever the command starts, for both.
+    auto by_env = test::run({COURIER_BINARY, "-C", t.dir.path(), "push", "--lane-dir", t.dir.path() + "/lanes",
+                             "--no-journal", "origin", "HEAD:refs/heads/by-env"},
+                            {}, test::Stdin::bytes, test::git_env({"GIT_DIR=" + t.ours + "/.git"}));
+    CHECK_MESSAGE(by_env.exit_code == cli::kExitOk, by_env.err);
+    auto git_env = test::git({"-C", t.dir.path(), "push", "origin", "HEAD:refs/heads/by-env"}, "",
+                             {"GIT_DIR=" + t.theirs + "/.git"});
+    CHECK_MESSAGE(git_env.ok(), git_env.err);
     CHECK(t.refs_of(t.ours_remote) == t.refs_of(t.theirs_remote));
     // Outside any repository: git's words.
     auto outside = test::run({COURIER_BINARY, "-C", t.dir.path(), "push", "origin", "main"}, {}, test::Stdin::bytes,
