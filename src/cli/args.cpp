@@ -265,6 +265,11 @@ Result<void> check_positional(const PushArgs& out) {
                                             "' and --ref/--rev/--oid: say what to push one way (SRC:DST, or --rev "
                                             "REV --ref REF)");
   }
+  // A refspec's own words are judged here, before any library is loaded
+  // (X-START1); what it names is resolved against the repository later.
+  if (words.size() == 2) {
+    if (auto spec = parse_refspec(words[1]); !spec) return tl::unexpected(spec.error());
+  }
   if (out.oid && out.rev) return fail(Errc::invalid_argument, "give at most one of --oid and --rev");
   if (!out.ref.empty() && !out.oid && !out.rev) {
     return fail(Errc::invalid_argument,
