@@ -1,5 +1,6 @@
 // args.cpp — command-line parsing for `git-courier`.
 #include "cli/args.hpp"
+#include "cli/refspec.hpp"
 #include "state/state_url.hpp"
 
 #include <algorithm>
@@ -115,6 +116,14 @@ Result<void> set_host_id(OptionReader& o, std::optional<std::string>& host_id) {
   return r;
 }
 
+// git's options that push many refs at once: what git would push.
+const char* many_refs_flag(const std::string& flag) {
+  if (flag == "--all" || flag == "--branches") return "every branch";
+  if (flag == "--mirror") return "every ref, and delete the remote's refs that are not here";
+  if (flag == "--tags") return "every tag as well";
+  return nullptr;
+}
+
 // Applies one option of `push` to out. Errors: invalid_argument (unknown
 // option, stray argument, bad value).
 Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
@@ -169,8 +178,14 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
     }
     return r;
   }
+  if (const char* what = many_refs_flag(flag)) {
+    return fail(Errc::invalid_argument, flag + ": git would push " + what +
+                                            "; git-courier delivers one object to one ref: name one (e.g. git "
+                                            "courier push origin main)");
+  }
   if (flag.rfind('-', 0) == 0) return fail(Errc::invalid_argument, "unknown option '" + flag + "' for push");
-  return fail(Errc::invalid_argument, "unexpected argument '" + flag + "' for push");
+  out.positional.push_back(flag);
+  return {};
 }
 
 }  // namespace
@@ -237,6 +252,32 @@ Result<void> check_via(const PushArgs& out) {
   return {};
 }
 
+// <remote> and <refspec> beside the long options: each said one way.
+Result<void> check_positional(const PushArgs& out) {
+  const auto& words = out.positional;
+  if (words.size() > 2) return tl::unexpected(several_refspecs({words.begin() + 1, words.end()}));
+  if (!words.empty() && !out.remote.empty()) {
+    return fail(Errc::invalid_argument,
+                "the remote is given twice ('" + words[0] + "' and --remote " + out.remote + "): give it once");
+  }
+  if (words.size() == 2 && (!out.ref.empty() || out.rev || out.oid)) {
+    return fail(Errc::invalid_argument, "refspec '" + words[1] +
+                                            "' and --ref/--rev/--oid: say what to push one way (SRC:DST, or --rev "
+                                            "REV --ref REF)");
+  }
+  // A refspec's own words are judged here, before any library is loaded
+  // (X-START1); what it names is resolved against the repository later.
+  if (words.size() == 2) {
+    if (auto spec = parse_refspec(words[1]); !spec) return tl::unexpected(spec.error());
+  }
+  if (out.oid && out.rev) return fail(Errc::invalid_argument, "give at most one of --oid and --rev");
+  if (!out.ref.empty() && !out.oid && !out.rev) {
+    return fail(Errc::invalid_argument,
+                "--ref " + out.ref + " needs --rev REV or --oid OID (or a refspec: git courier push REMOTE SRC:DST)");
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
@@ -255,12 +296,7 @@ Result<PushArgs> parse_push_args(const std::vector<std::string>& args) {
     if (service_config_flag_reason(option.flag())) out.local_flags.push_back(option.flag());
   }
   if (auto ok = check_via(out); !ok) return tl::unexpected(ok.error());
-  for (auto [name, v] : {std::pair{"--repo", &out.repo}, {"--remote", &out.remote}, {"--ref", &out.ref}}) {
-    if (v->empty()) return fail(Errc::invalid_argument, std::string("missing required option ") + name);
-  }
-  if (out.oid.has_value() == out.rev.has_value()) {
-    return fail(Errc::invalid_argument, "give exactly one of --oid and --rev");
-  }
+  if (auto ok = check_positional(out); !ok) return tl::unexpected(ok.error());
   if (static_cast<int>(out.force) + static_cast<int>(out.lease.has_value()) +
           static_cast<int>(out.expect_old.has_value()) >
       1) {

@@ -43,6 +43,10 @@ struct LeaseArg {
 };
 
 struct PushArgs {
+  // The words after the options, as `git push [<remote> [<refspec>]]` reads
+  // them (at most two; cli/push_line.hpp settles them into the fields
+  // below).
+  std::vector<std::string> positional;
   std::string repo;
   std::string remote;
   std::string ref;
@@ -92,7 +96,11 @@ struct PushArgs {
 // or nullptr when it can.
 const char* service_config_flag_reason(const std::string& flag);
 
-// Arguments after `push`. Errors: invalid_argument naming the flag.
+// Arguments after `push`: options, and the words of git's form (<remote>
+// and <refspec>), which push_line.hpp settles against the repository.
+// Errors: invalid_argument naming the flag, or, for what git would accept
+// but this command cannot honour (--all, --mirror, --tags, several
+// refspecs), a refusal naming git's behaviour.
 Result<PushArgs> parse_push_args(const std::vector<std::string>& args);
 
 // `log`, `show ID` and `recover`: the journal commands.

@@ -13,11 +13,13 @@
 #include "state/state_url.hpp"
 #include "cli/output.hpp"
 #include "cli/push.hpp"
+#include "cli/push_line.hpp"
 #include "cli/usage.hpp"
 #include "cli/version.hpp"
 #include "service/serve.hpp"
 #include "service/service_options.hpp"
 #include "sys/lazy_library.hpp"
+#include "sys/process.hpp"
 
 namespace courier::cli {
 
@@ -123,10 +125,51 @@ int run_serve_command(const std::vector<std::string>& rest) {
                             make_read_back("none", parsed->ca_file, parsed->allow_http_loopback, std::nullopt));
 }
 
+// `-C DIR` before the command, as git takes it (repeatable; each relative
+// to the one before; an empty DIR changes nothing). nullopt: done.
+std::optional<int> change_directories(std::vector<std::string>& args) {
+  std::size_t used = 0;
+  while (used < args.size() && args[used] == "-C") {
+    if (used + 1 >= args.size()) {
+      usage_error("option '-C' needs a directory", "");
+      return kExitUsage;
+    }
+    if (const std::string& dir = args[used + 1]; !dir.empty()) {
+      if (auto ok = sys::change_directory(dir); !ok) {
+        usage_error(ok.error().message, "");
+        return kExitUsage;
+      }
+    }
+    used += 2;
+  }
+  args.erase(args.begin(), args.begin() + static_cast<std::ptrdiff_t>(used));
+  return std::nullopt;
+}
+
+// `push`: the git-style words settled against the repository (libgit2 is
+// loaded first), then the delivery.
+int run_push_command(const PushArgs& parsed) {
+  // The parent reads the repository (libgit2) before anything else; the
+  // journal, a key and the read-back load their own libraries.
+  if (auto lib = sys::load_shared_library(sys::SharedLibrary::git2); !lib) {
+    std::fprintf(stderr, "git-courier: push: %s\n", lib.error().message.c_str());
+    return kExitFailed;
+  }
+  auto settled = settle_push_line(parsed);
+  if (!settled) {
+    // git's messages run over several lines: said as they are, after "push: ".
+    usage_error("push: " + settled.error().message, "");
+    if (parsed.json) std::printf("%s\n", json_usage("push: " + settled.error().message).c_str());
+    return kExitUsage;
+  }
+  return run_push(*settled);
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (auto code = change_directories(args)) return *code;
   if (args.empty()) {
     usage_error("no command given", help_text().c_str());
     return kExitUsage;
@@ -146,13 +189,7 @@ int run(int argc, char** argv) {
       std::fputs(version_text().c_str(), stdout);
       return kExitOk;
     }
-    // The parent reads the repository (libgit2) before anything else; the
-    // journal, a key and the read-back load their own libraries.
-    if (auto lib = sys::load_shared_library(sys::SharedLibrary::git2); !lib) {
-      std::fprintf(stderr, "git-courier: push: %s\n", lib.error().message.c_str());
-      return kExitFailed;
-    }
-    return run_push(*parsed);
+    return run_push_command(*parsed);
   }
   if (cmd == "log" || cmd == "show" || cmd == "recover") {
     auto parsed = parse_journal_args(cmd, rest);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cli/refspec_resolve.hpp"
 #include "repo/remote_tracking.hpp"
 #include "repo/repository.hpp"
 #include "request/checked_parts.hpp"
@@ -19,15 +20,6 @@ namespace {
 
 void refuse(FieldErrors& errors, std::string field, const char* code, std::string message) {
   errors.push_back(FieldError{std::move(field), code, std::move(message)});
-}
-
-// git's refname_match: REF as given, or under refs/, refs/tags/,
-// refs/heads/, refs/remotes/ (or that remote's HEAD).
-bool ref_names(const std::string& short_name, const std::string& full) {
-  for (const char* prefix : {"", "refs/", "refs/tags/", "refs/heads/", "refs/remotes/"}) {
-    if (full == prefix + short_name) return true;
-  }
-  return full == "refs/remotes/" + short_name + "/HEAD";
 }
 
 // Where a field's refusal stands among the others: the order a person
@@ -163,7 +155,7 @@ void check_lane_dir(const PushArgs& a, FieldErrors& errors) {
 
 Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, const repo::GitConfig& config,
                                       const std::string& repo, const ResolvedRemote& remote) {
-  if (lease.ref && !ref_names(*lease.ref, a.ref)) {
+  if (lease.ref && !refname_matches(*lease.ref, a.ref)) {
     return fail(Errc::invalid_argument, "--force-with-lease=" + *lease.ref + " names another ref than --ref " + a.ref);
   }
   if (lease.expect) {

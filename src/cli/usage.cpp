@@ -48,15 +48,23 @@ constexpr OptionDoc kLoopbackOption = {"--allow-http-loopback", nullptr, nullptr
                                        "permit plain http:// to 127.0.0.0/8 or ::1", nullptr};
 
 const std::vector<OptionDoc> kPushOptions = {
-    {"--repo", nullptr, "DIR", "local repository holding the object (never written to)", nullptr},
+    {"--repo", nullptr, "DIR",
+     "the local repository holding the object (never written to), found from DIR as `git -C DIR` finds it (a "
+     "subdirectory of a work tree will do); default: found as git finds it, from GIT_DIR or the working directory",
+     nullptr},
     {"--remote", nullptr, "URL|NAME",
-     "https:// smart-HTTP remote (http:// only to loopback, with --allow-http-loopback); no password in it, no '.', "
+     "as <remote>: https:// smart-HTTP remote (http:// only to loopback, with --allow-http-loopback); no password in "
+     "it, no '.', "
      "'..', '//' or needless %-escapes in its path; or the name of a remote configured in git "
      "(remote.NAME.pushurl, else remote.NAME.url)",
      nullptr},
-    {"--ref", nullptr, "REF", "remote ref to update, e.g. refs/heads/main (deleting a ref is not supported)", nullptr},
-    {"--oid", nullptr, "OID", "the object to deliver, as a full id (give --oid or --rev)", nullptr},
-    {"--rev", nullptr, "REV", "the object to deliver, as a revision of --repo to resolve", nullptr},
+    {"--ref", nullptr, "REF",
+     "remote ref to update, e.g. refs/heads/main, or a short name read as git reads <dst> (main: refs/heads/main "
+     "when --rev names a branch, refs/tags/main when a tag); needs --rev or --oid; deleting a ref is not supported",
+     nullptr},
+    {"--oid", nullptr, "OID", "the object to deliver, as a full id", nullptr},
+    {"--rev", nullptr, "REV",
+     "the object to deliver, as a revision of --repo to resolve; with --ref, as <src>:<dst>; alone, as <src>", nullptr},
     {"--deadline", nullptr, "DURATION",
      "absolute budget for the whole delivery, including waiting for the remote's lane: seconds (90, 1.5) or numbers "
      "with units h, m, s, ms, largest first (500ms, 2m30s, 1h30m); at most 24h; default 150s",
@@ -124,25 +132,42 @@ const ManualDoc kManual = {
      "On PATH, git runs it as `git courier`; `git courier --help` shows this page."},
     {"",
      "deliver objects to remotes",
-     {"<command> [options]", "--version | -V | version", "--help | -h | help [COMMAND]"},
-     {kHelpOption, {"--version", "-V", nullptr, "print the version and exit", nullptr}},
+     {"[-C DIR]... <command> [options]", "--version | -V | version", "--help | -h | help [COMMAND]"},
+     {kHelpOption,
+      {"--version", "-V", nullptr, "print the version and exit", nullptr},
+      {"-C", nullptr, "DIR",
+       "before the command: run as if started in DIR (as git -C; repeatable, each relative to the one before)",
+       nullptr}},
      {}},
     {
         {"push",
          "deliver an object to a ref",
-         {"push --repo DIR --remote URL|NAME --ref REF (--oid OID | --rev REV)",
+         {"push [options] [<remote> [[+]<src>[:<dst>]]]",
+          "push [options] [--repo DIR] --remote URL|NAME [--ref REF] (--oid OID | --rev REV)",
           "     [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
           "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]",
           "     [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]",
           "     [--pack-engine auto|libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",
           "     [--progress | --no-progress]",
           "     [--journal FILE | --no-journal | --state URL] [--host-id NAME] [--delivery-id ID] [--read-back]",
-          "push --via SOCKET [--credential NAME] --repo DIR --remote URL|NAME --ref REF",
-          "     (--oid OID | --rev REV) [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
+          "push --via SOCKET [--credential NAME] [<remote> [<refspec>] | --remote URL|NAME --ref REF",
+          "     (--oid OID | --rev REV)] [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
           "     [--deadline DURATION] [--delivery-id ID] [--json] [-q | --quiet] [-v | --verbose]",
           "     [--progress | --no-progress]"},
          kPushOptions,
-         {"Trust and the proxy come from git's configuration of --repo, as git reads them. The proxy: "
+         {"The words are git push's: <remote> is a remote's name or a URL (default, as git's: "
+          "branch.<name>.pushRemote, remote.pushDefault, branch.<name>.remote, the only remote, origin), rewritten "
+          "by url.<base>.pushInsteadOf and insteadOf; <refspec> is [+]<src>[:<dst>], resolved as git resolves it: "
+          "main is refs/heads/main when that is the only branch, tag or ref of the name, HEAD is the current "
+          "branch, <src> may be any revision (an id, main~1) when <dst> is given in full, a short <dst> takes "
+          "<src>'s namespace, and '+' forces (as --force; a lease or --expect-old given as well decides instead). "
+          "With no refspec, remote.<remote>.push, then push.default as git reads it: simple (the default: the "
+          "current branch, to its upstream of the same name), current, upstream; matching is refused (this "
+          "command delivers one ref) and nothing says so. The repository is found from the working directory, "
+          "GIT_DIR, or -C DIR given before push.",
+          "Refused, saying what git would do: wildcards (refs/heads/*:...), negative refspecs (^...), ':', a "
+          "deletion (:<dst>), several refspecs, --all, --branches, --mirror and --tags: one delivery moves one ref.",
+          "Trust and the proxy come from git's configuration of --repo, as git reads them. The proxy: "
           "remote.<name>.proxy, http.<url>.proxy, http.proxy, then https_proxy/HTTPS_PROXY (http_proxy for "
           "http://), all_proxy/ALL_PROXY, minus NO_PROXY; only http:// proxies, as CONNECT tunnels (socks and https "
           "proxies are refused).",

@@ -34,6 +34,14 @@ Result<void> set_child_subreaper(bool on) {
   return {};
 }
 
+Result<void> change_directory(const std::string& path) {
+  if (::chdir(path.c_str()) != 0) {
+    const int err = errno;
+    return fail(Errc::os_error, "cannot change to '" + path + "': " + std::strerror(err));
+  }
+  return {};
+}
+
 bool is_child_subreaper() {
   int on = 0;
   return ::prctl(PR_GET_CHILD_SUBREAPER, &on) == 0 && on != 0;

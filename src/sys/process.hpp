@@ -25,6 +25,10 @@ pid_t parent_pid();
 Result<void> kill_own_process_group();
 bool is_tty(int fd);
 
+// chdir(path): `git-courier -C DIR ...` works in DIR, as `git -C DIR` does.
+// Errors: os_error naming the path and why.
+Result<void> change_directory(const std::string& path);
+
 // kill(pid, 0) == 0 or EPERM: the pid names a process (possibly a zombie).
 bool pid_exists(pid_t pid);
 

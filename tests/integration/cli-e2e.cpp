@@ -322,7 +322,7 @@ TEST_SUITE("e2e") {
          "only https"},
         {base({"--repo", repo, "--remote", "http://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}),
          "--allow-http-loopback"},
-        {base({"--repo", repo, "--remote", remote, "--ref", "main", "--rev", "HEAD"}), "full ref name"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "main", "--rev", "HEAD~1"}), "not a full refname"},
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--ca-file",
                "/nonexistent"}),
          "--ca-file"},
@@ -331,7 +331,7 @@ TEST_SUITE("e2e") {
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--pack-engine",
                "jgit"}),
          "--pack-engine"},
-        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main"}), "exactly one of --oid and --rev"},
+        {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main"}), "needs --rev REV or --oid OID"},
         // H1: a lane directory others may write to is refused, never chmodded.
         {base({"--repo", repo, "--remote", remote, "--ref", "refs/heads/main", "--rev", "HEAD", "--lane-dir", "/tmp"}),
          "writable by other users"},

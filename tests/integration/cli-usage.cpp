@@ -10,6 +10,7 @@
 #include "cli/args.hpp"
 #include "cli/usage.hpp"
 #include "service/service_options.hpp"
+#include "fixture_server.hpp"
 #include "support.hpp"
 
 using namespace courier;
@@ -112,6 +113,35 @@ TEST_SUITE("cli") {
     CHECK(complete(file, "_git_courier", "git courier push --auth b", 4) == "\nbearer:\n");
   }
 
+  TEST_CASE("X-CLI3: the completion offers the repository's remotes and refs for push's words, never file names") {
+    test::TempDir dir;
+    auto script = test::run({COURIER_BINARY, "__completion", "bash"});
+    REQUIRE(script.exit_code == 0);
+    const std::string file = dir.path() + "/git-courier";
+    test::write_file(file, script.out);
+    const std::string repo = dir.path() + "/repo";
+    test::make_source_repo(repo, 2);
+    test::git_ok({"remote", "add", "origin", "https://example.invalid/o.git"}, repo);
+    test::git_ok({"remote", "add", "upstream", "https://example.invalid/u.git"}, repo);
+    test::git_ok({"tag", "v1"}, repo);
+    test::git_ok({"branch", "topic"}, repo);
+    const std::string c = " -C " + repo + " ";
+    // <remote>, and --remote: the remotes, found from -C or --repo.
+    CHECK(complete(file, "_git_courier_main", "git-courier" + c + "push ''", 4) == "\norigin\nupstream\n");
+    CHECK(complete(file, "_git_courier_main", "git-courier push --repo " + repo + " --remote ''", 5) ==
+          "\norigin\nupstream\n");
+    CHECK(complete(file, "_git_courier", "git courier push --repo " + repo + " --no-journal u", 6) == "\nupstream\n");
+    // <refspec>, --rev and --ref: branches and tags ('+' kept), HEAD.
+    const std::string refs = complete(file, "_git_courier_main", "git-courier" + c + "push origin ''", 5);
+    for (const char* ref : {"HEAD", "main", "topic", "v1"}) CHECK_MESSAGE(has_line(refs, ref), refs);
+    CHECK(complete(file, "_git_courier_main", "git-courier" + c + "push origin +to", 5) == "\n+topic\n");
+    CHECK(complete(file, "_git_courier_main", "git-courier push --repo " + repo + " --rev v", 5) == "\nv1\n");
+    CHECK(complete(file, "_git_courier_main", "git-courier push --repo=" + repo + " --ref ma", 4) == "\nmain\n");
+    // No third word, and no file names where a remote or a ref goes.
+    CHECK(complete(file, "_git_courier_main", "git-courier" + c + "push origin main ''", 6) == "\n\n");
+    CHECK(complete(file, "_git_courier_main", "git-courier" + c + "push gi", 4) == "\n\n");
+  }
+
   TEST_CASE("the parser knows every option the table documents") {
     for (const auto& c : manual().commands) {
       for (const auto& o : c.options) {
@@ -162,7 +192,7 @@ TEST_SUITE("cli") {
   TEST_CASE("help COMMAND prints that command's help; the hidden generators refuse stray arguments") {
     auto push = test::run({COURIER_BINARY, "help", "push"});
     CHECK(push.exit_code == 0);
-    CHECK(push.out.rfind("usage: git-courier push --repo DIR", 0) == 0);
+    CHECK(push.out.rfind("usage: git-courier push [options] [<remote> [[+]<src>[:<dst>]]]", 0) == 0);
     auto unknown = test::run({COURIER_BINARY, "help", "frobnicate"});
     CHECK(unknown.exit_code == 2);
     CHECK(unknown.err.find("no help for 'frobnicate': not a command") != std::string::npos);

@@ -221,6 +221,14 @@ TEST_SUITE("service-via") {
     CHECK(r.exit_code == cli::kExitOk);
     CHECK(parse_json(r.out)["outcome"] == "up_to_date");
 
+    // git's words through the service too (X-CLI1): -C, <remote> <refspec>.
+    auto words = test::run(env_argv({COURIER_BINARY, "-C", c.source, "push", "--via", service.socket(),
+                                     server.url("via"), "HEAD~1:refs/heads/side", "--json"}));
+    CHECK_MESSAGE(words.exit_code == cli::kExitOk, words.err << service.log());
+    CHECK(parse_json(words.out)["ref"] == "refs/heads/side");
+    CHECK(test::git_ok({"--git-dir", server.repo_path("via"), "rev-parse", "refs/heads/side"}) ==
+          test::git_ok({"rev-parse", "HEAD~1"}, c.source));
+
     // Without --json: the human line, as a local push says it.
     r = c.via(service.socket(), server.url("via"), "HEAD~1");
     auto lr = c.local(server.url("local"), server.ca_file(), "HEAD~1");
@@ -229,7 +237,7 @@ TEST_SUITE("service-via") {
     CHECK_MESSAGE(r.err.find("rejected (nothing sent)") != std::string::npos, r.err);
     CHECK_MESSAGE(r.err.find("non-fast-forward") != std::string::npos, r.err);
     CHECK(ref_of(server.repo_path("via")) == c.tip);
-    CHECK(server.count().count("POST /via.git/git-receive-pack") == 1);
+    CHECK(server.count().count("POST /via.git/git-receive-pack") == 2);  // main, then side
     CHECK_MESSAGE(service.stop() == 0, service.log());
   }
 
