@@ -51,6 +51,27 @@ Result<bool> drain(int fd, std::string& into) {
   }
 }
 
+// `git [-C dir] args...` in `env`; with a directory, -C finds the
+// repository from it only when nothing in the environment names another.
+sys::SpawnSpec git_spec(const std::string& git_program, const std::vector<std::string>& args,
+                        const std::vector<std::string>& env, const std::string& dir) {
+  sys::SpawnSpec spec;
+  spec.exec_path = git_program;
+  spec.argv = {"git"};
+  if (dir.empty()) {
+    spec.env = env;
+  } else {
+    spec.argv.insert(spec.argv.end(), {"-C", dir});
+    for (const auto& e : env) {
+      if (e.rfind("GIT_DIR=", 0) != 0 && e.rfind("GIT_WORK_TREE=", 0) != 0 && e.rfind("GIT_COMMON_DIR=", 0) != 0) {
+        spec.env.push_back(e);
+      }
+    }
+  }
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  return spec;
+}
+
 }  // namespace
 
 // ---- the query ---------------------------------------------------------------------
@@ -114,22 +135,7 @@ Result<GitCredentialRun> run_git_in(const std::string& git_program, const std::v
   std::string what = "git";
   for (const auto& a : args) what += " " + a;
   if (input.size() > kMaxInput) return fail(Errc::invalid_argument, "git credential input too large");
-  sys::SpawnSpec spec;
-  spec.exec_path = git_program;
-  spec.argv = {"git"};
-  if (!dir.empty()) {
-    spec.argv.insert(spec.argv.end(), {"-C", dir});
-    // -C finds the repository from `dir` only when nothing names another.
-    for (const auto& e : env) {
-      if (e.rfind("GIT_DIR=", 0) != 0 && e.rfind("GIT_WORK_TREE=", 0) != 0 && e.rfind("GIT_COMMON_DIR=", 0) != 0) {
-        spec.env.push_back(e);
-      }
-    }
-  } else {
-    spec.env = env;
-  }
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  auto piped = sys::spawn_piped(std::move(spec));
+  auto piped = sys::spawn_piped(git_spec(git_program, args, env, dir));
   if (!piped) return tl::unexpected(piped.error());
   sys::Spawned* child = &piped->process;
 

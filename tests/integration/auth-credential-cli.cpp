@@ -69,10 +69,10 @@ struct Setup {
     std::vector<std::string> a = {"/usr/bin/env", "-C", cwd};
     for (const auto& e : test::cli_env()) a.push_back(e);
     for (const auto& e : test::git_env(extra)) a.push_back(e);
-    for (const std::string& s : {std::string(COURIER_BINARY), std::string("push"), std::string("--repo"), source,
-                                 std::string("--remote"), remote, std::string("--ref"),
-                                 std::string("refs/heads/main"), std::string("--rev"), std::string("HEAD"),
-                                 std::string("--lane-dir"), lanes, std::string("--no-journal")}) {
+    for (const std::string& s :
+         {std::string(COURIER_BINARY), std::string("push"), std::string("--repo"), source, std::string("--remote"),
+          remote, std::string("--ref"), std::string("refs/heads/main"), std::string("--rev"), std::string("HEAD"),
+          std::string("--lane-dir"), lanes, std::string("--no-journal")}) {
       a.push_back(s);
     }
     a.insert(a.end(), flags.begin(), flags.end());
@@ -185,8 +185,7 @@ TEST_SUITE("auth") {
       CAPTURE(row.name);
       server.create_bare_repo(row.repo);
       test::write_file(ours, "");
-      auto r = s.push(server.url(row.repo), row.cwd,
-                      {"--ca-file", server.ca_file(), "--auth", "credential", "--json"});
+      auto r = s.push(server.url(row.repo), row.cwd, {"--ca-file", server.ca_file(), "--auth", "credential", "--json"});
       CHECK_MESSAGE(r.exit_code == cli::kExitOk, r.err);
       CHECK_MESSAGE(has(read_or_empty(ours), "get"), "--repo's helper was not asked");
       CHECK_MESSAGE(has(read_or_empty(ours), "store"), "--repo's helper was not told the credential worked");
@@ -206,12 +205,17 @@ TEST_SUITE("auth") {
       std::vector<std::pair<std::string, std::string>> config;
       std::vector<std::string> env;
       std::vector<std::string> flags;
-      std::string names;           // the anchor as the message says it
+      std::string names;               // the anchor as the message says it
       std::vector<std::string> never;  // advice the hint must not give
     };
     const std::string url_key = "http." + remote.substr(0, remote.find('/', 8)) + ".sslCAInfo";
     const std::vector<Row> rows = {
-        {"--ca-file", {}, {}, {"--ca-file", unrelated}, unrelated + " (--ca-file, trusted alone)", {"set http", "GIT_SSL"}},
+        {"--ca-file",
+         {},
+         {},
+         {"--ca-file", unrelated},
+         unrelated + " (--ca-file, trusted alone)",
+         {"set http", "GIT_SSL"}},
         {"GIT_SSL_CAINFO over http.sslCAInfo",
          {{"http.sslCAInfo", server.ca_file()}},
          {"GIT_SSL_CAINFO=" + unrelated},
