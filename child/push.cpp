@@ -413,6 +413,14 @@ class Push {
     flush_progress();
     remote_lines(remote_text.finish());
     result_.upload_ms = ms_since(t_up);
+    if (!up && anonymous_ && up.error().code == Errc::http_auth) {
+      // T2: the POST is sent once; git would ask its helper and send it
+      // again, which this product never does.
+      return stop(wire::DeliveryStatus::auth_failed,
+                  up.error().message +
+                      " (the advertisement was served without credentials, so none were sent; the push is never "
+                      "sent twice: make the server ask for them on the advertisement too)");
+    }
     if (!up) return stop(status_for(up.error()), up.error().message);
     if (auto ok = transport::check_result_content_type(up->content_type); !ok) {
       return stop(wire::DeliveryStatus::transport_failed, ok.error().message);

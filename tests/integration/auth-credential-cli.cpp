@@ -162,6 +162,27 @@ TEST_SUITE("auth") {
     CHECK(legs.posts == 1);
   }
 
+  TEST_CASE("T2: a 401 to the POST after an unauthenticated advertisement is auth_failed, and the POST is sent once") {
+    test::FixtureServer server;
+    server.create_bare_repo("half");
+    server.respond(test::RequestMatch::next("POST"), 401, {}, "push needs credentials\n");
+    Setup s;
+    const std::string log = s.dir.path() + "/helper.log";
+    s.config(s.source, "credential.helper", s.helper("helper", log, "alice", "pw"));
+    auto r =
+        s.push(server.url("half"), s.dir.path(), {"--ca-file", server.ca_file(), "--auth", "credential", "--json"});
+    CHECK(r.exit_code == cli::kExitFailed);
+    const json out = json::parse(r.out);
+    CHECK(out["outcome"] == "auth_failed");
+    CHECK(out["remote_effect"] == "possible");
+    CHECK_MESSAGE(has(r.err, "the push is never sent twice"), r.err);
+    CHECK_MESSAGE(read_or_empty(log).empty(), "the helper was asked: " << read_or_empty(log));
+    const Seen legs = seen(server);
+    CHECK(legs.gets == 1);
+    CHECK(legs.posts == 1);
+    CHECK(ref_of(server.repo_path("half")).empty());
+  }
+
   TEST_CASE("T2: the credential helper is --repo's, from outside it and from inside another repository") {
     test::FixtureOptions fo;
     fo.basic_auth = "alice:pw";
