@@ -147,11 +147,9 @@ class Push {
     return std::move(*adv);
   }
 
-  // One advertisement GET: authority asked, the leg sent with `auth` (none:
-  // without credentials), its body into `body`. With `challenge` a 401
-  // comes back as a result (the server's challenge), with the body
-  // discarded. Ends with auth_failed, failed (authority) or
-  // transport_failed.
+  // One advertisement GET: authority asked, sent with `auth` (none: without
+  // credentials), its body into `body`. With `challenge` a 401 comes back
+  // as a result. Ends with auth_failed, failed (authority) or transport_failed.
   Step<transport::LegResult> get_advertisement(const std::string& adv_url, const std::optional<std::string>& auth,
                                                bool challenge, std::string& body) {
     auto granted = ch_.check("advertisement");
@@ -414,8 +412,7 @@ class Push {
     remote_lines(remote_text.finish());
     result_.upload_ms = ms_since(t_up);
     if (!up && anonymous_ && up.error().code == Errc::http_auth) {
-      // T2: the POST is sent once; git would ask its helper and send it
-      // again, which this product never does.
+      // T2: the POST is sent once (git would ask its helper and resend it).
       return stop(wire::DeliveryStatus::auth_failed,
                   up.error().message +
                       " (the advertisement was served without credentials, so none were sent; the push is never "
