@@ -107,24 +107,32 @@ class Push {
   }
 
   // Leg 1: a token for the GET, authority asked, the advertisement fetched,
-  // its content type checked and parsed. Records advertise_ms. Ends with
-  // auth_failed, failed (authority) or transport_failed.
+  // its content type checked and parsed. With challenge_first (git's
+  // credential helpers, T2) the GET goes first without credentials: a 200
+  // is the advertisement and the delivery asks for no token at all; a 401
+  // asks for the GET's token and sends the GET once more, the one
+  // authenticated GET. Records advertise_ms. Ends with auth_failed, failed
+  // (authority) or transport_failed.
   Step<transport::Advertisement> advertise(const std::string& adv_url) {
     const sys::MonoNs t_adv = sys::mono_now_ns();
     progress("advertise", 0, 1);
-    auto auth = token(std::string(protocol::kLegAdvertisement), "GET", adv_url, std::nullopt, std::nullopt);
-    if (!auth) return stop(wire::DeliveryStatus::auth_failed, auth.error().message);
-    auto granted = ch_.check("advertisement");
-    if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
     std::string body;
-    transport::LegOptions get = leg_options("GET", adv_url, *auth, transport::kAdvertisementContentType);
-    get.proxy_authorization = *granted;
-    get.on_body = [&](std::string_view chunk) -> Result<void> {
-      body.append(chunk);
-      return {};
-    };
-    auto leg = transport::perform_leg(get);
-    if (!leg) return stop(status_for(leg.error()), leg.error().message);
+    std::optional<transport::LegResult> leg;
+    if (job_.challenge_first) {
+      auto open = get_advertisement(adv_url, std::nullopt, true, body);
+      if (!open) return tl::unexpected(open.error());
+      if (open->status == 200) {
+        anonymous_ = true;
+        leg = *open;
+      }
+    }
+    if (!leg) {
+      auto auth = token(std::string(protocol::kLegAdvertisement), "GET", adv_url, std::nullopt, std::nullopt);
+      if (!auth) return stop(wire::DeliveryStatus::auth_failed, auth.error().message);
+      auto got = get_advertisement(adv_url, *auth, false, body);
+      if (!got) return tl::unexpected(got.error());
+      leg = *got;
+    }
     if (auto ok = transport::check_advertisement_content_type(leg->content_type); !ok) {
       return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
     }
@@ -137,6 +145,25 @@ class Push {
     protocol::Progress done{"advertise", 1, 1, std::nullopt, result_.old_oid, std::nullopt};
     send_progress(done);
     return std::move(*adv);
+  }
+
+  // One advertisement GET: authority asked, sent with `auth` (none: without
+  // credentials), its body into `body`. With `challenge` a 401 comes back
+  // as a result. Ends with auth_failed, failed (authority) or transport_failed.
+  Step<transport::LegResult> get_advertisement(const std::string& adv_url, const std::optional<std::string>& auth,
+                                               bool challenge, std::string& body) {
+    auto granted = ch_.check("advertisement");
+    if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
+    transport::LegOptions get = leg_options("GET", adv_url, auth, transport::kAdvertisementContentType);
+    get.proxy_authorization = *granted;
+    get.challenge = challenge;
+    get.on_body = [&](std::string_view chunk) -> Result<void> {
+      body.append(chunk);
+      return {};
+    };
+    auto leg = transport::perform_leg(get);
+    if (!leg) return stop(status_for(leg.error()), leg.error().message);
+    return *leg;
   }
 
   // Records the ref's old id; ends the delivery when the advertisement
@@ -384,6 +411,13 @@ class Push {
     flush_progress();
     remote_lines(remote_text.finish());
     result_.upload_ms = ms_since(t_up);
+    if (!up && anonymous_ && up.error().code == Errc::http_auth) {
+      // T2: the POST is sent once (git would ask its helper and resend it).
+      return stop(wire::DeliveryStatus::auth_failed,
+                  up.error().message +
+                      " (the advertisement was served without credentials, so none were sent; the push is never "
+                      "sent twice: make the server ask for them on the advertisement too)");
+    }
     if (!up) return stop(status_for(up.error()), up.error().message);
     if (auto ok = transport::check_result_content_type(up->content_type); !ok) {
       return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
@@ -454,6 +488,7 @@ class Push {
     o.remote = job_.remote;
     o.authorization = authorization;
     o.ca_file = job_.ca_file;
+    o.ca_source = job_.ca_source;
     if (tls_sessions_) o.tls_sessions = &*tls_sessions_;
     o.proxy = job_.proxy;  // its credentials come with each leg's grant
     o.allow_http_loopback = job_.allow_http_loopback;
@@ -475,7 +510,10 @@ class Push {
 
   Result<std::optional<std::string>> token(const std::string& leg, const std::string& method, const std::string& url,
                                            std::optional<std::string> sha, std::optional<std::uint64_t> len) {
-    if (!job_.authenticated) return std::optional<std::string>{};
+    // An advertisement that came without credentials (anonymous_): the POST
+    // goes without them too, and a 401 to it ends the delivery (T2: never
+    // replayed).
+    if (!job_.authenticated || anonymous_) return std::optional<std::string>{};
     protocol::Mint m{leg, method, url, std::move(sha), len};
     auto header = ch_.mint(m);
     if (!header) return tl::unexpected(header.error());
@@ -530,6 +568,9 @@ class Push {
 
   const protocol::Job& job_;
   Channel& ch_;
+  // The remote answered the unauthenticated advertisement GET (challenge
+  // first): no leg of this delivery asks for a token.
+  bool anonymous_ = false;
   protocol::ResultMsg result_;
   std::optional<transport::TlsSessions> tls_sessions_ = shared_tls_sessions();
   // A streamed pack: its engine, the spec it reads (it must outlive the

@@ -28,6 +28,7 @@
 #include "sys/file.hpp"
 #include "transport/curl_options.hpp"
 #include "transport/tls_sessions.hpp"
+#include "transport/trust_words.hpp"
 #include "wire/remote.hpp"
 #include "wire/text.hpp"
 
@@ -369,29 +370,28 @@ Result<LegResult> read_answer(const Transfer& t) {
   return out;
 }
 
-// What to do about a certificate nobody here trusts: the same advice git's
-// users know, in git-courier's words.
-constexpr const char* kTrustHint =
-    "pass --ca-file FILE (the CA that signed the server's certificate) or set http.sslCAInfo (or GIT_SSL_CAINFO)";
-
 // A libcurl failure of the transfer as our error, or nothing when the
 // status the server answered explains it better (judge_status reports it).
 // libcurl's own detail (its error buffer) is preferred to its code's
 // generic text ("SSL peer certificate or SSH remote key was not OK" says
 // less than "unable to get local issuer certificate").
-std::optional<Error> transfer_error(const std::string& what, CURLcode rc, long status, const char* error_text) {
+// A TLS failure names the anchor it was verified against (T1), as git's
+// "CAfile: ..." does, and its advice never suggests what is already set.
+std::optional<Error> transfer_error(const LegOptions& opt, const std::string& what, CURLcode rc, long status,
+                                    const char* error_text) {
   const std::string detail = error_text[0] ? wire::printable(error_text) : std::string(curl_easy_strerror(rc));
+  const std::string anchor = trust_anchor_words(opt.ca_file, opt.ca_source);
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:
     case CURLE_ABORTED_BY_CALLBACK:
       return Error{Errc::leg_timeout, what + ": the deadline passed (" + detail + ")"};
     case CURLE_PEER_FAILED_VERIFICATION:
     case CURLE_SSL_CACERT_BADFILE:
-      return Error{Errc::tls_failed,
-                   what + ": the server's TLS certificate could not be verified (" + detail + "): " + kTrustHint};
+      return Error{Errc::tls_failed, what + ": the server's TLS certificate could not be verified against " + anchor +
+                                         " (" + detail + "): " + trust_hint(opt.ca_file, opt.ca_source)};
     case CURLE_SSL_CONNECT_ERROR:
     case CURLE_SSL_CERTPROBLEM:
-      return Error{Errc::tls_failed, what + ": TLS failed (" + detail + ")"};
+      return Error{Errc::tls_failed, what + ": TLS failed (" + detail + "), trusting " + anchor};
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
       return Error{Errc::connect_failed, what + ": " + detail};
@@ -424,6 +424,9 @@ Result<LegResult> judge_status(const LegOptions& opt, const Transfer& t, const s
   }
   // The server's own words on a refusal (a verifier's reason: a stale
   // lease fence names both fences, L3) are quoted like any other status's.
+  // T2: the unauthenticated GET's 401 is the challenge the caller answers
+  // with credentials; every other 401/403 ends the leg.
+  if (out.status == 401 && opt.challenge) return out;
   if (out.status == 401 || out.status == 403) return fail(Errc::http_auth, answered + quoted_body(t, out));
   if (out.status == 404) {
     return fail(Errc::http_status, "repository not found at " +
@@ -442,10 +445,13 @@ Result<void> tunnel_refused(const LegOptions& opt, const Transfer& t, const std:
   auto code = get_info<long>(t.curl, CURLINFO_HTTP_CONNECTCODE, "CURLINFO_HTTP_CONNECTCODE");
   if (!code) return tl::unexpected(code.error());
   if (*code == 0 || *code == 200) return {};
-  if (*code == 407) {
+  // A proxy that asks for credentials with 401 instead of 407 (tinyproxy
+  // does) means the same, and gets the same advice.
+  if (*code == 407 || *code == 401) {
+    const std::string said = *code == 407 ? "407 (proxy authentication required)" : "401 (authentication required)";
     return fail(
         Errc::proxy_failed,
-        what + ": the proxy answered 407 (proxy authentication required) to CONNECT: " +
+        what + ": the proxy answered " + said + " to CONNECT: " +
             (opt.proxy_authorization ? "it refused the credentials in the proxy URL (sent as Basic)"
                                      : "give its credentials in the proxy URL (http://USER:PASSWORD@HOST:PORT)"));
   }
@@ -466,7 +472,7 @@ Result<LegResult> judge_leg(const LegOptions& opt, const Transfer& t, CURLcode r
                            (opt.proxy ? " through the proxy " + wire::printable(*opt.proxy) : "");
   if (rc != CURLE_OK) {
     if (auto refused = tunnel_refused(opt, t, what); !refused) return tl::unexpected(refused.error());
-    if (auto e = transfer_error(what, rc, out->status, t.error_text)) return tl::unexpected(*e);
+    if (auto e = transfer_error(opt, what, rc, out->status, t.error_text)) return tl::unexpected(*e);
   }
   return judge_status(opt, t, what, std::move(*out));
 }

@@ -38,6 +38,14 @@ struct LegOptions {
   std::string remote;
   std::optional<std::string> authorization;  // a whole header line, "Authorization: ..."
   std::optional<std::string> ca_file;
+  // Where ca_file came from ("GIT_SSL_CAINFO", ...), named with the anchor
+  // in a TLS failure (trust_words.hpp). None: not said.
+  std::optional<std::string> ca_source;
+  // The unauthenticated advertisement GET of --auth credential (T2): a 401
+  // is the server's challenge, returned as a result with status 401 (no
+  // error), so that the caller asks for credentials and sends the GET once
+  // more. Every other status is judged as usual.
+  bool challenge = false;
   // A TLS session cache shared with the delivery's other leg (null: none):
   // the POST resumes the GET's session on its own fresh connection.
   const TlsSessions* tls_sessions = nullptr;
@@ -101,8 +109,10 @@ struct LegResult {
 // http_auth (401/403), http_status (any other non-200: a 404 says
 // "repository not found at <remote>"; a body the server sent with it is
 // quoted, escaped and cut, unless it is HTML, which is never shown),
-// body_too_large. A tls_failed for an unverified certificate says how to
-// trust it (--ca-file, http.sslCAInfo).
+// body_too_large. A tls_failed names the trust anchor used (the CA file
+// and its source, or the system store's files), and for an unverified
+// certificate says how to trust it without suggesting what is already set
+// (trust_words.hpp). With `challenge`, a 401 is a result, not an error.
 Result<LegResult> perform_leg(const LegOptions& options);
 
 // T1 as a pure check, for callers that want to refuse before any I/O.

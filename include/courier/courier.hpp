@@ -115,6 +115,10 @@ struct DeliveryRequest {
   // before dispatch, nothing journalled. Without a journal it is ignored.
   std::string journal_note;
   std::optional<std::string> ca_file;
+  // Where `ca_file` came from, for messages only ("--ca-file",
+  // "GIT_SSL_CAINFO", "http.sslCAInfo", ...): a TLS failure names it, and
+  // its hint never suggests setting what is already set. Empty: not said.
+  std::string ca_source;
   // An HTTP proxy to reach the remote through, as a CONNECT tunnel (T1):
   // "http://[USER:PASSWORD@]HOST[:PORT]" (no scheme: http://; no port:
   // 1080). TLS stays end to end with the remote, verified against the
@@ -137,6 +141,14 @@ struct DeliveryRequest {
   // as it is built (chunked, no spool file; docs/performance.md). Ignored
   // without `mint` (nothing to bind: the pack streams).
   bool mint_binds_payload = true;
+  // Whether `mint` is asked only after the remote has refused an
+  // unauthenticated advertisement GET with 401, as git asks its credential
+  // helpers (T2): the GET goes first without credentials, a 200 makes the
+  // whole delivery unauthenticated (no mint at all, the POST without
+  // credentials), a 401 makes the child ask for the GET's header and send
+  // the GET once more, authenticated. False (the default): every leg
+  // carries a minted header. Ignored without `mint`.
+  bool mint_after_challenge = false;
   // "Does this delivery still own its turn?" Asked before each leg and after
   // each mint; a refusal revokes. Null: always yes.
   AuthorityFn authority;

@@ -25,6 +25,11 @@ bool credential_safe(std::string_view v) {
   return v.find_first_of(std::string_view("\n\0", 2)) == std::string_view::npos;
 }
 
+std::string first_line(const std::string& text) {
+  const auto nl = text.find('\n');
+  return nl == std::string::npos ? text : text.substr(0, nl);
+}
+
 std::string last_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   const auto nl = text.rfind('\n');
@@ -44,6 +49,27 @@ Result<bool> drain(int fd, std::string& into) {
     const std::size_t room = into.size() < kMaxOutput ? kMaxOutput - into.size() : 0;
     into.append(buf, std::min(room, r->bytes));
   }
+}
+
+// `git [-C dir] args...` in `env`; with a directory, -C finds the
+// repository from it only when nothing in the environment names another.
+sys::SpawnSpec git_spec(const std::string& git_program, const std::vector<std::string>& args,
+                        const std::vector<std::string>& env, const std::string& dir) {
+  sys::SpawnSpec spec;
+  spec.exec_path = git_program;
+  spec.argv = {"git"};
+  if (dir.empty()) {
+    spec.env = env;
+  } else {
+    spec.argv.insert(spec.argv.end(), {"-C", dir});
+    for (const auto& e : env) {
+      if (e.rfind("GIT_DIR=", 0) != 0 && e.rfind("GIT_WORK_TREE=", 0) != 0 && e.rfind("GIT_COMMON_DIR=", 0) != 0) {
+        spec.env.push_back(e);
+      }
+    }
+  }
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  return spec;
 }
 
 }  // namespace
@@ -99,13 +125,17 @@ Result<std::string> find_git(const std::vector<std::string>& env) {
 
 Result<GitCredentialRun> run_git_credential(const std::string& git_program, const std::string& action,
                                             const std::string& input, const std::vector<std::string>& env,
-                                            sys::MonoNs until) {
+                                            sys::MonoNs until, const std::string& dir) {
+  return run_git_in(git_program, {"credential", action}, input, env, until, dir);
+}
+
+Result<GitCredentialRun> run_git_in(const std::string& git_program, const std::vector<std::string>& args,
+                                    const std::string& input, const std::vector<std::string>& env, sys::MonoNs until,
+                                    const std::string& dir) {
+  std::string what = "git";
+  for (const auto& a : args) what += " " + a;
   if (input.size() > kMaxInput) return fail(Errc::invalid_argument, "git credential input too large");
-  sys::SpawnSpec spec;
-  spec.exec_path = git_program;
-  spec.argv = {"git", "credential", action};
-  spec.env = env;
-  auto piped = sys::spawn_piped(std::move(spec));
+  auto piped = sys::spawn_piped(git_spec(git_program, args, env, dir));
   if (!piped) return tl::unexpected(piped.error());
   sys::Spawned* child = &piped->process;
 
@@ -154,7 +184,7 @@ Result<GitCredentialRun> run_git_credential(const std::string& git_program, cons
     }
     if (ready->empty()) {
       kill_and_reap();
-      return fail(Errc::invalid_value, "git credential " + action + " did not finish in time; it was killed");
+      return fail(Errc::invalid_value, what + " did not finish in time; it was killed");
     }
     bool exited = false;
     for (std::size_t i : *ready) {
@@ -192,17 +222,53 @@ bool CredentialMinter::has_credential() const {
   return password_.has_value();
 }
 
+std::vector<std::string> CredentialMinter::environment() const {
+  return options_.env ? *options_.env : credential_environment();
+}
+
+Result<std::string> CredentialMinter::git_program(const std::vector<std::string>& env) const {
+  if (!options_.git_program.empty()) return options_.git_program;
+  return find_git(env);
+}
+
+// git's own check of the repository's owner (safe.directory): `git
+// credential` would skip a refused repository's configuration without a
+// word, so the refusal is asked for first, by a command that reports it.
+Result<void> CredentialMinter::choose_config_dir(const std::string& git, const std::vector<std::string>& env,
+                                                 sys::MonoNs until) {
+  if (config_dir_) return {};
+  if (context_.repo.empty()) {
+    config_dir_ = std::string();
+    return {};
+  }
+  auto run = run_git_in(git, {"rev-parse", "--git-dir"}, "", env, until, context_.repo);
+  if (!run) return tl::unexpected(run.error());
+  if (run->exit_code == 0) {
+    config_dir_ = context_.repo;
+    return {};
+  }
+  const bool dubious = run->err.find("dubious ownership") != std::string::npos;
+  if (!dubious || !options_.untrusted_repo_falls_back) {
+    const std::string why = dubious ? first_line(run->err) : last_line(run->err);
+    return fail(Errc::invalid_value, "git credential cannot use the configuration of " + context_.repo + ": " + why);
+  }
+  config_dir_ = std::string("/");
+  if (options_.on_note) {
+    options_.on_note("git refuses the repository " + context_.repo +
+                     " (dubious ownership: it is owned by another user and not in safe.directory): its credential "
+                     "helpers are not run; the credential comes from this process's own git configuration");
+  }
+  return {};
+}
+
 Result<void> CredentialMinter::fill(sys::MonoNs until) {
   auto query = credential_query(context_.remote);
   if (!query) return tl::unexpected(query.error());
-  const std::vector<std::string> env = options_.env ? *options_.env : credential_environment();
-  std::string git = options_.git_program;
-  if (git.empty()) {
-    auto found = find_git(env);
-    if (!found) return tl::unexpected(found.error());
-    git = *found;
-  }
-  auto run = run_git_credential(git, "fill", query->lines() + "\n", env, until);
+  const std::vector<std::string> env = environment();
+  auto git = git_program(env);
+  if (!git) return tl::unexpected(git.error());
+  if (auto chosen = choose_config_dir(*git, env, until); !chosen) return tl::unexpected(chosen.error());
+  auto run = run_git_credential(*git, "fill", query->lines() + "\n", env, until, *config_dir_);
   if (!run) return tl::unexpected(run.error());
   if (run->exit_code != 0) {
     wipe(run->out);
@@ -251,15 +317,14 @@ Result<void> CredentialMinter::tell(const char* action) {
   auto query = credential_query(context_.remote);
   if (!query) return tl::unexpected(query.error());
   query->username = *username_;
-  const std::vector<std::string> env = options_.env ? *options_.env : credential_environment();
-  std::string git = options_.git_program;
-  if (git.empty()) {
-    auto found = find_git(env);
-    if (!found) return tl::unexpected(found.error());
-    git = *found;
-  }
+  const std::vector<std::string> env = environment();
+  auto git = git_program(env);
+  if (!git) return tl::unexpected(git.error());
   std::string input = query->lines() + "password=" + *password_ + "\n\n";
-  auto run = run_git_credential(git, action, input, env, sys::mono_now_ns() + options_.settle_bound);
+  // The same configuration as the fill's: the helper that gave the
+  // credential is the one told about it.
+  auto run = run_git_credential(*git, action, input, env, sys::mono_now_ns() + options_.settle_bound,
+                                config_dir_.value_or(""));
   wipe(input);
   if (!run) return tl::unexpected(run.error());
   if (run->exit_code != 0) {

@@ -36,6 +36,7 @@ inline constexpr std::chrono::seconds kDefaultTokenTtl{60};
 // What a delivery's minter knows about the delivery.
 struct MintContext {
   std::string remote;                           // the delivery's remote URL
+  std::string repo;                             // the delivery's repository (its configuration: git credential)
   std::string ref;                              // the target ref
   std::string oid;                              // the gated object id
   sys::MonoNs deadline = 0;                     // absolute CLOCK_MONOTONIC deadline (D1)
@@ -78,6 +79,11 @@ class Minter {
   // is built. True by default: a minter that does not say is assumed to
   // bind, which costs speed, never the binding.
   virtual bool binds_payload() const { return true; }
+  // Whether the minter is asked only after the remote refused an
+  // unauthenticated advertisement GET with 401, as git asks its credential
+  // helpers (T2; DeliveryRequest::mint_after_challenge). False by default:
+  // every leg carries a minted header.
+  virtual bool after_challenge() const { return false; }
 };
 
 // ---- leg binding (A2) ------------------------------------------------------

@@ -111,8 +111,11 @@ std::string hint_for(const Outcome& o, const DeliveryFacts& f) {
   }
   const std::string which = "--auth " + auth;
   if (forbidden) {
+    // git keeps a credential a 403 answered (it rejects only on 401): so
+    // does --auth credential, and the hint says so.
     return "the remote accepted who you are but refused the push (403) with " + which +
-           ": check that this identity may push to " + f.remote;
+           ": the account lacks rights on " + f.remote + "; ask for push access" +
+           (auth == "credential" ? " (the stored credential was kept)" : "");
   }
   if (auth == "credential") {
     return "the remote refused the credential git's credential helper gave for " + f.remote + " (" + which +

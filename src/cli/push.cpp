@@ -18,6 +18,7 @@
 #include "courier/courier.hpp"
 #include "sys/process.hpp"
 #include "sys/signals.hpp"
+#include "transport/trust_words.hpp"
 #include "wire/text.hpp"
 
 namespace courier::cli {
@@ -94,6 +95,13 @@ CheckedRequest delivery_request(const PushArgs& a, const PushRequest& v) {
   DeliveryRequest& req = checked.request();
   // The remote's progress is asked for only when it will be shown.
   req.remote_progress = show_meters(a);
+  req.ca_source = v.http.ca_source;
+  // T1: with -v the trust anchor is said before anything is sent, as git's
+  // "CAfile: ..." is.
+  if (a.verbose && !a.quiet) {
+    const std::string trust = transport::trust_anchor_words(v.http.ca_file, v.http.ca_source);
+    std::fprintf(stderr, "git-courier: trust: %s\n", wire::terminal_safe(trust).c_str());
+  }
   if (a.delivery_id) req.id = *a.delivery_id;
   if (a.pack_engine == "git") {
     req.pack_engine = PackEngine::git;
@@ -193,6 +201,7 @@ int run_push(const PushArgs& a) {
   if (!auth) return push_usage(a, auth.error().message);
   req.mint = (*auth)->mint();
   req.mint_binds_payload = (*auth)->binds_payload();
+  req.mint_after_challenge = (*auth)->after_challenge();
   req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };
 
   Outcome o;

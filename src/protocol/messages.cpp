@@ -250,6 +250,7 @@ Result<ParentMessage> decode_job(Fields& f) {
   COURIER_TRY_FIELD(m.deadline_mono_ns, f.req<std::int64_t>("deadline_mono_ns"));
   COURIER_TRY_FIELD(m.authenticated, f.req<bool>("authenticated"));
   COURIER_TRY_FIELD(m.ca_file, f.opt<std::string>("ca_file"));
+  COURIER_TRY_FIELD(m.ca_source, f.opt<std::string>("ca_source"));
   COURIER_TRY_FIELD(m.proxy, f.opt<std::string>("proxy"));
   COURIER_TRY_FIELD(m.allow_http_loopback, f.req<bool>("allow_http_loopback"));
   COURIER_TRY_FIELD(m.scratch_dir, f.req<std::string>("scratch_dir"));
@@ -262,6 +263,12 @@ Result<ParentMessage> decode_job(Fields& f) {
   m.bind_payload = bind_payload.value_or(false);
   if (m.bind_payload && !m.authenticated) {
     return fail(Errc::invalid_value, "job: field 'bind_payload' needs an authenticated job");
+  }
+  std::optional<bool> challenge_first;
+  COURIER_TRY_FIELD(challenge_first, f.opt<bool>("challenge_first"));
+  m.challenge_first = challenge_first.value_or(false);
+  if (m.challenge_first && !m.authenticated) {
+    return fail(Errc::invalid_value, "job: field 'challenge_first' needs an authenticated job");
   }
   std::optional<bool> pack_auto;
   COURIER_TRY_FIELD(pack_auto, f.opt<bool>("pack_auto"));
@@ -428,12 +435,14 @@ Result<std::string> encode(const ParentMessage& msg) {
           incomplete = m.update == UpdateMode::expect_old && !m.expect_old;
           put_opt(j, "expect_old", m.expect_old);
           put_opt(j, "ca_file", m.ca_file);
+          put_opt(j, "ca_source", m.ca_source);
           put_opt(j, "proxy", m.proxy);
           put_opt(j, "pack_git", m.pack_git);
           put_opt(j, "lease_bound_mono_ns", m.lease_bound_mono_ns);
           if (m.remote_progress) j["remote_progress"] = true;
           if (m.bind_payload) j["bind_payload"] = true;
           if (m.pack_auto) j["pack_auto"] = true;
+          if (m.challenge_first) j["challenge_first"] = true;
         } else if constexpr (std::is_same_v<T, Minted>) {
           ambiguous = m.header.has_value() == m.refused.has_value();
           j = {{"type", "minted"}, {"leg", m.leg}};

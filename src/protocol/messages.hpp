@@ -137,6 +137,13 @@ struct Job {
   // stream into the POST as it is built. Absent in a frame: false.
   bool bind_payload = false;
   std::optional<std::string> ca_file;
+  // Where ca_file came from, for messages ("GIT_SSL_CAINFO", ...). Absent:
+  // not said.
+  std::optional<std::string> ca_source;
+  // With authenticated: the advertisement GET goes first without
+  // credentials and a mint is asked for only after its 401 (T2; the git
+  // credential minter). Absent in a frame: false.
+  bool challenge_first = false;
   // An http:// proxy to tunnel through with CONNECT (T1): host and port
   // only, never credentials (those come per leg, in Authority).
   std::optional<std::string> proxy;

@@ -86,7 +86,9 @@ protocol::Job job_of(const DeliveryHandle::Shared& d) {
   job.expect_old = d.req.expect_old;
   job.authenticated = static_cast<bool>(d.req.mint);
   job.bind_payload = job.authenticated && d.req.mint_binds_payload;
+  job.challenge_first = job.authenticated && d.req.mint_after_challenge;
   job.ca_file = d.req.ca_file;
+  if (d.req.ca_file && !d.req.ca_source.empty()) job.ca_source = d.req.ca_source;
   if (d.proxy) job.proxy = d.proxy->url;
   job.allow_http_loopback = d.req.allow_http_loopback;
   job.remote_progress = d.req.remote_progress;

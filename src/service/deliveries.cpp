@@ -2,6 +2,7 @@
 #include "service/deliveries.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "seat/admission.hpp"
 #include "report/event_json.hpp"
@@ -63,6 +64,14 @@ class DeliveryStream final : public EventStream {
   std::shared_ptr<Delivery::Impl> d_;
   std::uint64_t seq_;
 };
+
+// A repository git refuses for its owner is set aside by the credential
+// helper's run, and the log says so (docs/auth.md).
+std::function<void(const std::string&)> credential_note(const std::string& id) {
+  return [id](const std::string& message) {
+    log_event(LogLevel::warn, "credential_config", {{"delivery", id}, {"message", message}});
+  };
+}
 
 }  // namespace
 
@@ -240,7 +249,8 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
     const std::int64_t budget_ms = in.deadline_unix_ms ? *in.deadline_unix_ms - journal::wall_now_ms()
                                                        : static_cast<std::int64_t>(in.deadline.count());
     const MonoNs deadline = sys::mono_after_ms(sys::mono_now_ns(), budget_ms);
-    auto setup = auth::AuthSetup::from_spec(in.credential_spec, req, deadline, "credential " + in.credential);
+    auto setup = auth::AuthSetup::from_spec(in.credential_spec, req, deadline, "credential " + in.credential,
+                                            credential_note(d->id));
     if (!setup) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -256,6 +266,7 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
     }
     req.mint = (*setup)->mint();
     req.mint_binds_payload = (*setup)->binds_payload();
+    req.mint_after_challenge = (*setup)->after_challenge();
     d->impl->auth = std::move(*setup);
   }
   {

@@ -152,6 +152,49 @@ TEST_SUITE("auth") {
     }
   }
 
+  TEST_CASE("T2: a repository git refuses for its owner is refused, or set aside with a note where the host allows") {
+    // The global helper (the process's own configuration) answers alice; the
+    // repository's would answer its owner's credential.
+    HelperSetup helper;
+    const std::string repo = helper.dir.path() + "/repo";
+    test::git_ok({"init", "-q", repo});
+    const std::string owners = helper.dir.path() + "/owners.sh";
+    const std::string owners_log = helper.dir.path() + "/owners.log";
+    test::write_file(owners, "#!/bin/sh\necho \"$1\" >> '" + owners_log + "'\necho username=owner; echo password=x\n");
+    REQUIRE(::chmod(owners.c_str(), 0755) == 0);
+    // An empty value first clears the helpers read before (the global one).
+    test::git_ok({"config", "--add", "credential.helper", ""}, repo);
+    test::git_ok({"config", "--add", "credential.helper", owners}, repo);
+    auto c = context(20'000, kRemote);
+    c.repo = repo;
+    auto options = helper.options();
+    // git's own test switch: every repository looks owned by someone else.
+    options.env->push_back("GIT_TEST_ASSUME_DIFFERENT_OWNER=1");
+
+    CredentialMinter refused(c, options);
+    auto r = refused.mint(get_leg(c));
+    REQUIRE_FALSE(r);
+    CHECK_MESSAGE(r.error().message.find("dubious ownership") != std::string::npos, r.error().message);
+
+    std::vector<std::string> notes;
+    options.untrusted_repo_falls_back = true;
+    options.on_note = [&](const std::string& n) { notes.push_back(n); };
+    CredentialMinter aside(c, options);
+    auto minted = aside.mint(get_leg(c));
+    REQUIRE_MESSAGE(minted, minted.error().message);
+    CHECK(*minted == "Authorization: Basic " + base64_encode("alice:s3cret pass=word"));
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("dubious ownership") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(owners_log));
+
+    // Trusted, the repository's helper is the one asked.
+    options.env->pop_back();
+    CredentialMinter own(c, options);
+    auto mine = own.mint(get_leg(c));
+    REQUIRE_MESSAGE(mine, mine.error().message);
+    CHECK(*mine == "Authorization: Basic " + base64_encode("owner:x"));
+  }
+
   TEST_CASE("run_git_credential: the helper environment is the one given (no GIT_* leaks from ours)") {
     HelperSetup helper;
     auto git = find_git(helper.env);

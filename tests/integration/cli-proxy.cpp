@@ -345,6 +345,20 @@ TEST_SUITE("cli-proxy") {
     for (const auto& t : tried) CHECK(t["answer"] == 407);
   }
 
+  TEST_CASE("T1: a proxy asking for credentials with 401 to CONNECT (as tinyproxy does) gets the 407's hint") {
+    Setup s;
+    ConnectProxy proxy(s.dir, {"--map", "localhost", "--basic", "courier:right", "--ask-with-401"});
+    // The tunnel is refused before any byte reaches an origin: none listens.
+    auto r = s.push("https://localhost:9/asked.git", {"HTTPS_PROXY=" + proxy.url()}, {"--json"});
+    CHECK(r.exit_code == cli::kExitFailed);
+    CHECK(json::parse(r.out)["outcome"] == "transport_failed");
+    CHECK_MESSAGE(r.err.find("401 (authentication required) to CONNECT") != std::string::npos, r.err);
+    CHECK_MESSAGE(r.err.find("give its credentials in the proxy URL") != std::string::npos, r.err);
+    const auto tried = proxy.records();
+    REQUIRE(tried.size() == 1);
+    CHECK(tried[0]["answer"] == 401);
+  }
+
   TEST_CASE("T1: socks and https proxies are refused before anything runs, never bypassed") {
     Setup s;
     for (const std::string proxy :

@@ -176,6 +176,7 @@ FixtureServer::FixtureServer(FixtureOptions options) : plain_http_(options.plain
                      {"--verify-command", command, "--verify-key", options.verify_key, "--replay-dir", replay});
   }
   if (!options.basic_auth.empty()) spec.argv.insert(spec.argv.end(), {"--basic-auth", options.basic_auth});
+  if (options.basic_forbidden) spec.argv.push_back("--basic-forbidden");
   // The caller's PATH (and a pyenv's settings) find python3, git and openssl;
   // HOME and the GIT_CONFIG_* variables keep git http-backend away from any
   // real configuration.

@@ -138,6 +138,9 @@ struct FixtureOptions {
   std::string replay_dir;
   // "user:pass": every request must carry exactly this HTTP Basic credential.
   std::string basic_auth;
+  // With basic_auth: the right credential is answered 403 (an account
+  // without rights on the repository); a missing or wrong one still 401.
+  bool basic_forbidden = false;
 };
 
 // Starts fixtures/git_http_server.py on 127.0.0.1 with its own CA, and drives

@@ -64,7 +64,9 @@ TEST_SUITE("protocol") {
     Job full = sample_job();
     full.expect_old = std::string(40, 'c');
     full.ca_file = "/ca.pem";
+    full.ca_source = "GIT_SSL_CAINFO";
     full.authenticated = true;
+    full.challenge_first = true;
     full.allow_http_loopback = true;
     full.pack_git = "/usr/bin/git";
     full.pack_auto = true;
@@ -99,6 +101,17 @@ TEST_SUITE("protocol") {
     REQUIRE_FALSE(back.has_value());
     CHECK(back.error().code == Errc::invalid_value);
     CHECK(back.error().message.find("'pack_git'") != std::string::npos);
+  }
+
+  TEST_CASE("T2: a job that asks for a challenge first (challenge_first) without credentials is refused") {
+    Job j = sample_job();
+    j.challenge_first = true;
+    auto body = encode(ParentMessage{j});
+    REQUIRE(body.has_value());
+    auto back = decode_parent(*body);
+    REQUIRE_FALSE(back.has_value());
+    CHECK(back.error().code == Errc::invalid_value);
+    CHECK(back.error().message.find("'challenge_first'") != std::string::npos);
   }
 
   TEST_CASE("a job that lets the child choose its pack engine (pack_auto) without a git to choose is refused") {
