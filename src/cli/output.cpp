@@ -1,6 +1,8 @@
 // output.cpp — exit codes, the human line and the --json report.
 #include "cli/output.hpp"
 
+#include <ctime>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
@@ -17,12 +19,31 @@ std::string short_id(const std::string& oid) { return oid.substr(0, 12); }
 
 }  // namespace
 
+std::string human_time(std::int64_t unix_ms) {
+  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
+
 std::string observed_line(const ObservedAfter& seen) {
   if (!seen.error.empty()) return "read-back failed: " + seen.error;
-  return "read-back: the remote's ref was " + short_id(seen.oid) + " at " + std::to_string(seen.at_unix_ms) +
-         " ms (unix)" +
+  const bool absent = seen.oid.empty() || seen.oid == std::string(40, '0');
+  const std::string what = absent ? "absent" : short_id(seen.oid);
+  return "read-back at " + human_time(seen.at_unix_ms) + ": the remote's ref was " + what +
          (seen.matches_this_delivery ? ", this delivery's object (it may also have come from another delivery)"
+          : absent                   ? ""
                                      : ", not this delivery's object");
+}
+
+std::string interrupted_phase(const Outcome& o) {
+  if (!o.dispatched) return o.timings.seat == 0 ? "waiting for the lane" : "before the child started";
+  if (o.timings.post_started != 0) return "the upload (the POST had begun)";
+  if (o.pack_ms || o.advertise_ms) return "packing objects";
+  if (o.timings.job_accepted != 0) return "the ref advertisement";
+  return "the child's start";
 }
 
 namespace {
@@ -73,8 +94,8 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
   }
   switch (o.kind) {
     case OutcomeKind::delivered:
-      return "delivered " + short_id(f.oid) + " to " + where + " (was " + short_id(o.old_oid.value_or("?")) + ", " +
-             std::to_string(o.objects.value_or(0)) + " objects)";
+      return "delivered " + short_id(f.oid) + " to " + where + " (was " + short_id(o.old_oid.value_or("?")) +
+             (f.forced ? ", forced update" : "") + ", " + std::to_string(o.objects.value_or(0)) + " objects)";
     case OutcomeKind::up_to_date:
       return "up to date: " + where + " is already " + short_id(f.oid);
     case OutcomeKind::rejected:
@@ -88,7 +109,7 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
       return std::string("revoked: the child was killed and its stop confirmed") +
              (o.remote_effect == RemoteEffect::none ? "; nothing had been sent that the remote could apply" : "");
     case OutcomeKind::deadline_killed: {
-      std::string s = "deadline reached: " + o.reason;
+      std::string s = "deadline reached during " + interrupted_phase(o) + ": " + o.reason;
       if (auto over = o.deadline_overrun()) s += " (kill " + std::to_string(*over / 1000) + " us after the deadline)";
       return s;
     }
