@@ -6,6 +6,8 @@
 // what a deadline interrupted (X-OUT2).
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -78,7 +80,7 @@ json parse_json(const std::string& out) {
 
 }  // namespace
 
-TEST_SUITE("cli-tracking") {
+TEST_SUITE("cli-updates") {
   TEST_CASE(
       "X-TRACK1: two bare --force-with-lease pushes in a row, a new commit between, both land as in git; "
       "origin/main follows with git's reflog message") {
@@ -111,6 +113,15 @@ TEST_SUITE("cli-tracking") {
       "it moves once a push sees the remote there; the read-back is said in people's time") {
     test::FixtureServer server;
     Tracked t(server, "maybe");
+    // Nothing there yet, and the connection lost before an answer: the
+    // read-back finds the ref absent, and says so.
+    server.close_after_headers(test::RequestMatch::next("POST", "git-receive-pack"), test::CloseMode::none, false);
+    auto none = t.push("HEAD", {"--no-journal", "--read-back"});
+    CHECK(none.exit_code != cli::kExitOk);
+    CHECK_MESSAGE(has(none.err, "the remote's ref was absent"), none.err);
+    CHECK_MESSAGE(!has(none.err, "000000000000"), none.err);
+    server.reset_faults();
+
     // The backend runs (the ref moves at the remote), then the connection
     // closes without an answer: nothing was observed.
     server.close_after_headers(test::RequestMatch::next("POST", "git-receive-pack"), test::CloseMode::none, true);
@@ -193,15 +204,19 @@ TEST_SUITE("cli-tracking") {
     CHECK_MESSAGE(!has(refused.err, "\\x09"), refused.err);
   }
 
-  TEST_CASE("X-OUT1: a replayed outcome says so and claims no child and no timings of its own") {
+  TEST_CASE("X-OUT1: a replayed outcome says so and claims no child and no timings of its own; show escapes once") {
     test::FixtureServer server;
     Tracked t(server, "replay");
+    // A hook that refuses with a tab and a BEL in its words.
+    const std::string hook = server.repo_path("replay") + "/hooks/pre-receive";
+    test::write_file(hook, "#!/bin/sh\nprintf 'ask\\tthe owner\\a\\n' >&2\nexit 1\n");
+    REQUIRE(::chmod(hook.c_str(), 0755) == 0);
     const std::string journal = t.dir.path() + "/state/journal.db";
     auto first = t.push("HEAD", {"--journal", journal, "--delivery-id", "d-replay", "--json"});
-    CHECK_MESSAGE(first.exit_code == cli::kExitOk, first.err);
+    CHECK_MESSAGE(first.exit_code == cli::kExitRejected, first.err);
     CHECK(parse_json(first.out)["child"].is_object());
     auto again = t.push("HEAD", {"--journal", journal, "--delivery-id", "d-replay", "--json"});
-    CHECK(again.exit_code == cli::kExitOk);
+    CHECK(again.exit_code == cli::kExitRejected);
     json j = parse_json(again.out);
     CHECK(j["replayed"] == true);
     CHECK_MESSAGE(j["child"].is_null(), again.out);
@@ -209,6 +224,9 @@ TEST_SUITE("cli-tracking") {
     auto shown =
         test::run({COURIER_BINARY, "show", "d-replay", "--journal", journal}, {}, test::Stdin::bytes, test::cli_env());
     CHECK(shown.exit_code == cli::kExitOk);
+    // The detail's JSON as written: a tab as \t, the escaped BEL's backslash
+    // once escaped by JSON, never twice.
+    CHECK_MESSAGE(has(shown.out, "ask\\tthe owner\\\\x07"), shown.out);
     CHECK_MESSAGE(!has(shown.out, "\\\\\\\\"), shown.out);
   }
 
