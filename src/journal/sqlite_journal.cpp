@@ -523,6 +523,9 @@ Result<std::unique_ptr<Journal>> open_sqlite(const std::string& path) {
 
 Result<std::unique_ptr<Journal>> open_sqlite_read_only(const std::string& path) {
   if (path.empty()) return fail(Errc::journal_failed, "the journal path is empty");
+  if (auto lib = sys::load_shared_library(sys::SharedLibrary::sqlite3); !lib) {
+    return fail(Errc::journal_failed, lib.error().message);
+  }
   std::error_code ec;
   const auto st = std::filesystem::symlink_status(path, ec);
   if (!std::filesystem::exists(st)) {
@@ -531,9 +534,6 @@ Result<std::unique_ptr<Journal>> open_sqlite_read_only(const std::string& path) 
                            "give --journal the file push or serve wrote)");
   }
   if (!std::filesystem::is_regular_file(st)) return journal_failure(path, "is not a regular file");
-  if (auto lib = sys::load_shared_library(sys::SharedLibrary::sqlite3); !lib) {
-    return fail(Errc::journal_failed, lib.error().message);
-  }
   auto c = open_connection(path, true);
   if (!c) return tl::unexpected(c.error());
   auto j = std::make_unique<SqliteJournal>(std::move(*c));
