@@ -17,6 +17,9 @@ namespace {
 
 std::string short_id(const std::string& oid) { return oid.substr(0, 12); }
 
+// 40 zeros: no such ref (X-OUT1: said as absent, never as an id).
+bool is_absent(const std::string& oid) { return oid.empty() || oid.find_first_not_of('0') == std::string::npos; }
+
 }  // namespace
 
 std::string human_time(std::int64_t unix_ms) {
@@ -30,7 +33,7 @@ std::string human_time(std::int64_t unix_ms) {
 
 std::string observed_line(const ObservedAfter& seen) {
   if (!seen.error.empty()) return "read-back failed: " + seen.error;
-  const bool absent = seen.oid.empty() || seen.oid == std::string(40, '0');
+  const bool absent = is_absent(seen.oid);
   const std::string what = absent ? "absent" : short_id(seen.oid);
   return "read-back at " + human_time(seen.at_unix_ms) + ": the remote's ref was " + what +
          (seen.matches_this_delivery ? ", this delivery's object (it may also have come from another delivery)"
@@ -54,7 +57,9 @@ std::string effect_advice(const Outcome& o, const std::string& where) {
   if (o.remote_effect != RemoteEffect::possible) return "";
   const std::string head =
       ". The remote may have applied it (the POST had begun and no answer was read): check " + where;
-  const std::string old = o.old_oid ? " " + short_id(*o.old_oid) : std::string();
+  const std::string old = !o.old_oid              ? std::string()
+                          : is_absent(*o.old_oid) ? ", the ref absent"
+                                                  : " " + short_id(*o.old_oid);
   switch (seat::id_table_row(o, false)) {
     case seat::SameIdAgain::Action::compare_and_swap:
       return head + ", or deliver again with the same --delivery-id " + o.delivery_id +
@@ -94,7 +99,8 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
   }
   switch (o.kind) {
     case OutcomeKind::delivered:
-      return "delivered " + short_id(f.oid) + " to " + where + " (was " + short_id(o.old_oid.value_or("?")) +
+      return "delivered " + short_id(f.oid) + " to " + where +
+             (o.old_oid && is_absent(*o.old_oid) ? " (a new ref" : " (was " + short_id(o.old_oid.value_or("?"))) +
              (f.forced ? ", forced update" : "") + ", " + std::to_string(o.objects.value_or(0)) + " objects)";
     case OutcomeKind::up_to_date:
       return "up to date: " + where + " is already " + short_id(f.oid);
