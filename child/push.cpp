@@ -449,7 +449,7 @@ class Push {
   void remote_lines(const std::vector<transport::SidebandLine>& lines) {
     for (const auto& line : lines) {
       if (line.text.empty()) continue;
-      const std::string text = wire::printable(line.text, protocol::kMaxRemoteLine);
+      const std::string text = wire::server_text(line.text, protocol::kMaxRemoteLine);
       if (line.update) {
         progress_text("remote_progress", text);
         continue;

@@ -59,7 +59,7 @@ std::optional<Error> err_packet(const Pkt& pkt) {
   constexpr std::string_view kErr = "ERR ";
   if (pkt.kind != PktKind::data || pkt.payload.compare(0, kErr.size(), kErr) != 0) return std::nullopt;
   return Error{Errc::remote_error,
-               "remote error: " + wire::printable(wire::chomp(std::string_view(pkt.payload).substr(kErr.size())))};
+               "remote error: " + wire::server_text(std::string_view(pkt.payload).substr(kErr.size()))};
 }
 
 Result<void> check_object_format(const Capabilities& caps) {

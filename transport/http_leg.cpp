@@ -411,7 +411,7 @@ std::string quoted_body(const Transfer& t, const LegResult& out) {
   const std::size_t start = t.error_body.find_first_not_of(" \t\r\n");
   const bool html =
       type.rfind("text/html", 0) == 0 || (start != std::string::npos && t.error_body.compare(start, 1, "<") == 0);
-  return html ? "" : ": " + wire::printable(t.error_body);
+  return html ? "" : ": " + wire::server_text(t.error_body);
 }
 
 // T2: any status but 200 ends the leg, a redirect included (never followed).

@@ -25,7 +25,7 @@ tl::unexpected<Error> ReportReader::failed(Errc code, std::string message) {
 std::string ReportReader::last_words() const {
   const std::string_view said = wire::chomp(last_progress_);
   if (said.empty()) return {};
-  return " (the remote last said: \"" + wire::printable(said) + "\")";
+  return " (the remote last said: \"" + wire::server_text(said) + "\")";
 }
 
 Result<std::vector<std::string>> ReportReader::feed(std::string_view bytes) {
@@ -76,7 +76,7 @@ Result<void> ReportReader::on_outer(const Pkt& pkt, std::vector<std::string>& pr
       }
       return {};
     case kBandFatal:
-      return failed(Errc::remote_error, "remote fatal error: \"" + wire::printable(wire::chomp(rest)) + "\"");
+      return failed(Errc::remote_error, "remote fatal error: \"" + wire::server_text(rest) + "\"");
     default:
       return failed(Errc::report_malformed,
                     "unknown side-band channel " +
@@ -110,7 +110,7 @@ Result<void> ReportReader::on_line(const Pkt& pkt) {
   if (pkt.payload.empty()) return {};  // keepalive
   const std::string_view line = wire::chomp(pkt.payload);
   if (starts_with(line, "ERR ")) {
-    return failed(Errc::remote_error, "remote error: \"" + wire::printable(line.substr(4)) + "\"");
+    return failed(Errc::remote_error, "remote error: \"" + wire::server_text(line.substr(4)) + "\"");
   }
   if (stage_ == Stage::unpack) {
     constexpr std::string_view kUnpack = "unpack ";
@@ -197,7 +197,8 @@ Result<PushVerdict> judge_report(const Report& report, std::string_view ref) {
   }
   if (ours == nullptr) return fail(Errc::report_incomplete, "report-status has no line for " + wire::printable(ref));
   if (ours->ok) return PushVerdict{PushStatus::delivered, {}};
-  return PushVerdict{PushStatus::rejected, ours->reason.empty() ? "(no reason given)" : wire::printable(ours->reason)};
+  return PushVerdict{PushStatus::rejected,
+                     ours->reason.empty() ? "(no reason given)" : wire::server_text(ours->reason)};
 }
 
 }  // namespace courier::transport

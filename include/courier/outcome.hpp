@@ -213,7 +213,8 @@ struct Outcome {
   std::optional<std::uint64_t> upload_ms;
   // The remote's own words: its side-band lines ended by a newline (hook
   // output such as "refs/heads/locked is locked", receive-pack's messages),
-  // oldest first, as the child read them. Printable: control bytes and
+  // oldest first, as the child read them. As git shows them: the line end
+  // is not part of the text and a tab stays a tab; other control bytes and
   // anything outside ASCII are escaped as \xNN, a backslash doubled; a line
   // is cut at 512 bytes (marked "..."). At most 100 lines: when the remote
   // said more, the earliest were dropped and remote_messages_dropped counts

@@ -122,15 +122,27 @@ json record_json(const journal::Record& r, bool entries) {
   return j;
 }
 
+// X-RO1: log and show read the journal; they never create it, its
+// directory or its schema.
 Result<std::unique_ptr<journal::Journal>> open_for(const JournalArgs& a) {
   if (a.state) {
     auto url = state::parse_state_url(*a.state);
     if (!url) return tl::unexpected(url.error());
+    if (url->kind == state::StateUrl::Kind::sqlite) return journal::open_sqlite_read_only(url->path);
     return journal::open_state(*url, "git-courier/" + sys::host_name() + "/" + std::to_string(sys::self_pid()));
   }
   auto path = journal_path(a.journal);
   if (!path) return tl::unexpected(path.error());
-  return journal::open_sqlite(*path);
+  return journal::open_sqlite_read_only(*path);
+}
+
+// An entry's detail for people: its JSON text as written, which already
+// escapes what it holds (a second escaping would double every backslash),
+// made safe for a terminal and cut at kShownDetail bytes.
+constexpr std::size_t kShownDetail = 2000;
+std::string shown_detail(const std::string& detail) {
+  if (detail.size() <= kShownDetail) return wire::terminal_safe(detail);
+  return wire::terminal_safe(std::string_view(detail).substr(0, kShownDetail)) + "...";
 }
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -234,7 +246,7 @@ int run_show(const JournalArgs& a) {
               wire::printable(s.ref, 200).c_str(), wire::printable(s.remote, 300).c_str());
   for (const auto& e : (*r)->entries) {
     std::printf("  %s  #%d %-16s %s\n", iso_time(e.at_unix_ms).c_str(), e.attempt, journal::step_name(e.step),
-                wire::printable(e.detail, 2000).c_str());
+                shown_detail(e.detail).c_str());
   }
   std::printf("the same id again: %s\n", wire::printable(same_id_now(**r).second, 2000).c_str());
   return kExitOk;

@@ -1,6 +1,8 @@
 // output.cpp — exit codes, the human line and the --json report.
 #include "cli/output.hpp"
 
+#include <ctime>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
@@ -15,14 +17,36 @@ namespace {
 
 std::string short_id(const std::string& oid) { return oid.substr(0, 12); }
 
+// 40 zeros: no such ref (X-OUT1: said as absent, never as an id).
+bool is_absent(const std::string& oid) { return oid.empty() || oid.find_first_not_of('0') == std::string::npos; }
+
 }  // namespace
+
+std::string human_time(std::int64_t unix_ms) {
+  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return buf;
+}
 
 std::string observed_line(const ObservedAfter& seen) {
   if (!seen.error.empty()) return "read-back failed: " + seen.error;
-  return "read-back: the remote's ref was " + short_id(seen.oid) + " at " + std::to_string(seen.at_unix_ms) +
-         " ms (unix)" +
+  const bool absent = is_absent(seen.oid);
+  const std::string what = absent ? "absent" : short_id(seen.oid);
+  return "read-back at " + human_time(seen.at_unix_ms) + ": the remote's ref was " + what +
          (seen.matches_this_delivery ? ", this delivery's object (it may also have come from another delivery)"
+          : absent                   ? ""
                                      : ", not this delivery's object");
+}
+
+std::string interrupted_phase(const Outcome& o) {
+  if (!o.dispatched) return o.timings.seat == 0 ? "waiting for the lane" : "before the child started";
+  if (o.timings.post_started != 0) return "the upload (the POST had begun)";
+  if (o.pack_ms || o.advertise_ms) return "packing objects";
+  if (o.timings.job_accepted != 0) return "the ref advertisement";
+  return "the child's start";
 }
 
 namespace {
@@ -33,7 +57,9 @@ std::string effect_advice(const Outcome& o, const std::string& where) {
   if (o.remote_effect != RemoteEffect::possible) return "";
   const std::string head =
       ". The remote may have applied it (the POST had begun and no answer was read): check " + where;
-  const std::string old = o.old_oid ? " " + short_id(*o.old_oid) : std::string();
+  const std::string old = !o.old_oid              ? std::string()
+                          : is_absent(*o.old_oid) ? ", the ref absent"
+                                                  : " " + short_id(*o.old_oid);
   switch (seat::id_table_row(o, false)) {
     case seat::SameIdAgain::Action::compare_and_swap:
       return head + ", or deliver again with the same --delivery-id " + o.delivery_id +
@@ -73,8 +99,9 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
   }
   switch (o.kind) {
     case OutcomeKind::delivered:
-      return "delivered " + short_id(f.oid) + " to " + where + " (was " + short_id(o.old_oid.value_or("?")) + ", " +
-             std::to_string(o.objects.value_or(0)) + " objects)";
+      return "delivered " + short_id(f.oid) + " to " + where +
+             (o.old_oid && is_absent(*o.old_oid) ? " (a new ref" : " (was " + short_id(o.old_oid.value_or("?"))) +
+             (f.forced ? ", forced update" : "") + ", " + std::to_string(o.objects.value_or(0)) + " objects)";
     case OutcomeKind::up_to_date:
       return "up to date: " + where + " is already " + short_id(f.oid);
     case OutcomeKind::rejected:
@@ -88,7 +115,7 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
       return std::string("revoked: the child was killed and its stop confirmed") +
              (o.remote_effect == RemoteEffect::none ? "; nothing had been sent that the remote could apply" : "");
     case OutcomeKind::deadline_killed: {
-      std::string s = "deadline reached: " + o.reason;
+      std::string s = "deadline reached during " + interrupted_phase(o) + ": " + o.reason;
       if (auto over = o.deadline_overrun()) s += " (kill " + std::to_string(*over / 1000) + " us after the deadline)";
       return s;
     }

@@ -18,6 +18,9 @@ struct DeliveryFacts {
   // The hint as already told (an outcome document read back from the
   // service, `push --via`): hint_for returns it instead of its own.
   std::optional<std::string> hint;
+  // The remote's ref was moved to a commit that does not descend from its
+  // old one (--force): said as git says it, "forced update".
+  bool forced = false;
 };
 
 int exit_code_for(OutcomeKind kind);
@@ -25,6 +28,12 @@ std::string human_line(const Outcome& o, const DeliveryFacts& facts);
 // A read-back, for people: what the remote's ref was, when, and whether it
 // is this delivery's object (an observation, never a verdict).
 std::string observed_line(const ObservedAfter& seen);
+// A wall-clock instant for people: "2026-12-03 03:10:12 UTC".
+std::string human_time(std::int64_t unix_ms);
+// What a delivery killed at its deadline was doing, as far as the outcome
+// shows it: "waiting for the lane", "the ref advertisement", "packing
+// objects", "the upload (the POST had begun)", ...
+std::string interrupted_phase(const Outcome& o);
 
 // What to try next, for an outcome a person can do something about (401
 // or 403: which --auth was used and what else there is). Empty: none.

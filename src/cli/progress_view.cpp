@@ -51,13 +51,8 @@ std::string_view meter_title(std::string_view phase) {
 void ProgressView::on(const DeliveryEvent& e) {
   std::lock_guard<std::mutex> lock(mu_);
   const sys::MonoNs now = sys::mono_now_ns();
-  if (e.kind == DeliveryEvent::Kind::pending) {
-    if (!o_.meters) return;
-    end_open_line();
-    const std::string holder = e.holder_pid ? "pid " + std::to_string(e.holder_pid)
-                                            : (e.holder.empty() ? "another delivery" : terminal_safe(e.holder));
-    std::fprintf(o_.out, "waiting for lane %s (held by %s)\n", lane_.c_str(), holder.c_str());
-    std::fflush(o_.out);
+  if (e.kind == DeliveryEvent::Kind::pending || e.kind == DeliveryEvent::Kind::seat_granted) {
+    on_lane(e, now);
     return;
   }
   if (e.kind != DeliveryEvent::Kind::progress) return;
@@ -70,6 +65,35 @@ void ProgressView::on(const DeliveryEvent& e) {
     phase_ = e.phase;
     draw("remote: " + terminal_safe(e.text), "\r");
   }
+}
+
+// X-OUT2: a lane wait is said when it starts (its holder named) and when
+// it ends, with meters or with -v; never with --quiet.
+void ProgressView::on_lane(const DeliveryEvent& e, sys::MonoNs now) {
+  if (!(o_.meters || o_.waits) || !o_.messages) return;
+  if (e.kind == DeliveryEvent::Kind::seat_granted) {
+    if (wait_began_ == 0) return;
+    end_open_line();
+    std::fprintf(o_.out, "lane %s is free after %.1f s; delivering\n", lane_.c_str(),
+                 static_cast<double>(now - wait_began_) / 1e9);
+    std::fflush(o_.out);
+    wait_began_ = 0;
+    return;
+  }
+  if (wait_began_ != 0) return;  // said once, however often the wait is announced
+  wait_began_ = now;
+  end_open_line();
+  const std::string holder = e.holder_pid ? "pid " + std::to_string(e.holder_pid)
+                                          : (e.holder.empty() ? "another delivery" : terminal_safe(e.holder));
+  std::fprintf(o_.out, "waiting for lane %s (held by %s)\n", lane_.c_str(), holder.c_str());
+  std::fflush(o_.out);
+}
+
+void ProgressView::say(std::string_view line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  end_open_line();
+  std::fprintf(o_.out, "%s\n", terminal_safe(line).c_str());
+  std::fflush(o_.out);
 }
 
 void ProgressView::on_meter(const DeliveryEvent& e, sys::MonoNs now) {
@@ -135,13 +159,17 @@ void ProgressView::close_phase() {
 
 std::string ProgressView::counters(const DeliveryEvent& e) const {
   char buf[128];
+  // An upload too small or too quick to measure has no rate to show: git
+  // shows none rather than "0 bytes/s".
+  const double rate = rate_.rate();
+  const std::string shown_rate = rate > 0 ? " | " + human_rate(rate) : std::string();
   if (e.phase == "upload" && e.total == 0) {
     // A streamed body: its length is known only at its end.
-    std::snprintf(buf, sizeof buf, "%s | %s", human_bytes(e.done).c_str(), human_rate(rate_.rate()).c_str());
+    std::snprintf(buf, sizeof buf, "%s%s", human_bytes(e.done).c_str(), shown_rate.c_str());
   } else if (e.phase == "upload") {
     const auto pct = static_cast<unsigned>(e.total ? e.done * 100 / e.total : 0);
-    std::snprintf(buf, sizeof buf, "%3u%% (%s/%s) | %s", pct, human_bytes(e.done).c_str(), human_bytes(e.total).c_str(),
-                  human_rate(rate_.rate()).c_str());
+    std::snprintf(buf, sizeof buf, "%3u%% (%s/%s)%s", pct, human_bytes(e.done).c_str(), human_bytes(e.total).c_str(),
+                  shown_rate.c_str());
   } else if (e.total > 0) {
     std::snprintf(buf, sizeof buf, "%3u%% (%llu/%llu)", static_cast<unsigned>(e.done * 100 / e.total),
                   static_cast<unsigned long long>(e.done), static_cast<unsigned long long>(e.total));

@@ -9,7 +9,8 @@
 //     second, not an average since the start);
 //   * the remote's lines as "remote: <text>": its messages (hook output)
 //     one per line, its own meters redrawn in place like ours;
-//   * the supervisor's log lines ("git-courier: ...").
+//   * the supervisor's log lines ("git-courier: ...");
+//   * a lane wait's start (its holder) and end, with meters or -v.
 // Meters only when asked (a terminal, or --progress); messages unless
 // --quiet. Thread-safe: events arrive from the executor's threads.
 #pragma once
@@ -39,6 +40,7 @@ class ProgressView {
   struct Options {
     bool meters = false;   // draw the meters (a terminal, or --progress)
     bool messages = true;  // the remote's messages and the lane wait (not --quiet)
+    bool waits = false;    // the lane wait's start and end even without meters (-v)
     std::FILE* out = stderr;
   };
   explicit ProgressView(Options o) : o_(o) {}
@@ -48,10 +50,14 @@ class ProgressView {
   void on(const DeliveryEvent& e);
   // One supervisor log line (shown by the caller's choice: -v).
   void log(std::string_view line);
+  // One line of the command's own (a signal's word), on a line of its own:
+  // a meter drawn in place is ended first, never written over.
+  void say(std::string_view line);
   // The delivery is over: a meter still open gets its line ended.
   void finish();
 
  private:
+  void on_lane(const DeliveryEvent& e, sys::MonoNs now);
   void on_meter(const DeliveryEvent& e, sys::MonoNs now);
   void on_remote(const DeliveryEvent& e);
   void draw(const std::string& line, const char* end);
@@ -62,6 +68,7 @@ class ProgressView {
   Options o_;
   std::mutex mu_;
   std::string lane_;
+  sys::MonoNs wait_began_ = 0;  // the lane wait said (0: none, or over)
   // The meter being drawn: its phase, its last event, when it was drawn.
   std::string phase_;
   DeliveryEvent last_;

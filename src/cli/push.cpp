@@ -9,11 +9,13 @@
 #include <mutex>
 
 #include "auth/auth_setup.hpp"
+#include "cli/forced_update.hpp"
 #include "cli/http_settings.hpp"
 #include "cli/journal_cmd.hpp"
 #include "cli/output.hpp"
 #include "cli/progress_view.hpp"
 #include "cli/push_request.hpp"
+#include "cli/tracking_update.hpp"
 #include "cli/via_client.hpp"
 #include "courier/courier.hpp"
 #include "sys/process.hpp"
@@ -33,16 +35,11 @@ int push_usage(const PushArgs& a, const std::string& message) {
   return kExitUsage;
 }
 
-void say_signalled(int signo, int nth) {
-  if (nth > 1) {
-    std::fprintf(stderr, "git-courier: still confirming the child's stop; the outcome follows\n");
-    return;
-  }
-  const char* what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
-  std::fprintf(stderr,
-               "git-courier: %s: revoking the delivery and confirming the child's stop "
-               "(cancelling is not rollback)\n",
-               what);
+void say_signalled(int signo, int nth, ProgressView& view) {
+  if (nth > 1) return view.say("git-courier: still confirming the child's stop; the outcome follows");
+  const std::string what = signo == SIGINT ? "interrupted" : signo == SIGHUP ? "hung up" : "terminated";
+  view.say("git-courier: " + what +
+           ": revoking the delivery and confirming the child's stop (cancelling is not rollback)");
 }
 
 // Every refused field, each on a line of its own, and with --json all of
@@ -87,6 +84,11 @@ ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, 
 // when stderr is a terminal; never with --quiet.
 bool show_meters(const PushArgs& a) { return !a.quiet && a.progress.value_or(sys::is_tty(2)); }
 
+ProgressView::Options progress_options(const PushArgs& a) {
+  ProgressView::Options o{show_meters(a), !a.quiet, a.verbose, stderr};
+  return o;
+}
+
 // The delivery as the checked arguments describe it, with what only a
 // local push adds (trust, proxy, meters, id, pack engine); budget,
 // credentials and observer are added by the caller.
@@ -112,6 +114,20 @@ CheckedRequest delivery_request(const PushArgs& a, const PushRequest& v) {
   return checked;
 }
 
+namespace {
+
+// Which deadline ended the delivery (X-OUT2): the default one says how to
+// give another.
+std::string deadline_hint(const PushArgs& a) {
+  const auto ms = a.deadline.count();
+  const std::string length = ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+  if (a.deadline != kDefaultDeadline) return "the deadline was --deadline " + length + " from the command's start";
+  return "the deadline was the default, " + length +
+         " from the command's start: give a longer one with --deadline (e.g. --deadline 10m) for a large push";
+}
+
+}  // namespace
+
 // Prints the outcome (JSON on stdout, the human line on stderr unless
 // quiet and fine) and returns the exit code.
 int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
@@ -123,9 +139,9 @@ int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
     if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", wire::terminal_safe(human_line(o, facts)).c_str());
   }
   if (code != kExitOk) {
-    if (const std::string hint = hint_for(o, facts); !hint.empty()) {
-      std::fprintf(stderr, "hint: %s\n", wire::terminal_safe(hint).c_str());
-    }
+    std::string hint = hint_for(o, facts);
+    if (hint.empty() && o.kind == OutcomeKind::deadline_killed) hint = deadline_hint(a);
+    if (!hint.empty()) std::fprintf(stderr, "hint: %s\n", wire::terminal_safe(hint).c_str());
   }
   std::fflush(stdout);
   std::fflush(stderr);
@@ -165,13 +181,15 @@ int run_push(const PushArgs& a) {
   // starts so that only the watcher ever sees them. A hang-up (the terminal
   // or ssh session gone) must not kill the command before the child's stop
   // is confirmed and its scratch and cgroup directories are removed.
+  ProgressView view(progress_options(a));
+  view.set_lane(v->checked.lane());
   std::atomic<int> signals{0};
   std::mutex handle_mu;
   DeliveryHandle* live = nullptr;
   auto watcher = sys::SignalWatcher::start([&](int signo) {
     const int n = ++signals;
     std::lock_guard<std::mutex> lock(handle_mu);
-    say_signalled(signo, n);
+    say_signalled(signo, n, view);
     if (n == 1) {
       if (live) {
         live->revoke(signo == SIGINT   ? "interrupted (SIGINT)"
@@ -184,8 +202,6 @@ int run_push(const PushArgs& a) {
 
   auto journal = a.no_journal || a.state ? Result<std::string>(std::string()) : journal_path(a.journal);
   if (!journal) return push_usage(a, journal.error().message);
-  ProgressView view(ProgressView::Options{show_meters(a), !a.quiet, stderr});
-  view.set_lane(v->checked.lane());
   const ExecutorOptions eo = executor_options(a, *journal, v->http, view);
 
   CheckedRequest checked = delivery_request(a, *v);
@@ -224,8 +240,11 @@ int run_push(const PushArgs& a) {
   // credential worked is bookkeeping after the fact, and a slow helper
   // must not hold back the answer. It has a bound of its own
   // (kCredentialSettleBound).
-  const int code =
-      report_and_read_back(a, v->http, DeliveryFacts{v->checked.remote(), a.ref, v->checked.request().oid, a.auth}, o);
+  const DeliveryRequest& asked = v->checked.request();
+  DeliveryFacts facts{v->checked.remote(), a.ref, asked.oid, a.auth};
+  facts.forced = forced_update(asked.repo, asked.update, asked.ref, asked.oid, o);
+  const int code = report_and_read_back(a, v->http, facts, o);
+  update_tracking(a, PushedRef{asked.repo, v->resolved.name, asked.ref, asked.oid}, o);
   (*auth)->after(o);
   return code;
 }

@@ -8,6 +8,7 @@
 
 #include "cli/args.hpp"
 #include "cli/output.hpp"
+#include "cli/progress_view.hpp"
 #include "courier/courier.hpp"
 
 namespace courier::cli {
@@ -23,9 +24,13 @@ int push_usage(const PushArgs& a, const std::string& message);
 // Meters on stderr: --progress/--no-progress, else when stderr is a
 // terminal; never with --quiet.
 bool show_meters(const PushArgs& a);
+// What the progress view shows: meters (show_meters), messages unless
+// --quiet, the lane wait's start and end with -v.
+ProgressView::Options progress_options(const PushArgs& a);
 // A signal's word on stderr, the nth received (SIGINT, SIGTERM, SIGHUP):
 // the first revokes, the later ones are told the stop is being confirmed.
-void say_signalled(int signo, int nth);
+// Through the view, so that a meter's line is ended, never written over.
+void say_signalled(int signo, int nth, ProgressView& view);
 // Refused fields (cli/push_request.hpp): each message on stderr, and with
 // --json the usage object with every one in "errors". Returns kExitUsage.
 int push_refused(const PushArgs& a, const FieldErrors& errors);

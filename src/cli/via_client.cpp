@@ -17,10 +17,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/forced_update.hpp"
 #include "cli/output.hpp"
 #include "cli/progress_view.hpp"
 #include "cli/push.hpp"
 #include "cli/push_request.hpp"
+#include "cli/tracking_update.hpp"
 #include "cli/via_answer.hpp"
 #include "report/outcome_json.hpp"
 #include "sys/clock.hpp"
@@ -252,12 +254,12 @@ tl::expected<SubmitAnswer, Stop> submit(const ServiceSocket& socket, const std::
 // here through the service (DELETE), then the outcome is still awaited.
 class Revoker {
  public:
-  Revoker(const PushArgs& a, const ServiceSocket& socket) : a_(a), socket_(socket) {}
+  Revoker(const PushArgs& a, const ServiceSocket& socket, ProgressView& view) : a_(a), socket_(socket), view_(view) {}
 
   // From the signal watcher's thread.
   void on_signal(int signo) {
     std::lock_guard<std::mutex> lock(mu_);
-    say_signalled(signo, ++signals_);
+    say_signalled(signo, ++signals_, view_);
     if (signals_ == 1 && !id_.empty()) revoke_locked();
   }
 
@@ -290,6 +292,7 @@ class Revoker {
 
   const PushArgs& a_;
   const ServiceSocket& socket_;
+  ProgressView& view_;
   std::mutex mu_;
   std::string id_;
   int signals_ = 0;
@@ -335,6 +338,11 @@ class EventFollower {
     if (e.kind == DeliveryEvent::Kind::pending || e.kind == DeliveryEvent::Kind::progress) {
       view_.on(e.event);
       return;
+    }
+    if (e.kind == DeliveryEvent::Kind::seat_granted) {  // a lane wait's end
+      DeliveryEvent granted = e.event;
+      granted.kind = DeliveryEvent::Kind::seat_granted;
+      view_.on(granted);
     }
     log(e);
   }
@@ -430,8 +438,10 @@ tl::expected<void, Stop> check_matches(const PushArgs& a, const Target& t, const
                                                 wire::printable(id, 120)});
 }
 
-int tell(const PushArgs& a, const report::DecodedOutcome& d) {
-  const DeliveryFacts facts{d.facts.remote, d.facts.ref, d.facts.oid, "", d.facts.hint.value_or("")};
+int tell(const PushArgs& a, const Target& t, const report::DecodedOutcome& d) {
+  DeliveryFacts facts{d.facts.remote, d.facts.ref, d.facts.oid, "", d.facts.hint.value_or("")};
+  const DeliveryRequest& req = t.request.checked.request();
+  facts.forced = forced_update(req.repo, req.update, d.facts.ref, d.facts.oid, d.outcome);
   return report(a, d.outcome, facts);
 }
 
@@ -447,11 +457,11 @@ int run_push_via(const PushArgs& a) {
   }
   transport::init_transport();
   const ServiceSocket socket(*a.via);
-  Revoker revoker(a, socket);
+  ProgressView view(progress_options(a));
+  view.set_lane(target->request.checked.lane());
+  Revoker revoker(a, socket, view);
   auto watcher = sys::SignalWatcher::start([&revoker](int signo) { revoker.on_signal(signo); });
   if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
-  ProgressView view(ProgressView::Options{show_meters(a), !a.quiet, stderr});
-  view.set_lane(target->request.checked.lane());
 
   const std::int64_t left_ms = a.deadline.count() - (sys::mono_now_ns() - started) / sys::kNsPerMs;
   auto submitted = submit(socket, submission(a, *target, left_ms));
@@ -462,7 +472,7 @@ int run_push_via(const PushArgs& a) {
   }
   if (submitted->replayed) {
     if (auto ok = check_matches(a, *target, submitted->id, *submitted->replayed); !ok) return stopped(a, ok.error());
-    return tell(a, *submitted->replayed);
+    return tell(a, *target, *submitted->replayed);
   }
   if (a.verbose && !a.quiet) view.log("submitted to " + socket.path() + " as delivery " + submitted->id);
   revoker.set_id(submitted->id);
@@ -472,7 +482,12 @@ int run_push_via(const PushArgs& a) {
   view.finish();
   if (!outcome) return stopped(a, outcome.error());
   if (auto ok = check_matches(a, *target, submitted->id, *outcome); !ok) return stopped(a, ok.error());
-  return tell(a, *outcome);
+  const int code = tell(a, *target, *outcome);
+  // The service pushed; the user's repository is this side's to keep.
+  const DeliveryRequest& req = target->request.checked.request();
+  update_tracking(a, PushedRef{req.repo, target->request.resolved.name, outcome->facts.ref, outcome->facts.oid},
+                  outcome->outcome);
+  return code;
 }
 
 }  // namespace courier::cli

@@ -141,6 +141,12 @@ class Journal {
 // lock held past kLockWaitMs, not ours, a symlink).
 Result<std::unique_ptr<Journal>> open_sqlite(const std::string& path);
 
+// Opens an existing SQLite journal to read it (`log`, `show`): nothing is
+// created, neither the file nor its directory nor the schema; SQLite may
+// create the -wal and -shm files beside it. Errors: journal_failed (no such
+// file, not a journal, unreadable).
+Result<std::unique_ptr<Journal>> open_sqlite_read_only(const std::string& path);
+
 // Opens the journal in the PostgreSQL database `url` names (connecting, and
 // creating or migrating the schema: pg::migrate), as one fleet's shared
 // journal. Every call is bounded (kLockWaitMs, connecting included) and a

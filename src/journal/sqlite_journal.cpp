@@ -25,6 +25,7 @@
 #include <climits>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 
@@ -190,8 +191,9 @@ class SqliteJournal final : public JournalStore {
   Result<std::vector<Record>> recent(std::size_t limit) override;
   Result<std::vector<Record>> open_work() override;
 
-  // The schema, created when absent; a version other than ours is refused.
-  Result<void> ensure_schema();
+  // The schema, created when absent (read_only: refused when absent); a
+  // version other than ours is refused.
+  Result<void> ensure_schema(bool read_only = false);
 
  private:
   // Runs body in one transaction under mu_ (two threads' BEGIN..COMMIT never
@@ -416,7 +418,7 @@ Result<std::vector<Record>> SqliteJournal::open_work() {
   return out;
 }
 
-Result<void> SqliteJournal::ensure_schema() {
+Result<void> SqliteJournal::ensure_schema(bool read_only) {
   auto has_tables = [&]() -> Result<bool> {
     auto q = conn_->prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'");
     if (!q) return tl::unexpected(q.error());
@@ -424,6 +426,7 @@ Result<void> SqliteJournal::ensure_schema() {
   };
   auto present = has_tables();
   if (!present) return tl::unexpected(present.error());
+  if (!*present && read_only) return journal_failure(where(), "is not a git-courier journal (it has no schema)");
   if (!*present) {
     auto made = transaction(Txn::durable, [&]() -> Result<void> {
       if (auto ddl = conn_->exec(kSchema); !ddl) return ddl;
@@ -459,15 +462,26 @@ Result<void> prepare_file(const std::string& path) {
   return {};
 }
 
-Result<std::unique_ptr<Connection>> connect(const std::string& path) {
+// A connection to the file at `path`, which SQLite never creates: read-write
+// (then set up for the journal's writes), or read-only for `log` and `show`.
+Result<std::unique_ptr<Connection>> open_connection(const std::string& path, bool read_only) {
   sqlite3* db = nullptr;
-  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE;
+  const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_NOFOLLOW |
+                    SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_EXRESCODE;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   auto c = std::make_unique<Connection>(path, db);  // closes db, even a failed one
   if (rc != SQLITE_OK) return tl::unexpected(c->failure(rc));
   if (sqlite3_busy_timeout(db, static_cast<int>(kLockWaitMs)) != SQLITE_OK) {
     return tl::unexpected(c->failure(sqlite3_errcode(db)));
   }
+  return c;
+}
+
+Result<std::unique_ptr<Connection>> connect(const std::string& path) {
+  auto opened = open_connection(path, false);
+  if (!opened) return opened;
+  auto c = std::move(*opened);
+  sqlite3* db = c->db();
   // SQLite falls back to reading when the file cannot be written: say so now,
   // not at the first write.
   if (sqlite3_db_readonly(db, "main") == 1) return tl::unexpected(sqlite_failure(path, nullptr, SQLITE_READONLY));
@@ -504,6 +518,26 @@ Result<std::unique_ptr<Journal>> open_sqlite(const std::string& path) {
   if (!c) return tl::unexpected(c.error());
   auto j = std::make_unique<SqliteJournal>(std::move(*c));
   if (auto schema = j->ensure_schema(); !schema) return tl::unexpected(schema.error());
+  return std::unique_ptr<Journal>(std::move(j));
+}
+
+Result<std::unique_ptr<Journal>> open_sqlite_read_only(const std::string& path) {
+  if (path.empty()) return fail(Errc::journal_failed, "the journal path is empty");
+  if (auto lib = sys::load_shared_library(sys::SharedLibrary::sqlite3); !lib) {
+    return fail(Errc::journal_failed, lib.error().message);
+  }
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(path, ec);
+  if (!std::filesystem::exists(st)) {
+    return journal_failure(path,
+                           "does not exist: nothing was journalled there (log and show never create a journal; "
+                           "give --journal the file push or serve wrote)");
+  }
+  if (!std::filesystem::is_regular_file(st)) return journal_failure(path, "is not a regular file");
+  auto c = open_connection(path, true);
+  if (!c) return tl::unexpected(c.error());
+  auto j = std::make_unique<SqliteJournal>(std::move(*c));
+  if (auto schema = j->ensure_schema(true); !schema) return tl::unexpected(schema.error());
   return std::unique_ptr<Journal>(std::move(j));
 }
 

@@ -1,5 +1,6 @@
 // remote_tracking.cpp — a pushed ref's remote-tracking ref, through the
-// remote's fetch refspecs (libgit2's refspec parser and transform).
+// remote's fetch refspecs (libgit2's refspec parser and transform), and its
+// update after a push that landed.
 #include "repo/remote_tracking.hpp"
 
 #include <git2.h>
@@ -65,6 +66,32 @@ Result<std::optional<TrackingRef>> remote_tracking(const std::string& repo_path,
     return tl::unexpected(git_failure("reading " + *mapped));
   }
   return std::optional<TrackingRef>{t};
+}
+
+Result<void> update_tracking_ref(const std::string& repo_path, const std::string& tracking, const std::string& oid,
+                                 const std::string& ident_name, const std::string& ident_email) {
+  git_oid id;
+  if (oid.size() != GIT_OID_HEXSZ || git_oid_fromstr(&id, oid.c_str()) != 0) {
+    return fail(Errc::invalid_argument, "malformed object id '" + oid + "'");
+  }
+  auto repo = open_repo(repo_path);
+  if (!repo) return tl::unexpected(repo.error());
+  if (git_oid_is_zero(&id)) {
+    const int rc = git_reference_remove(repo->get(), tracking.c_str());
+    if (rc != 0 && rc != GIT_ENOTFOUND) return tl::unexpected(git_failure("deleting " + tracking));
+    return {};
+  }
+  // The reflog's committer, as git takes it (GIT_COMMITTER_*, user.*);
+  // libgit2 alone would read only the repository's own file.
+  if (!ident_name.empty() && !ident_email.empty()) {
+    (void)git_repository_set_ident(repo->get(), ident_name.c_str(), ident_email.c_str());
+  }
+  git_reference* out = nullptr;
+  if (git_reference_create(&out, repo->get(), tracking.c_str(), &id, 1, kTrackingReflogMessage) != 0) {
+    return tl::unexpected(git_failure("updating " + tracking));
+  }
+  git_reference_free(out);
+  return {};
 }
 
 }  // namespace courier::repo

@@ -89,8 +89,11 @@ json outcome_to_json(const Outcome& o, const OutcomeFacts& f) {
   // Always present: null only when not known (a delivery finished by
   // recovery after its POST began).
   j["bytes_sent"] = or_null(o.bytes_sent);
-  j["timings_ms"] = timings_json(o);
-  j["child"] = child_json(o);
+  // A replayed outcome (J4) ran nothing now: it has no child and no
+  // timings of its own, and says none rather than zeros (the attempt that
+  // ran has them in the journal: `git-courier show`).
+  j["timings_ms"] = o.replayed ? json(nullptr) : timings_json(o);
+  j["child"] = o.replayed ? json(nullptr) : child_json(o);
   j["delivery_id"] = o.delivery_id;
   j["attempt"] = o.attempt;
   j["remote_effect"] = remote_effect_name(o.remote_effect);
@@ -125,7 +128,7 @@ sys::MonoNs after(sys::MonoNs from, std::int64_t millis) { return from + millis 
 // deadline overrun: submitted at the origin, confirmed `total` later, the
 // stop's start (the kill, else the exit) `stop_confirm` before that.
 void decode_timings(Fields& top, const std::optional<double>& overrun_ms, Outcome& o) {
-  const json* tj = top.object("timings_ms", false);
+  const json* tj = top.object("timings_ms", true);  // null: a replayed outcome
   if (!tj) return;
   Fields r(*tj, top.where() + ".timings_ms", top.errors());
   auto& t = o.timings;

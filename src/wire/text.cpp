@@ -5,7 +5,9 @@
 
 namespace courier::wire {
 
-std::string printable(std::string_view bytes, std::size_t max_len) {
+namespace {
+
+std::string escaped(std::string_view bytes, std::size_t max_len, bool keep_tab) {
   const bool cut = bytes.size() > max_len;
   if (cut) bytes = bytes.substr(0, max_len);
   std::string out;
@@ -14,7 +16,7 @@ std::string printable(std::string_view bytes, std::size_t max_len) {
     const auto b = static_cast<unsigned char>(ch);
     if (ch == '\\') {
       out += "\\\\";
-    } else if (b >= 0x20 && b < 0x7F) {
+    } else if ((b >= 0x20 && b < 0x7F) || (keep_tab && ch == '\t')) {
       out += ch;
     } else {
       out += "\\x" + to_hex(std::string_view(&ch, 1));
@@ -22,6 +24,15 @@ std::string printable(std::string_view bytes, std::size_t max_len) {
   }
   if (cut) out += "...";
   return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view bytes, std::size_t max_len) { return escaped(bytes, max_len, false); }
+
+std::string server_text(std::string_view bytes, std::size_t max_len) {
+  while (!bytes.empty() && (bytes.back() == '\n' || bytes.back() == '\r')) bytes.remove_suffix(1);
+  return escaped(bytes, max_len, true);
 }
 
 namespace {
@@ -52,7 +63,7 @@ std::string terminal_safe(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c < 0x80) {
-      out += c < 0x20 || c == 0x7F ? '?' : text[i];
+      out += (c < 0x20 && c != '\t') || c == 0x7F ? '?' : text[i];
       ++i;
       continue;
     }

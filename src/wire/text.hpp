@@ -18,9 +18,15 @@ inline constexpr std::size_t kMaxQuoted = 200;
 // Input beyond `max_len` bytes is cut and marked with "...".
 std::string printable(std::string_view bytes, std::size_t max_len = kMaxQuoted);
 
+// Text a server wrote (an error body, a rejection's reason, a hook's line),
+// as git shows it: its trailing line ends (LF, CRLF) are the end of the
+// text, not part of it, and a tab stays a tab; every other byte as
+// printable() gives it (control bytes \xNN, a backslash doubled).
+std::string server_text(std::string_view bytes, std::size_t max_len = kMaxQuoted);
+
 // Text for a terminal, from anywhere (the child, a service's answers, a
 // lock file): the one sanitiser of what the CLI writes to stderr. Every
-// control character becomes '?': C0 and DEL (ESC, CR, BEL: a cursor move,
+// control character but a tab becomes '?': C0 and DEL (ESC, CR, BEL: a cursor move,
 // a cleared screen, an OSC title or hyperlink, an overwritten line), C1
 // (U+0080-U+009F, which some terminals obey as CSI and OSC), and any byte
 // that is not part of valid UTF-8 (a lone 0x9B is CSI to an 8-bit

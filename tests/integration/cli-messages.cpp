@@ -69,11 +69,12 @@ void install_hook(const std::string& git_dir, const std::string& name, const std
 }
 
 // The pre-receive hook of these tests: two lines of its own words (one with
-// a tab, a control byte that must stay escaped), then a refusal.
+// a tab, shown as git shows it, and a BEL, a control byte that must stay
+// escaped), then a refusal.
 const std::string kLockedHook =
     "#!/bin/sh\n"
     "echo 'refs/heads/locked is locked' >&2\n"
-    "printf 'ask\\tthe owner\\n' >&2\n"
+    "printf 'ask\\tthe owner\\a\\n' >&2\n"
     "exit 1\n";
 
 }  // namespace
@@ -165,13 +166,13 @@ TEST_SUITE("cli") {
     // stderr is a pipe here, not a terminal: the lines come all the same,
     // one per line, printable, never with an escaped line end.
     CHECK_MESSAGE(has(r.err, "remote: refs/heads/locked is locked\n"), r.err);
-    CHECK_MESSAGE(has(r.err, "remote: ask\\x09the owner\n"), r.err);
+    CHECK_MESSAGE(has(r.err, "remote: ask\tthe owner\\x07\n"), r.err);
     CHECK_MESSAGE(!has(r.err, "\\x0a"), r.err);
     CHECK_MESSAGE(!has(r.err, "\\x0d"), r.err);
     json j = parse_json(r.out);
     CHECK(j["outcome"] == "rejected");
     REQUIRE(j["remote_messages"].is_array());
-    CHECK(j["remote_messages"] == json::array({"refs/heads/locked is locked", "ask\\x09the owner"}));
+    CHECK(j["remote_messages"] == json::array({"refs/heads/locked is locked", "ask\tthe owner\\x07"}));
     CHECK(j["remote_messages_dropped"] == 0);
     const std::string reason = j["reason"].get<std::string>();
     CHECK_MESSAGE(has(reason, "pre-receive hook declined"), reason);

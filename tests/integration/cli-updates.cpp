@@ -268,7 +268,10 @@ TEST_SUITE("cli-updates") {
     auto leased = u.push("origin", "HEAD~2", {"--force-with-lease"});
     CHECK_MESSAGE(leased.exit_code == cli::kExitOk, leased.err);
     CHECK(u.remote_ref("byname") == u.rev("HEAD~2"));
-    // Now the tracking ref is stale (origin/main is still HEAD~1): refused, as git refuses it.
+    // The push moved origin/main along, as git's does (X-TRACK1); put back
+    // where it was, the tracking ref is stale: refused, as git refuses it.
+    CHECK(u.rev("refs/remotes/origin/main") == u.rev("HEAD~2"));
+    test::git_ok({"update-ref", "refs/remotes/origin/main", u.rev("HEAD~1")}, u.source);
     auto stale = u.push("origin", "HEAD~3", {"--force-with-lease=main"});
     CHECK(stale.exit_code == cli::kExitRejected);
     CHECK_MESSAGE(contains(reason_of(parse_json(stale)), "stale info"), stale.out);

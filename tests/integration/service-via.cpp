@@ -312,6 +312,33 @@ TEST_SUITE("service-via") {
     CHECK_MESSAGE(r.err.find("peer_refused") != std::string::npos, r.err);
     CHECK(server.count().total == 0);
   }
+
+  TEST_CASE(
+      "X-TRACK1 via: push --via to a named remote moves origin/main in the user's repository once the service's "
+      "outcome says applied, and leaves it after a refusal") {
+    test::FixtureServer server;
+    Client c(server.scratch_dir(), 3);
+    Service service(server.scratch_dir(), server.ca_file());
+    server.create_bare_repo("tracked");
+    test::git_ok({"remote", "add", "origin", server.url("tracked")}, c.source);
+    const auto tracking = [&] {
+      auto r = test::git({"rev-parse", "--verify", "-q", "refs/remotes/origin/main"}, c.source);
+      return r.ok() ? r.out.substr(0, 40) : std::string();
+    };
+    auto r = c.via(service.socket(), "origin", "HEAD~1");
+    CHECK_MESSAGE(r.exit_code == cli::kExitOk, r.err << service.log());
+    CHECK(ref_of(server.repo_path("tracked")) == test::git_ok({"rev-parse", "HEAD~1"}, c.source));
+    CHECK_MESSAGE(tracking() == test::git_ok({"rev-parse", "HEAD~1"}, c.source), "origin/main did not follow --via");
+    const std::string reflog = test::git_ok({"reflog", "show", "--format=%gs", "refs/remotes/origin/main"}, c.source);
+    CHECK_MESSAGE(reflog.find("update by push") != std::string::npos, reflog);
+
+    // Refused (not a fast-forward): the tracking ref is left where it was.
+    test::git_ok({"update-ref", "refs/remotes/origin/main", c.tip}, c.source);
+    auto refused = c.via(service.socket(), "origin", "HEAD~2");
+    CHECK(refused.exit_code == cli::kExitRejected);
+    CHECK(tracking() == c.tip);
+    CHECK_MESSAGE(service.stop() == 0, service.log());
+  }
 }
 
 TEST_SUITE("service-via-usage") {
