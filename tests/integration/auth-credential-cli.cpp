@@ -16,6 +16,11 @@
 #include "fixture_server.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_auth_credential_cli {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -266,3 +271,5 @@ TEST_SUITE("auth") {
     }
   }
 }
+
+}  // namespace integration_auth_credential_cli

@@ -20,6 +20,11 @@
 #include "sys/spawn.hpp"
 #include "auth_support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_auth_credential {
+
 using namespace courier;
 using namespace courier::auth;
 using namespace courier::test::auth_support;
@@ -292,3 +297,5 @@ TEST_SUITE("auth") {
           "Authorization: Basic " + base64_encode("alice:s3cret pass=word"));
   }
 }
+
+}  // namespace integration_auth_credential

@@ -12,6 +12,11 @@
 #include "fixture_server.hpp"
 #include "auth_support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_auth_fixture {
+
 using namespace courier;
 using namespace courier::auth;
 using namespace courier::test::auth_support;
@@ -151,3 +156,5 @@ TEST_SUITE("auth") {
     CHECK(test::git_ok({"--git-dir", bare, "rev-parse", "refs/heads/main"}) == tip);
   }
 }
+
+}  // namespace integration_auth_fixture

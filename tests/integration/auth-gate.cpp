@@ -15,6 +15,11 @@
 #include "auth_support.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_auth_gate {
+
 using namespace courier;
 using namespace courier::auth;
 using namespace courier::test::auth_support;
@@ -278,3 +283,5 @@ TEST_SUITE("auth") {
     CHECK(supervisor::HostCalls::wait_idle(5'000));
   }
 }
+
+}  // namespace integration_auth_gate

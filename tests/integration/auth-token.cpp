@@ -22,6 +22,11 @@
 #include "fixture_server.hpp"
 #include "auth_support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_auth_token {
+
 using namespace courier;
 using namespace courier::auth;
 using namespace courier::test::auth_support;
@@ -622,3 +627,5 @@ print(jwt.encode(claims, None, algorithm="none", headers={"kid": sys.argv[2], "t
     CHECK(none.error().code == VerifyErrc::unsupported_alg);
   }
 }
+
+}  // namespace integration_auth_token

@@ -18,6 +18,11 @@
 #include "support.hpp"
 #include "sys/lazy_library.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cheap_start {
+
 using namespace courier;
 
 namespace {
@@ -155,3 +160,5 @@ TEST_SUITE("cheap-start") {
     }
   }
 }
+
+}  // namespace integration_cheap_start

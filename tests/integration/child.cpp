@@ -6,6 +6,11 @@
 #include "protocol/messages.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_child {
+
 using namespace courier;
 
 TEST_SUITE("child") {
@@ -49,3 +54,5 @@ TEST_SUITE("child") {
     CHECK(hello->env_keys == std::vector<std::string>{"PATH", "LANG"});
   }
 }
+
+}  // namespace integration_child

@@ -23,6 +23,11 @@
 #include "sys/clock.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cli_e2e {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -566,3 +571,5 @@ TEST_SUITE("e2e") {
     }
   }
 }
+
+}  // namespace integration_cli_e2e

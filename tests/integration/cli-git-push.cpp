@@ -16,6 +16,11 @@
 #include "nginx_server.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cli_git_push {
+
 using namespace courier;
 
 namespace {
@@ -232,3 +237,5 @@ TEST_SUITE("cli-git-push") {
     CHECK(t.refs_of(t.ours_remote).empty());
   }
 }
+
+}  // namespace integration_cli_git_push

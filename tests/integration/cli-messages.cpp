@@ -22,6 +22,11 @@
 #include "transport/request.hpp"
 #include "transport/sideband_text.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cli_messages {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -355,3 +360,5 @@ TEST_SUITE("cli") {
     }
   }
 }
+
+}  // namespace integration_cli_messages

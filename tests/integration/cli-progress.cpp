@@ -29,6 +29,11 @@
 #include "support.hpp"
 #include "sys/clock.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cli_progress {
+
 extern char** environ;
 
 using namespace courier;
@@ -403,3 +408,5 @@ TEST_SUITE("cli") {
     CHECK_MESSAGE(silent.raw.find("delivered") != std::string::npos, silent.raw);
   }
 }
+
+}  // namespace integration_cli_progress

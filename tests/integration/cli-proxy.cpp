@@ -20,6 +20,11 @@
 #include "support.hpp"
 #include "sys/clock.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cli_proxy {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -510,3 +515,5 @@ TEST_SUITE("cli-proxy") {
     CHECK(tunnels[0]["answer"] == 200);
   }
 }
+
+}  // namespace integration_cli_proxy

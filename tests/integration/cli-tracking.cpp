@@ -18,6 +18,11 @@
 #include "fixture_server.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cli_tracking {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -260,3 +265,5 @@ TEST_SUITE("cli-updates") {
     CHECK_MESSAGE(has(killed.err, "hint: the deadline was --deadline 1500 ms"), killed.err);
   }
 }
+
+}  // namespace integration_cli_tracking

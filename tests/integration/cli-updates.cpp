@@ -14,6 +14,11 @@
 #include "nginx_server.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cli_updates {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -353,3 +358,5 @@ TEST_SUITE("cli-updates") {
     }
   }
 }
+
+}  // namespace integration_cli_updates

@@ -13,6 +13,11 @@
 #include "fixture_server.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cli_usage {
+
 using namespace courier;
 using namespace courier::cli;
 
@@ -201,3 +206,5 @@ TEST_SUITE("cli") {
     CHECK(bad.err.find("unknown command '__completion'") != std::string::npos);
   }
 }
+
+}  // namespace integration_cli_usage

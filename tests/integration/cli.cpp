@@ -4,6 +4,11 @@
 #include "cli/args.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_cli {
+
 using namespace courier;
 using namespace courier::cli;
 
@@ -147,3 +152,5 @@ TEST_SUITE("cli") {
     CHECK(none.exit_code == kExitUsage);
   }
 }
+
+}  // namespace integration_cli

@@ -40,6 +40,11 @@
 #include "wal_loss_vfs.hpp"
 #include "wire/remote.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_crash_points {
+
 using namespace courier;
 
 namespace {
@@ -543,3 +548,5 @@ TEST_SUITE("crash-points") {
     every_scenario(Mode::postgres, &pg);
   }
 }
+
+}  // namespace integration_crash_points

@@ -15,6 +15,11 @@
 #include "supervisor/supervisor.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_custody {
+
 using namespace courier;
 using namespace courier::supervisor;
 using sys::kNsPerMs;
@@ -170,3 +175,5 @@ TEST_SUITE("supervisor") {
     CHECK(tokens.count("") == 0);
   }
 }
+
+}  // namespace integration_custody

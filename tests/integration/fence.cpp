@@ -20,6 +20,11 @@
 #include "auth_support.hpp"
 #include "wire/remote.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_fence {
+
 using namespace courier;
 using namespace courier::test::auth_support;
 
@@ -236,3 +241,5 @@ TEST_SUITE("lease") {
     CHECK(claimed_fence(**jn, "fresh") == 8);
   }
 }
+
+}  // namespace integration_fence

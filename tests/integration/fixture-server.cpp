@@ -24,6 +24,11 @@
 #include "sys/io.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_fixture_server {
+
 using namespace courier;
 using test::FixtureServer;
 using test::RequestMatch;
@@ -434,3 +439,5 @@ TEST_SUITE("fixture") {
     CHECK_FALSE(sys::has_unreaped_child());
   }
 }
+
+}  // namespace integration_fixture_server

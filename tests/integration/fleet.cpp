@@ -30,6 +30,11 @@
 #include "sys/clock.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_fleet {
+
 using namespace courier;
 using nlohmann::json;
 using test::wait_for_fact;
@@ -561,3 +566,5 @@ TEST_SUITE("fleet") {
     CHECK(got_b["outcome"] == "delivered");
   }
 }
+
+}  // namespace integration_fleet

@@ -9,6 +9,11 @@
 #include "repo/git_config.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_git_config {
+
 using namespace courier;
 using courier::test::run;
 using courier::test::TempDir;
@@ -125,3 +130,5 @@ TEST_SUITE("git-config") {
     CHECK_FALSE(repo::parse_config_parameters("bare=word").has_value());
   }
 }
+
+}  // namespace integration_git_config

@@ -29,6 +29,11 @@
 #include "sys/fd.hpp"
 #include "supervisor/scratch_area.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_host_safety {
+
 using namespace courier;
 
 namespace {
@@ -528,3 +533,5 @@ TEST_SUITE("seat") {
     CHECK(total < kDeadlineMs + supervisor::kSweepBudget.count() + kSlackMs);
   }
 }
+
+}  // namespace integration_host_safety

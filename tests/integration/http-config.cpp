@@ -12,6 +12,11 @@
 #include "support.hpp"
 #include "wire/proxy.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_http_config {
+
 using namespace courier;
 
 namespace {
@@ -311,3 +316,5 @@ TEST_SUITE("http-config") {
     }
   }
 }
+
+}  // namespace integration_http_config

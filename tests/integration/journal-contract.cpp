@@ -21,6 +21,11 @@
 #include "pg_support.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_journal_contract {
+
 using namespace courier;
 using namespace courier::journal;
 
@@ -430,3 +435,5 @@ TEST_SUITE("journal-contract") {
     });
   }
 }
+
+}  // namespace integration_journal_contract

@@ -25,6 +25,11 @@
 #include "sys/spawn.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_journal_e2e {
+
 using namespace courier;
 using nlohmann::json;
 using sys::kNsPerMs;
@@ -809,3 +814,5 @@ TEST_SUITE("journal") {
     CHECK(seen == expected);
   }
 }
+
+}  // namespace integration_journal_e2e

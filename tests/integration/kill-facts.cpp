@@ -19,6 +19,11 @@
 #include "sys/clock.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_kill_facts {
+
 using namespace courier;
 using sys::kNsPerMs;
 
@@ -169,3 +174,5 @@ TEST_SUITE("push") {
     CHECK(static_cast<sys::MonoNs>(*o.upload_ms) * kNsPerMs <= o.timings.kill - o.timings.post_started + kNsPerMs);
   }
 }
+
+}  // namespace integration_kill_facts

@@ -16,6 +16,11 @@
 #include "sys/clock.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_lease_bound {
+
 using namespace courier;
 using namespace courier::supervisor;
 using sys::kNsPerMs;
@@ -148,3 +153,5 @@ TEST_SUITE("lease") {
     CHECK_FALSE(protocol::decode_parent(R"({"type":"lease","bound_mono_ns":1,"extra":1})").has_value());
   }
 }
+
+}  // namespace integration_lease_bound

@@ -19,6 +19,11 @@
 #include "sys/clock.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_lease_child {
+
 using namespace courier;
 using namespace courier::supervisor;
 using sys::kNsPerMs;
@@ -125,3 +130,5 @@ TEST_SUITE("lease") {
     check_own_kill(o, moved, "bound to own kill (warm)");
   }
 }
+
+}  // namespace integration_lease_child

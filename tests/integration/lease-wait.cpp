@@ -17,6 +17,11 @@
 #include "support.hpp"
 #include "sys/clock.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_lease_wait {
+
 using namespace courier;
 
 namespace {
@@ -133,3 +138,5 @@ TEST_SUITE("lease") {
     CHECK(s.posts("a") == 1);
   }
 }
+
+}  // namespace integration_lease_wait

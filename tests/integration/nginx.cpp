@@ -16,6 +16,11 @@
 #include "support.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_nginx {
+
 using namespace courier;
 using test::NginxServer;
 
@@ -154,3 +159,5 @@ TEST_SUITE("nginx") {
     }
   }
 }
+
+}  // namespace integration_nginx

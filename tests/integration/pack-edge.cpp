@@ -16,6 +16,11 @@
 #include "support.hpp"
 #include "sys/clock.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_pack_edge {
+
 using namespace courier;
 
 namespace {
@@ -146,3 +151,5 @@ TEST_SUITE("pack-engine") {
     CHECK(none_git->objects == 0);
   }
 }
+
+}  // namespace integration_pack_edge

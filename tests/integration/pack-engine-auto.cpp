@@ -14,6 +14,11 @@
 #include "seat/pack_engine.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_pack_engine_auto {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -179,3 +184,5 @@ TEST_SUITE("pack-engine") {
     CHECK_FALSE(GitVersion{2, 32, 0} < seat::kMinGitVersion);
   }
 }
+
+}  // namespace integration_pack_engine_auto

@@ -19,6 +19,11 @@
 #include "sys/io.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_pack_engine {
+
 using namespace courier;
 using sys::kNsPerMs;
 using sys::mono_now_ns;
@@ -185,3 +190,5 @@ TEST_SUITE("push") {
     }
   }
 }
+
+}  // namespace integration_pack_engine

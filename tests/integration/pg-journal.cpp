@@ -22,6 +22,11 @@
 #include "support.hpp"
 #include "sys/clock.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_pg_journal {
+
 using namespace courier;
 using namespace courier::journal;
 
@@ -325,3 +330,5 @@ TEST_SUITE("pg-journal") {
     test::report("pg-journal frozen backend", "append fails after", ms, "ms");
   }
 }
+
+}  // namespace integration_pg_journal

@@ -22,6 +22,11 @@
 #include "support.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_push {
+
 using namespace courier;
 using sys::kNsPerMs;
 using sys::mono_now_ns;
@@ -551,3 +556,5 @@ TEST_SUITE("push") {
     CHECK(test::git({"--git-dir", nginx.repo_path("big"), "fsck", "--connectivity-only"}).ok());
   }
 }
+
+}  // namespace integration_push

@@ -14,6 +14,11 @@
 #include "service/api.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_repo_root {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -81,3 +86,5 @@ TEST_SUITE("service") {
     }
   }
 }
+
+}  // namespace integration_repo_root

@@ -17,6 +17,11 @@
 #include "repo/repository.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_request_validation {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -228,3 +233,5 @@ TEST_SUITE("request") {
     CHECK(ex.spawned() == 0);
   }
 }
+
+}  // namespace integration_request_validation

@@ -25,6 +25,11 @@
 #include "sys/process.hpp"
 #include "wire/remote.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_seams {
+
 using namespace courier;
 using sys::kNsPerMs;
 
@@ -436,3 +441,5 @@ TEST_SUITE("seams") {
     }
   }
 }
+
+}  // namespace integration_seams

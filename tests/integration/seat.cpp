@@ -28,6 +28,11 @@
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_seat {
+
 using namespace courier;
 using sys::kNsPerMs;
 using sys::mono_now_ns;
@@ -707,3 +712,5 @@ TEST_SUITE("seat") {
     CHECK_FALSE(alive(child));
   }
 }
+
+}  // namespace integration_seat

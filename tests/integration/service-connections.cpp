@@ -25,6 +25,11 @@
 #include "support.hpp"
 #include "sys/clock.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_service_connections {
+
 using namespace courier;
 using nlohmann::json;
 using sys::kNsPerMs;
@@ -282,3 +287,5 @@ TEST_SUITE("service-load") {
     CHECK(lines < kRefused);
   }
 }
+
+}  // namespace integration_service_connections

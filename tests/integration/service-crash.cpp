@@ -19,6 +19,11 @@
 #include "sys/events.hpp"
 #include "sys/spawn.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_service_crash {
+
 using namespace courier;
 using nlohmann::json;
 using sys::kNsPerMs;
@@ -168,3 +173,5 @@ TEST_SUITE("service-crash") {
     CHECK(svc->stop() == 0);
   }
 }
+
+}  // namespace integration_service_crash

@@ -24,6 +24,11 @@
 #include "support.hpp"
 #include "sys/clock.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_service_load {
+
 using namespace courier;
 using nlohmann::json;
 using sys::kNsPerMs;
@@ -265,3 +270,5 @@ TEST_SUITE("service-load") {
     CHECK(svc.stop() == 0);
   }
 }
+
+}  // namespace integration_service_load

@@ -25,6 +25,11 @@
 #include "wire/remote.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_service_resume {
+
 using namespace courier;
 using nlohmann::json;
 using sys::kNsPerMs;
@@ -426,3 +431,5 @@ TEST_SUITE("service-resume") {
     }
   }
 }
+
+}  // namespace integration_service_resume

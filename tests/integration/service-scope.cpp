@@ -19,6 +19,11 @@
 #include "service_support.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_service_scope {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -188,3 +193,5 @@ TEST_SUITE("service-scope") {
     }
   }
 }
+
+}  // namespace integration_service_scope

@@ -19,6 +19,11 @@
 #include "support.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_service_via {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -474,3 +479,5 @@ TEST_SUITE("service-via-usage") {
     CHECK_MESSAGE(j["message"].get<std::string>().find("no service answers at") != std::string::npos, r.out);
   }
 }
+
+}  // namespace integration_service_via

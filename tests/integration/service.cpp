@@ -25,6 +25,11 @@
 #include "sys/fd.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_service {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -700,3 +705,5 @@ TEST_SUITE("service") {
     CHECK(stopped.value("level", "") == "error");
   }
 }
+
+}  // namespace integration_service

@@ -31,6 +31,11 @@
 #include "sys/state_paths.hpp"
 #include "wire/remote.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_shared_lanes {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -347,3 +352,5 @@ TEST_SUITE("shared-lanes") {
     CHECK(contains(ids, "s1-waiting"));
   }
 }
+
+}  // namespace integration_shared_lanes

@@ -18,6 +18,11 @@
 #include "support.hpp"
 #include "sys/fd.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_state_cli {
+
 using namespace courier;
 using namespace courier::journal;
 
@@ -318,3 +323,5 @@ TEST_SUITE("state-cli") {
     CHECK(db.sql("SELECT count(*) FROM courier_entry WHERE id = 'fleet-1' AND step = 'submitted'") == "1");
   }
 }
+
+}  // namespace integration_state_cli

@@ -14,6 +14,11 @@
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_strays {
+
 using namespace courier;
 using sys::kNsPerMs;
 using sys::mono_now_ns;
@@ -52,3 +57,5 @@ TEST_SUITE("strays") {
     CHECK_FALSE(sys::is_own_spawn(child.pid));
   }
 }
+
+}  // namespace integration_strays

@@ -18,6 +18,11 @@
 #include "push_setup.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_stream_post {
+
 using namespace courier;
 
 namespace {
@@ -193,3 +198,5 @@ TEST_SUITE("stream-post") {
     CHECK(s.posts("r") == 0);
   }
 }
+
+}  // namespace integration_stream_post

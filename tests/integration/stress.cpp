@@ -24,6 +24,11 @@
 #include "support.hpp"
 #include "sys/clock.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_stress {
+
 using namespace courier;
 
 namespace {
@@ -208,3 +213,5 @@ TEST_SUITE("stress") {
     CHECK(seconds <= kBoundSeconds);
   }
 }
+
+}  // namespace integration_stress

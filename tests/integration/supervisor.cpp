@@ -29,6 +29,11 @@
 #include "sys/process.hpp"
 #include "sys/spawn.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_supervisor {
+
 using namespace courier;
 using namespace courier::supervisor;
 using sys::kNsPerMs;
@@ -854,3 +859,5 @@ TEST_SUITE("supervisor") {
     CHECK_MESSAGE(!domain.kill(StopCause::deadline), "the domain signalled a pid after it was reaped");
   }
 }
+
+}  // namespace integration_supervisor

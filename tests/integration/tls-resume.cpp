@@ -11,6 +11,11 @@
 #include "push_setup.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_tls_resume {
+
 using namespace courier;
 
 TEST_SUITE("push") {
@@ -29,3 +34,5 @@ TEST_SUITE("push") {
     CHECK_MESSAGE(counts["resumed_handshakes"] == 1, (std::string("server counts: ") + counts.dump()));
   }
 }
+
+}  // namespace integration_tls_resume

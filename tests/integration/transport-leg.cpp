@@ -13,6 +13,11 @@
 #include "sys/clock.hpp"
 #include "transport/http_leg.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_transport_leg {
+
 using namespace courier;
 
 namespace {
@@ -71,3 +76,5 @@ TEST_SUITE("transport") {
     CHECK(std::string(errc_name(Errc::curl_refused)) == "curl_refused");
   }
 }
+
+}  // namespace integration_transport_leg

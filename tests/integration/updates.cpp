@@ -12,6 +12,11 @@
 #include "repo/remote_tracking.hpp"
 #include "repo/update_rule.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_updates {
+
 using namespace courier;
 
 namespace {
@@ -195,3 +200,5 @@ TEST_SUITE("updates") {
     CHECK_FALSE(excluded->has_value());
   }
 }
+
+}  // namespace integration_updates

@@ -12,6 +12,11 @@
 #include "sys/clock.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_warm_pool {
+
 using namespace courier;
 
 namespace {
@@ -124,3 +129,5 @@ TEST_SUITE("seat") {
     CHECK_FALSE(sys::pid_exists(static_cast<pid_t>(pid)));
   }
 }
+
+}  // namespace integration_warm_pool

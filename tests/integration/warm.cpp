@@ -18,6 +18,11 @@
 #include "support.hpp"
 #include "sys/process.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace integration_warm {
+
 using namespace courier;
 using sys::kNsPerMs;
 using sys::mono_now_ns;
@@ -122,3 +127,5 @@ TEST_SUITE("seat") {
     CHECK(ex.warm_child_pid() == warm);
   }
 }
+
+}  // namespace integration_warm

@@ -43,7 +43,7 @@ std::vector<std::string> as_postgres(std::vector<std::string> argv) {
 
 const std::vector<std::string> kEnv = {"PATH=/usr/bin:/bin", "LC_ALL=C", "PGTZ=UTC"};
 
-std::string trimmed(std::string s) {
+std::string pg_trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
   return s;
 }
@@ -187,7 +187,7 @@ std::string PgCluster::sql(const std::string& query) const {
   const RunResult r = checked({bin("psql"), "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p",
                                std::to_string(port_), "-U", "postgres", "-d", "courier", "-c", query},
                               "psql " + query, nullptr);
-  return trimmed(r.out);
+  return pg_trimmed(r.out);
 }
 
 std::string PgCluster::log() const {

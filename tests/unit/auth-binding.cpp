@@ -6,6 +6,11 @@
 #include "auth/minter.hpp"
 #include "auth_support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_auth_binding {
+
 using namespace courier;
 using namespace courier::auth;
 using namespace courier::test::auth_support;
@@ -176,3 +181,5 @@ TEST_SUITE("auth") {
     CHECK(b.verdict == BindingVerdict::refused);
   }
 }
+
+}  // namespace unit_auth_binding

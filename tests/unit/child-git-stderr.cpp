@@ -9,6 +9,11 @@
 
 #include "child/git_stderr.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_child_git_stderr {
+
 using courier::child::GitStderr;
 
 namespace {
@@ -63,3 +68,5 @@ TEST_SUITE("child") {
     CHECK(seen.counts.empty());
   }
 }
+
+}  // namespace unit_child_git_stderr

@@ -14,6 +14,11 @@
 #include "cli/refspec.hpp"
 #include "cli/refspec_resolve.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_cli_refspec {
+
 using namespace courier;
 using namespace courier::cli;
 
@@ -247,3 +252,5 @@ TEST_SUITE("cli-refspec") {
     CHECK(has(parse_push_args({"--ref", "main"}).error().message, "needs --rev REV or --oid OID"));
   }
 }
+
+}  // namespace unit_cli_refspec

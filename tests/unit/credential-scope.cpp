@@ -11,6 +11,11 @@
 #include "service/credential_scope.hpp"
 #include "service/resume.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_credential_scope {
+
 using namespace courier;
 
 namespace {
@@ -103,3 +108,5 @@ TEST_SUITE("credential-scope") {
     CHECK(resumed->credential_spec == "bearer:/t");
   }
 }
+
+}  // namespace unit_credential_scope

@@ -10,6 +10,11 @@
 #include "journal/journal.hpp"
 #include "seat/admission.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_id_table {
+
 using namespace courier;
 using Action = seat::SameIdAgain::Action;
 
@@ -124,3 +129,5 @@ TEST_SUITE("id-table") {
     }
   }
 }
+
+}  // namespace unit_id_table

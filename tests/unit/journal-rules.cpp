@@ -12,6 +12,11 @@
 #include "journal/journal_rules.hpp"
 #include "seat/admission.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_journal_rules {
+
 using namespace courier;
 using namespace courier::journal;
 
@@ -273,3 +278,5 @@ TEST_SUITE("journal-rules") {
     CHECK(refused > 0);
   }
 }
+
+}  // namespace unit_journal_rules

@@ -29,6 +29,11 @@
 #include "journal_fixtures.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_journal {
+
 using namespace courier;
 using namespace courier::journal;
 
@@ -408,3 +413,5 @@ TEST_SUITE("journal") {
     CHECK(wall_now_ms() > 1'600'000'000'000);
   }
 }
+
+}  // namespace unit_journal

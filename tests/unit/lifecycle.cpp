@@ -25,6 +25,11 @@
 #include "seat/lifecycle.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_lifecycle {
+
 using namespace courier;
 using journal::Step;
 using seat::LifeEvent;
@@ -507,3 +512,5 @@ TEST_CASE("J5: docs/design.md shows the lifecycle table the code has") {
                 "docs/design.md's lifecycle table differs from the code; it should read:\n"
                     << seat::lifecycle_markdown());
 }
+
+}  // namespace unit_lifecycle

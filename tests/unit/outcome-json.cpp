@@ -18,6 +18,11 @@
 #include "report/outcome_json.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_outcome_json {
+
 using namespace courier;
 using courier::MonoNs;
 using courier::report::OutcomeFacts;
@@ -462,3 +467,5 @@ TEST_CASE("X-SVC5: every event is one row, written and read back the same") {
   REQUIRE(newer.has_value());
   CHECK_FALSE(newer->kind.has_value());
 }
+
+}  // namespace unit_outcome_json

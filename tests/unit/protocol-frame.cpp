@@ -7,6 +7,11 @@
 #include "support.hpp"
 #include "sys/io.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_protocol_frame {
+
 using namespace courier;
 using namespace courier::protocol;
 
@@ -164,3 +169,5 @@ TEST_SUITE("protocol") {
     CHECK(is_valid_utf8("plain ascii, \xC3\xA9t\xC3\xA9, \xF0\x9F\x98\x80"));
   }
 }
+
+}  // namespace unit_protocol_frame

@@ -5,6 +5,11 @@
 
 #include "protocol/messages.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_protocol_messages {
+
 using namespace courier;
 using namespace courier::protocol;
 
@@ -275,3 +280,5 @@ TEST_SUITE("protocol") {
     CHECK_FALSE(decode_parent(*encode(ParentMessage{j})).has_value());
   }
 }
+
+}  // namespace unit_protocol_messages

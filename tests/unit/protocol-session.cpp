@@ -3,6 +3,11 @@
 
 #include "protocol/session.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_protocol_session {
+
 using namespace courier;
 using namespace courier::protocol;
 
@@ -144,3 +149,5 @@ TEST_SUITE("protocol") {
     CHECK(r.error().code == Errc::result_ref_mismatch);
   }
 }
+
+}  // namespace unit_protocol_session

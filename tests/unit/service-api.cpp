@@ -14,6 +14,11 @@
 #include "service/service_options.hpp"
 #include "support.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_service_api {
+
 using namespace courier;
 using nlohmann::json;
 
@@ -215,3 +220,5 @@ TEST_CASE("service: serve's options: defaults, repeatable flags, --config with t
   test::write_file(file, R"({"repo-root": "/r", "colour": "blue"})");
   CHECK_FALSE(service::parse_service_options({"--config", file}).has_value());
 }
+
+}  // namespace unit_service_api

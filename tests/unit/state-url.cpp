@@ -7,6 +7,11 @@
 
 #include "state/state_url.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_state_url {
+
 using namespace courier;
 using state::StateUrl;
 
@@ -65,3 +70,5 @@ TEST_SUITE("state-url") {
     }
   }
 }
+
+}  // namespace unit_state_url

@@ -10,6 +10,11 @@
 #include "transport/oid.hpp"
 #include "transport/pktline.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_transport_advertisement {
+
 using namespace courier;
 using namespace courier::transport;
 namespace cap = courier::test::captures;
@@ -190,3 +195,5 @@ TEST_SUITE("transport") {
     }
   }
 }
+
+}  // namespace unit_transport_advertisement

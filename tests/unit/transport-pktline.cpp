@@ -7,6 +7,11 @@
 #include "data/transport/captures.hpp"
 #include "transport/pktline.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_transport_pktline {
+
 using namespace courier;
 using namespace courier::transport;
 
@@ -161,3 +166,5 @@ TEST_SUITE("transport") {
     CHECK(clean == 6);  // the empty input and the end of each of the first five packets
   }
 }
+
+}  // namespace unit_transport_pktline

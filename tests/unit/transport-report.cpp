@@ -10,6 +10,11 @@
 #include "transport/pktline.hpp"
 #include "transport/report.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_transport_report {
+
 using namespace courier;
 using namespace courier::transport;
 namespace cap = courier::test::captures;
@@ -258,3 +263,5 @@ TEST_SUITE("transport") {
     CHECK(r.error().code == Errc::bad_content_type);
   }
 }
+
+}  // namespace unit_transport_report

@@ -11,6 +11,11 @@
 #include "transport/pktline.hpp"
 #include "transport/request.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_transport_request {
+
 using namespace courier;
 using namespace courier::transport;
 namespace cap = courier::test::captures;
@@ -163,3 +168,5 @@ TEST_SUITE("transport") {
     CHECK(req.error().code == Errc::invalid_argument);
   }
 }
+
+}  // namespace unit_transport_request

@@ -5,6 +5,11 @@
 
 #include "supervisor/verdict.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_verdict {
+
 using namespace courier;
 using namespace courier::supervisor;
 using sys::kNsPerMs;
@@ -373,3 +378,5 @@ TEST_SUITE("verdict") {
     CHECK(o.upload_ms == std::optional<std::uint64_t>(950));
   }
 }
+
+}  // namespace unit_verdict

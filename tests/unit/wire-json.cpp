@@ -9,6 +9,11 @@
 
 #include "wire/json.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_wire_json {
+
 using namespace courier;
 
 namespace {
@@ -87,3 +92,5 @@ TEST_SUITE("wire-json") {
     CHECK((*ok)["a"].size() == 6);
   }
 }
+
+}  // namespace unit_wire_json

@@ -23,6 +23,11 @@
 #include "wire/remote.hpp"
 #include "wire/url.hpp"
 
+// This file's own names: the test programs are compiled a few files at a
+// time (CMakeLists.txt, unity batches), and a name here must not meet
+// another file's.
+namespace unit_wire_url {
+
 using namespace courier;
 
 namespace {
@@ -278,3 +283,5 @@ TEST_SUITE("wire") {
     CHECK(wire::find_leg("upload-pack") == nullptr);
   }
 }
+
+}  // namespace unit_wire_url
