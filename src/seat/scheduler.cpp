@@ -87,6 +87,9 @@ void Scheduler::run(Executor::Impl& exec) {
 // logged once too. Queued deadlines are still kept; a lane freed in
 // another process is seen within kSchedulerRetryWait instead of at once.
 void Scheduler::wait(Executor::Impl& exec, sys::MonoNs next, bool& poll_failing) {
+  if (const sys::MonoNs now = sys::mono_now_ns(); now < recheck_until_) {
+    next = std::min(next, now + kSchedulerRetryWait);
+  }
   if (next != sys::kForever) {
     (void)timer_->arm_at(next);
   } else {
@@ -96,6 +99,10 @@ void Scheduler::wait(Executor::Impl& exec, sys::MonoNs next, bool& poll_failing)
   if (exec.watcher) fds.push_back(exec.watcher->fd());
   auto ready = sys::wait_readable_until(fds, next);
   if (ready) {
+    // The watcher is the third descriptor: a lane lock closed elsewhere.
+    if (exec.watcher && std::find(ready->begin(), ready->end(), std::size_t{2}) != ready->end()) {
+      recheck_until_ = sys::mono_now_ns() + kCloseRecheckWindow;
+    }
     if (poll_failing) exec.log("the scheduler waits on its descriptors again");
     poll_failing = false;
     wake_->drain();

@@ -31,6 +31,9 @@ class Scheduler {
   std::optional<sys::EventFd> wake_;
   std::optional<sys::TimerFd> timer_;
   std::thread thread_;
+  // Until when the workers are woken every kSchedulerRetryWait after a lane
+  // lock closed elsewhere (kCloseRecheckWindow). The scheduler thread's own.
+  sys::MonoNs recheck_until_ = 0;
 };
 
 }  // namespace courier::seat

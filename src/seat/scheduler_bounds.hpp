@@ -13,4 +13,12 @@ namespace courier::seat {
 // another process and try poll again, and never spins.
 inline constexpr sys::MonoNs kSchedulerRetryWait = 10 * sys::kNsPerMs;
 
+// How long the workers keep looking, every kSchedulerRetryWait, after a lane
+// lock was closed in another process. The kernel announces the close
+// (inotify's IN_CLOSE, fsnotify_close in __fput) before it drops the flock
+// that went with it (locks_remove_file, a few instructions later): a worker
+// woken by the close can find the lock still held, and no second close
+// comes. Looking again for a while sees the lock go.
+inline constexpr sys::MonoNs kCloseRecheckWindow = 1000 * sys::kNsPerMs;
+
 }  // namespace courier::seat
