@@ -412,8 +412,11 @@ TEST_SUITE("seat") {
     auto h2 = executor.submit(r2);
     const auto abandoned_at = mono_now_ns();
     h1.reset();  // the caller walks away
-    Outcome o2 = h2.wait();
-    CHECK(o2.kind == OutcomeKind::delivered);
+    // Without the revocation the seat would pass only at the first child's
+    // deadline (30 s): 5 s is far beyond the 1 s bound checked below, and
+    // past it the executor's destructor ends both.
+    auto o2 = h2.wait_for(std::chrono::milliseconds(5'000));
+    CHECK((o2 && o2->kind == OutcomeKind::delivered));
     CHECK_MESSAGE(witness_alive.load() == 0, "the seat was handed over while the abandoned child still existed");
     // Without the revocation the seat would pass only at the first child's
     // deadline, which is also the second's: it would never be granted.

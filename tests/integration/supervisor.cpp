@@ -606,12 +606,22 @@ TEST_SUITE("supervisor") {
     opt.on_progress = [working](const protocol::Progress&) { working.open(); };
     Supervisor sup(opt);
     Outcome o;
-    std::thread t([&] { o = sup.run(); });
+    test::Latch ended;
+    std::thread t([&] {
+      o = sup.run();
+      ended.open();
+    });
     REQUIRE(working.wait(10'000));
     const auto revoked_at = mono_now_ns();
     sup.revoke("the host withdrew the delivery");
+    // The stop is confirmed within 500 ms (checked below). A revocation
+    // that kills nothing would leave the child to its 30 s deadline: the
+    // case fails on that fact after 5 s and ends the child itself, so that
+    // it does not wait the deadline out.
+    const bool ended_in_time = ended.wait(5'000);
+    if (!ended_in_time) ::kill(static_cast<pid_t>(sup.child_pid()), SIGKILL);
     t.join();
-    REQUIRE_MESSAGE(o.kind == OutcomeKind::revoked, "revocation did not kill the child: ", o.reason);
+    REQUIRE_MESSAGE((ended_in_time && o.kind == OutcomeKind::revoked), "revocation did not kill the child: ", o.reason);
     check_confirmed(o);
     const double reaction_ms = sys::ns_to_ms(o.timings.confirmed - revoked_at);
     test::report("revocation", "revoke() to stop confirmed", reaction_ms, "ms");
