@@ -58,6 +58,18 @@ Result<std::optional<std::int64_t>> who_answers(int file, const std::string& pat
   return tl::unexpected(os_error("cannot ask whether a process answers on " + path, errno));
 }
 
+// `name` in `dir` held open without following a link (a link is held as
+// itself), `st` its status; nullopt when nothing is there.
+Result<std::optional<FileHold>> hold_name(int dir, const std::string& name, const std::string& path, struct stat& st) {
+  ScopedFd fd(::openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) return std::optional<FileHold>();
+    return tl::unexpected(os_error("cannot look at " + path, errno));
+  }
+  if (::fstat(fd.get(), &st) != 0) return tl::unexpected(os_error("fstat " + path, errno));
+  return std::optional<FileHold>(FileHold{std::move(fd), identity_of(st)});
+}
+
 // The temporary name the socket is bound under, in the socket's directory:
 // this process's own, so two services binding beside each other (each under
 // its own lock) never meet on it.
@@ -67,7 +79,7 @@ std::string temporary_name() { return ".git-courier-bind-" + std::to_string(::ge
 // must still be free (RENAME_NOREPLACE); over a stale socket the two are
 // exchanged, and what came out must be that socket: it is then removed.
 Result<void> swap_into_place(int dir, const std::string& tmp, const std::string& name,
-                             const std::optional<FileIdentity>& stale, const std::string& path) {
+                             const std::optional<FileHold>& stale, const std::string& path) {
   if (!stale) {
     if (::renameat2(dir, tmp.c_str(), dir, name.c_str(), RENAME_NOREPLACE) == 0) return {};
     if (errno == EEXIST) return fail(Errc::invalid_argument, path + " appeared while the service was binding it");
@@ -79,7 +91,7 @@ Result<void> swap_into_place(int dir, const std::string& tmp, const std::string&
   }
   struct stat out {};
   if (::fstatat(dir, tmp.c_str(), &out, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(out.st_mode) &&
-      identity_of(out) == *stale) {
+      identity_of(out) == stale->id) {
     (void)::unlinkat(dir, tmp.c_str(), 0);  // the stale socket, verified: ours to remove
     return {};
   }
@@ -96,20 +108,17 @@ void BoundSocketFile::remove() {
   if (!dir_) return;
   struct stat st {};
   if (::fstatat(dir_.get(), name_.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(st.st_mode) &&
-      identity_of(st) == id_) {
+      identity_of(st) == file_.id) {
     (void)::unlinkat(dir_.get(), name_.c_str(), 0);
   }
   dir_.reset();
+  file_.fd.reset();
 }
 
-Result<std::optional<FileIdentity>> find_stale_socket(int dir, const std::string& name, const std::string& path) {
-  ScopedFd file(::openat(dir, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
-  if (!file) {
-    if (errno == ENOENT) return std::optional<FileIdentity>();
-    return tl::unexpected(os_error("cannot look at " + path, errno));
-  }
+Result<std::optional<FileHold>> find_stale_socket(int dir, const std::string& name, const std::string& path) {
   struct stat st {};
-  if (::fstat(file.get(), &st) != 0) return tl::unexpected(os_error("fstat " + path, errno));
+  auto held = hold_name(dir, name, path, st);
+  if (!held || !*held) return held;
   if (!S_ISSOCK(st.st_mode)) {
     return fail(Errc::invalid_argument, path + " exists and is not a socket: remove it, or choose another --socket");
   }
@@ -117,18 +126,18 @@ Result<std::optional<FileIdentity>> find_stale_socket(int dir, const std::string
     return fail(Errc::invalid_argument,
                 path + " is a socket of uid " + std::to_string(st.st_uid) + ", not this user's: it is left alone");
   }
-  auto answers = who_answers(file.get(), path);
+  auto answers = who_answers((*held)->fd.get(), path);
   if (!answers) return tl::unexpected(answers.error());
   if (*answers) {
     return fail(Errc::invalid_argument,
                 "a process" + (**answers > 0 ? " (pid " + std::to_string(**answers) + ")" : std::string()) +
                     " answers on " + path + ": stop it, or choose another --socket");
   }
-  return std::optional<FileIdentity>(identity_of(st));
+  return held;
 }
 
 Result<BoundSocketFile> place_socket(int dir, const std::string& name, int sock, int backlog,
-                                     const std::optional<FileIdentity>& stale, const std::string& path) {
+                                     const std::optional<FileHold>& stale, const std::string& path) {
   ScopedFd own_dir(::fcntl(dir, F_DUPFD_CLOEXEC, 0));
   if (!own_dir) return tl::unexpected(os_error("dup the socket's directory", errno));
   const std::string tmp = temporary_name();
@@ -142,18 +151,20 @@ Result<BoundSocketFile> place_socket(int dir, const std::string& name, int sock,
     return tl::unexpected(os_error("cannot bind " + path + " (as " + tmp + " beside it)", errno));
   }
   struct stat st {};
-  if (::fstatat(dir, tmp.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISSOCK(st.st_mode)) {
+  auto held = hold_name(dir, tmp, path, st);
+  if (!held) return tl::unexpected(held.error());
+  if (!*held || !S_ISSOCK(st.st_mode)) {
     return fail(Errc::os_error, "the socket just bound as " + tmp + " beside " + path + " is not there");
   }
   // From here the temporary file is this socket's: removed on every failure.
-  BoundSocketFile bound(std::move(own_dir), tmp, identity_of(st));
+  BoundSocketFile bound(std::move(own_dir), tmp, std::move(**held));
   // connect(2) needs write permission on the socket: the user and the
   // group may connect; the directory and the peer check decide who gets in.
   if (::fchmodat(dir, tmp.c_str(), 0660, 0) != 0) return tl::unexpected(os_error("chmod " + path, errno));
   // Listening before it has its name: a caller never finds it refusing.
   if (::listen(sock, backlog) != 0) return tl::unexpected(os_error("listen " + path, errno));
   if (auto placed = swap_into_place(dir, tmp, name, stale, path); !placed) return tl::unexpected(placed.error());
-  bound.renamed(name);  // the same inode, under its own name now
+  bound.renamed(name);  // the same file, under its own name now
   return bound;
 }
 

@@ -5,6 +5,7 @@
 // one never taken over, and nothing removed that the service did not bind
 // (X-UNIT3). Every wait is on a fact: a log line, an exit, a file.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -23,6 +24,7 @@
 #include "service_support.hpp"
 #include "support.hpp"
 #include "sys/fd.hpp"
+#include "sys/socket_file.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
 // time (CMakeLists.txt, unity batches), and a name here must not meet
@@ -296,6 +298,46 @@ TEST_SUITE("service-start") {
       CHECK_MESSAGE(log_of(*foreign).find("not this user's") != std::string::npos, log_of(*foreign));
       CHECK(socket_inode(p.socket) != 0);
     }
+  }
+
+  TEST_CASE(
+      "X-UNIT3 H1: a socket path that changes between its check and the swap is refused and left as it was: a stale "
+      "socket replaced meanwhile is put back, a free name taken meanwhile is not overwritten") {
+    // The race, forced: the check (find_stale_socket) and the swap
+    // (place_socket) are called here with the path changed between them, as
+    // a process of the same user could change it.
+    test::TempDir t;
+    const std::string dir_path = t.path() + "/run";
+    std::filesystem::create_directories(dir_path);
+    const std::string path = dir_path + "/serve.sock";
+    const sys::ScopedFd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(dir.valid());
+    { const sys::ScopedFd closed = listen_unix(path); }
+    auto stale = sys::find_stale_socket(dir.get(), "serve.sock", path);
+    REQUIRE_MESSAGE(stale.has_value(), stale.error().message);
+    REQUIRE(stale->has_value());
+    // Replaced meanwhile by another stale socket: not the one checked.
+    REQUIRE(::unlink(path.c_str()) == 0);
+    { const sys::ScopedFd closed = listen_unix(path); }
+    const ino_t other = socket_inode(path);
+    REQUIRE(other != 0);
+    {
+      sys::ScopedFd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      auto placed = sys::place_socket(dir.get(), "serve.sock", sock.get(), 4, *stale, path);
+      CHECK_FALSE(placed.has_value());
+      CHECK_MESSAGE(socket_inode(path) == other, "a socket the service never checked was swapped out and removed");
+    }
+    // A free name taken meanwhile.
+    REQUIRE(::unlink(path.c_str()) == 0);
+    test::write_file(path, "taken meanwhile\n");
+    {
+      sys::ScopedFd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      auto placed = sys::place_socket(dir.get(), "serve.sock", sock.get(), 4, std::nullopt, path);
+      CHECK_FALSE(placed.has_value());
+      CHECK_MESSAGE(test::read_file(path) == "taken meanwhile\n",
+                    "a file put at a free name meanwhile was overwritten");
+    }
+    CHECK_MESSAGE(strays_beside(path).empty(), "a refused swap left its temporary socket behind");
   }
 
   TEST_CASE(
