@@ -40,6 +40,9 @@ sockaddr_un proc_address(int fd, const std::string& name = {}) {
   return addr;
 }
 
+// The paths through /proc/self/fd need /proc: said when they are missing.
+std::string proc_hint(int err) { return err == ENOENT ? " (through /proc/self/fd: is /proc mounted?)" : ""; }
+
 // Whether some process answers on the socket file `file` (an O_PATH
 // descriptor): nullopt when nobody does (ECONNREFUSED), else its pid (0 when
 // the kernel cannot say: a full backlog answers EAGAIN, and is alive too).
@@ -55,7 +58,7 @@ Result<std::optional<std::int64_t>> who_answers(int file, const std::string& pat
   }
   if (errno == ECONNREFUSED) return std::optional<std::int64_t>();
   if (errno == EAGAIN) return std::optional<std::int64_t>(0);
-  return tl::unexpected(os_error("cannot ask whether a process answers on " + path, errno));
+  return tl::unexpected(os_error("cannot ask whether a process answers on " + path + proc_hint(errno), errno));
 }
 
 // `name` in `dir` held open without following a link (a link is held as
@@ -148,7 +151,7 @@ Result<BoundSocketFile> place_socket(int dir, const std::string& name, int sock,
   if (*leftover) (void)::unlinkat(dir, tmp.c_str(), 0);
   const sockaddr_un addr = proc_address(dir, tmp);
   if (::bind(sock, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    return tl::unexpected(os_error("cannot bind " + path + " (as " + tmp + " beside it)", errno));
+    return tl::unexpected(os_error("cannot bind " + path + " (as " + tmp + " beside it)" + proc_hint(errno), errno));
   }
   struct stat st {};
   auto held = hold_name(dir, tmp, path, st);
