@@ -217,14 +217,22 @@ void on_connection(void* cls, MHD_Connection*, void**, MHD_ConnectionNotificatio
 // idle the others are: each thread's share is the whole cap (plus the
 // headroom), and the cap itself is counted across the threads
 // (on_connection) and answered 503.
+//
+// A pool is asked for only when there are two threads or more: a pool of
+// one is no pool, and libmicrohttpd says so at every start with a warning
+// ('"1", specified for thread pool size, is ignored') that nobody running
+// the service can act on (rule X-UNIT2).
 MHD_Daemon* start_daemon(int fd, DaemonContext* ctx, unsigned threads) {
   const unsigned mhd_limit = (ctx->cap + kCapHeadroom) * std::max(threads, 1u);
   const unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+  const bool pool = threads > 1;
+  MHD_OptionItem pool_option[] = {{pool ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, threads, nullptr},
+                                  {MHD_OPTION_END, 0, nullptr}};
   return MHD_start_daemon(flags, 0, nullptr, nullptr, &on_request, ctx, MHD_OPTION_EXTERNAL_LOGGER, &on_log, nullptr,
-                          MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, threads,
-                          MHD_OPTION_NOTIFY_COMPLETED, &on_completed, nullptr, MHD_OPTION_NOTIFY_CONNECTION,
-                          &on_connection, ctx, MHD_OPTION_CONNECTION_TIMEOUT, kPreAuthTimeoutS,
-                          MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_END);
+                          MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_ARRAY, pool_option, MHD_OPTION_NOTIFY_COMPLETED,
+                          &on_completed, nullptr, MHD_OPTION_NOTIFY_CONNECTION, &on_connection, ctx,
+                          MHD_OPTION_CONNECTION_TIMEOUT, kPreAuthTimeoutS, MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
+                          MHD_OPTION_END);
 }
 
 DaemonContext g_unix_ctx;

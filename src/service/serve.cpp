@@ -248,22 +248,19 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   auto socket = o.socket.empty() ? default_socket_path() : Result<std::string>(o.socket);
   if (!socket) return config_error(socket.error().message);
   const std::string socket_path = *socket;
+  // From here every return removes the socket file this start bound (the
+  // ServiceSocket's destructor, lock still held): a failed start, of
+  // --listen say, leaves nothing at the path.
   auto sock = sys::bind_service_socket(socket_path);
   if (!sock) return config_error(sock.error().message);
   auto tcp = tcp_listener(o);
   if (!tcp) return config_error(tcp.error().message);
   auto journal = open_service_journal(o, journal_path);
-  if (!journal) {
-    sys::remove_service_socket(*sock);
-    return config_error(journal.error().message);
-  }
+  if (!journal) return config_error(journal.error().message);
   // Resume after a crash: the queued deliveries a previous service left,
   // found before the Executor's recovery finishes them (interrupted, none).
   auto left = find_left_behind(**journal);
-  if (!left) {
-    sys::remove_service_socket(*sock);
-    return config_error(left.error().message);
-  }
+  if (!left) return config_error(left.error().message);
 
   Metrics metrics;
   Deliveries deliveries(registry_options(o), std::move(*journal), metrics);
@@ -277,7 +274,6 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   Api api(*config, deliveries, metrics);
   auto http = HttpServer::start(http_options(o, std::move(sock->listener), std::move(*tcp), *token), api);
   if (!http) {
-    sys::remove_service_socket(*sock);
     log_event(LogLevel::error, "http_failed", {{"message", http.error().message}});
     return kExitRuntime;
   }

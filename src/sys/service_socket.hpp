@@ -11,6 +11,7 @@
 
 #include "courier/result.hpp"
 #include "sys/fd.hpp"
+#include "sys/socket_file.hpp"
 
 namespace courier::sys {
 
@@ -20,6 +21,10 @@ struct ServiceSocket {
   ScopedFd dir;           // the verified directory
   ScopedFd lock;          // holds flock(LOCK_EX) for the life of the service
   ScopedFd listener;      // listening, non-blocking, close-on-exec
+  // The socket's file, removed when this is destroyed (a failed start's
+  // return included) and while the lock is still held: declared last, so
+  // destroyed first.
+  BoundSocketFile file;
 };
 
 // Binds the Unix socket `path`: its directory is created 0750 when missing
@@ -27,16 +32,20 @@ struct ServiceSocket {
 // the effective uid, writable by nobody else, and is never chmodded (H1).
 // Then the lock file "<socket name>.lock" in that directory (created 0600,
 // no symlink followed) is locked with flock(LOCK_EX|LOCK_NB) and this pid
-// written into it; only then is a stale socket left by a crash removed (a
-// socket only: anything else there is refused), the socket bound, made 0660
-// and listened on. Errors: invalid_argument (another service holds the
-// lock: the message names its pid; an unsafe directory, a path too long,
-// something else at the path), os_error.
+// written into it. Only then is the name looked at: a socket of this user
+// that nobody answers on (a service killed) is stale and replaced; anything
+// else there is refused (socket_file.hpp). The new socket is bound through
+// the verified directory's descriptor under a temporary name, made 0660,
+// listened on, and swapped into place. Errors: invalid_argument (another
+// service holds the lock, or answers on the socket: the message names its
+// pid; an unsafe directory, a path too long, something else at the path),
+// os_error.
 Result<ServiceSocket> bind_service_socket(const std::string& path);
 
-// Removes the socket a ServiceSocket bound (at exit, lock still held). The
-// lock file stays: a lock file is never unlinked while a process may hold it.
-void remove_service_socket(const ServiceSocket& s);
+// Removes the socket a ServiceSocket bound (at exit, lock still held), if
+// the name is still that socket. The lock file stays: a lock file is never
+// unlinked while a process may hold it.
+void remove_service_socket(ServiceSocket& s);
 
 // A TCP socket listening on 127.0.0.0/8 only: `host` must be a dotted IPv4
 // loopback address. Errors: invalid_argument (not loopback), os_error.

@@ -15,6 +15,7 @@
 
 #include "sys/dir_path.hpp"
 #include "sys/io.hpp"
+#include "sys/socket_file.hpp"
 
 namespace courier::sys {
 
@@ -95,19 +96,6 @@ Result<ScopedFd> take_lock(int dir, const std::string& name, const std::string& 
   return fd;
 }
 
-// A stale socket (the service that bound it is gone: we hold its lock) is
-// removed; anything else at the name is left and refused.
-Result<void> remove_stale(int dir, const std::string& name, const std::string& path) {
-  struct stat st {};
-  if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    if (errno == ENOENT) return {};
-    return tl::unexpected(os_error("stat " + path, errno));
-  }
-  if (!S_ISSOCK(st.st_mode)) return fail(Errc::invalid_argument, path + " exists and is not a socket");
-  if (::unlinkat(dir, name.c_str(), 0) != 0) return tl::unexpected(os_error("cannot remove " + path, errno));
-  return {};
-}
-
 }  // namespace
 
 Result<ServiceSocket> bind_service_socket(const std::string& path) {
@@ -134,27 +122,21 @@ Result<ServiceSocket> bind_service_socket(const std::string& path) {
   auto lock = take_lock(s.dir.get(), name + ".lock", s.lock_path);
   if (!lock) return tl::unexpected(lock.error());
   s.lock = std::move(*lock);
-  if (auto ok = remove_stale(s.dir.get(), name, path); !ok) return tl::unexpected(ok.error());
+  // Under the lock: a socket left at the name is stale only if nobody
+  // answers on it (a service SIGKILLed; one started without this lock, or
+  // with its lock file replaced, still answers and is refused).
+  auto stale = find_stale_socket(s.dir.get(), name, path);
+  if (!stale) return tl::unexpected(stale.error());
   ScopedFd sock(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!sock) return tl::unexpected(os_error("socket", errno));
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (::bind(sock.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-    return tl::unexpected(os_error("cannot bind " + path, errno));
-  }
-  // connect(2) needs write permission on the socket: the user and the
-  // group may connect; the directory and the peer check decide who gets in.
-  if (::fchmodat(s.dir.get(), name.c_str(), 0660, 0) != 0) return tl::unexpected(os_error("chmod " + path, errno));
-  if (::listen(sock.get(), kBacklog) != 0) return tl::unexpected(os_error("listen " + path, errno));
+  auto file = place_socket(s.dir.get(), name, sock.get(), kBacklog, *stale, path);
+  if (!file) return tl::unexpected(file.error());
+  s.file = std::move(*file);
   s.listener = std::move(sock);
   return s;
 }
 
-void remove_service_socket(const ServiceSocket& s) {
-  const auto slash = s.path.rfind('/');
-  if (!s.dir || slash == std::string::npos) return;
-  (void)::unlinkat(s.dir.get(), s.path.substr(slash + 1).c_str(), 0);
-}
+void remove_service_socket(ServiceSocket& s) { s.file.remove(); }
 
 Result<ScopedFd> listen_loopback_tcp(const std::string& host, std::uint16_t port) {
   in_addr a{};
