@@ -105,12 +105,25 @@ class Document:
         return set()
 
     def status_problems(self, where, responses, statuses):
+        """The table's statuses and codes in the document's responses, and
+        the document's in the table's (a status or code nothing answers is a
+        promise the service does not keep)."""
         out = []
+        for status, response in responses.items():
+            if status.startswith("x-"):
+                continue
+            if status not in statuses:
+                out.append(f"{DOCUMENT} gives {where} the status {status}, which the service's route table does not")
+                continue
+            extra = self.codes_of(self.resolve(response)) - set(statuses[status])
+            if extra:
+                out.append(f"{DOCUMENT} gives {where} {status} the code(s) {', '.join(sorted(extra))}, which the "
+                           f"service's route table does not")
         for status, codes in statuses.items():
             if status not in responses:
                 out.append(f"{where} answers {status} (the service's route table) and the document lacks it")
                 continue
-            missing = set(codes) - self.codes_of(responses[status])
+            missing = set(codes) - self.codes_of(self.resolve(responses[status]))
             if missing:
                 out.append(f"{where} answers {status} with code(s) {', '.join(sorted(missing))} (the service's "
                            f"route table) and the document's {status} lacks them")
