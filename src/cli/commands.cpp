@@ -16,6 +16,7 @@
 #include "cli/push_line.hpp"
 #include "cli/usage.hpp"
 #include "cli/version.hpp"
+#include "service/routes.hpp"
 #include "service/serve.hpp"
 #include "service/service_options.hpp"
 #include "sys/lazy_library.hpp"
@@ -36,7 +37,8 @@ std::string help_of(const char* name) {
 }
 
 // The hidden commands the build runs to write the man page and the
-// completion from the same table as --help (CMakeLists.txt).
+// completion from the same table as --help (CMakeLists.txt), and the one
+// that prints the service's route table.
 std::optional<int> run_generator(const std::string& cmd, const std::vector<std::string>& rest) {
   if (cmd == "__man" && rest.empty()) {
     std::fputs(man_page(COURIER_VERSION).c_str(), stdout);
@@ -44,6 +46,13 @@ std::optional<int> run_generator(const std::string& cmd, const std::vector<std::
   }
   if (cmd == "__completion" && rest.size() == 1 && rest[0] == "bash") {
     std::fputs(bash_completion().c_str(), stdout);
+    return kExitOk;
+  }
+  // The service's route table, for the API document's check
+  // (scripts/check-api): what the router serves, printed by the router's
+  // own table.
+  if (cmd == "__service-routes" && rest.empty()) {
+    std::printf("%s\n", service::routes_json().dump(2).c_str());
     return kExitOk;
   }
   return std::nullopt;

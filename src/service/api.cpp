@@ -8,7 +8,7 @@
 #include "repo/repository.hpp"
 #include "report/outcome_json.hpp"
 #include "service/repo_root.hpp"
-#include "wire/grammar.hpp"
+#include "service/routes.hpp"
 #include "wire/json.hpp"
 #include "wire/remote.hpp"
 #include "wire/url.hpp"
@@ -152,31 +152,47 @@ ApiResponse Api::handle(const ApiRequest& r) {
   return out;
 }
 
+// The route table (routes.hpp) decides where a request goes; what is not
+// routed is answered here with the router's own statuses.
 ApiResponse Api::route(const ApiRequest& r) {
-  const std::string prefix = "/v1/deliveries/";
-  if (r.path == "/healthz" && r.method == "GET") return health();
-  if (r.path == "/metrics" && r.method == "GET") {
-    ApiResponse m;
-    m.content_type = "text/plain; version=0.0.4";
-    m.body = metrics_.text(deliveries_.gauges());
-    return m;
+  const RouteMatch m = match_route(r.method, r.path);
+  switch (m.result) {
+    case RouteMatch::Result::found:
+      break;
+    case RouteMatch::Result::no_route:
+      return error_document(404, "not_found", "", "no route " + r.path);
+    case RouteMatch::Result::bad_id:
+      return error_document(404, "not_found", "", "no delivery " + m.id);
+    case RouteMatch::Result::method_not_allowed: {
+      ApiResponse refused = error_document(405, "method_not_allowed", "", r.method + " " + r.path + " is not allowed");
+      refused.headers.emplace_back("Allow", m.allow);
+      return refused;
+    }
   }
-  if (r.path == "/v1/deliveries") {
-    if (r.method == "POST") return post_delivery(r);
-    if (r.method == "GET") return list(r.query);
-    return error_document(405, "method_not_allowed", "", r.method + " " + r.path + " is not allowed");
-  }
-  if (r.path.rfind(prefix, 0) == 0) {
-    std::string rest = r.path.substr(prefix.size());
-    const bool events = rest.size() > 7 && rest.compare(rest.size() - 7, 7, "/events") == 0;
-    if (events) rest.resize(rest.size() - 7);
-    if (!wire::check_delivery_id(rest)) return error_document(404, "not_found", "", "no delivery " + rest);
-    if (events && r.method == "GET") return get_events(rest, r.query);
-    if (!events && r.method == "GET") return get_delivery(rest);
-    if (!events && r.method == "DELETE") return delete_delivery(rest);
-    return error_document(405, "method_not_allowed", "", r.method + " " + r.path + " is not allowed");
+  switch (m.route->name) {
+    case RouteName::submit:
+      return post_delivery(r);
+    case RouteName::list:
+      return list(r.query);
+    case RouteName::show:
+      return get_delivery(m.id);
+    case RouteName::revoke:
+      return delete_delivery(m.id);
+    case RouteName::events:
+      return get_events(m.id, r.query);
+    case RouteName::health:
+      return health();
+    case RouteName::metrics:
+      return metrics_text();
   }
   return error_document(404, "not_found", "", "no route " + r.path);
+}
+
+ApiResponse Api::metrics_text() {
+  ApiResponse m;
+  m.content_type = "text/plain; version=0.0.4";
+  m.body = metrics_.text(deliveries_.gauges());
+  return m;
 }
 
 ApiResponse Api::post_delivery(const ApiRequest& r) {

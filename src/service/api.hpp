@@ -54,6 +54,7 @@ class Api {
   ApiResponse delete_delivery(const std::string& id);
   ApiResponse list(const std::string& query);
   ApiResponse health();
+  ApiResponse metrics_text();
 
   ApiConfig config_;
   Deliveries& deliveries_;

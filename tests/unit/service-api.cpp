@@ -5,12 +5,14 @@
 // tests/integration/service.cpp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "api_router.hpp"
 #include "service/api.hpp"
 #include "service/http_server_mhd.hpp"
+#include "service/routes.hpp"
 #include "service/service_options.hpp"
 #include "support.hpp"
 
@@ -51,6 +53,41 @@ TEST_CASE("service API: routes answer 404 and 405 with an error document; health
   CHECK(r.call("GET", "/v1/deliveries", {}, "state=sleeping").status == 400);
   CHECK(r.call("GET", "/v1/deliveries", {}, "limit=0").status == 400);
   CHECK(body_of(r.call("GET", "/v1/deliveries", {}, "limit=5"))["deliveries"].empty());
+}
+
+TEST_CASE(
+    "X-API1: the router dispatches by its route table: each route answers a status its row lists, another method on "
+    "its path is 405 with Allow, another path 404") {
+  Router r;
+  for (const auto& route : service::routes()) {
+    std::string path(route.pattern);
+    if (const auto at = path.find("{id}"); at != std::string::npos) path.replace(at, 4, "no-such");
+    const auto a = r.call(std::string(route.method), path, route.method == "POST" ? "{}" : "");
+    const bool listed = std::any_of(route.statuses.begin(), route.statuses.end(),
+                                    [&](const service::RouteStatus& s) { return s.status == a.status; });
+    CHECK_MESSAGE(
+        listed, route.method << " " << route.pattern << " answered " << a.status << ", a status its row does not list");
+  }
+  auto put = r.call("PUT", "/v1/deliveries/abc");
+  CHECK(put.status == 405);
+  CHECK(body_of(put)["error"]["code"] == "method_not_allowed");
+  const auto allow =
+      std::find_if(put.headers.begin(), put.headers.end(), [](const auto& h) { return h.first == "Allow"; });
+  REQUIRE(allow != put.headers.end());
+  CHECK(allow->second == "GET, DELETE");
+  CHECK(r.call("POST", "/healthz").status == 405);
+  CHECK(r.call("GET", "/v1/deliveries/abc/events/more").status == 404);
+  CHECK(r.call("DELETE", "/v1/deliveries/bad id/events").status == 404);
+  const auto revoke = service::match_route("DELETE", "/v1/deliveries/abc");
+  REQUIRE(revoke.route != nullptr);
+  CHECK(revoke.route->name == service::RouteName::revoke);
+  CHECK(revoke.id == "abc");
+  // What `git-courier __service-routes` prints: every row, and the
+  // adapter's and the router's answers.
+  const auto table = service::routes_json();
+  CHECK(table["routes"].size() == service::routes().size());
+  CHECK(table["adapter"].contains("401"));
+  CHECK(table["router"]["405"] == json::array({"method_not_allowed"}));
 }
 
 TEST_CASE("X-SVC4: a refused POST names its code and field before anything is submitted") {
