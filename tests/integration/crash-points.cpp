@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "courier/courier.hpp"
+#include "failed_checks.hpp"
 #include "fixture_server.hpp"
 #include "journal/journal.hpp"
 #include "journal/step_hook.hpp"
@@ -428,6 +429,9 @@ void crash_at(Harness& h, const Scenario& s, long k, const std::vector<std::stri
   h.settle();
 }
 
+// Thrown out of a scenario once a check of the case has failed.
+struct StoppedAtFailure {};
+
 // Every boundary of one scenario: enumerated by a dry run, then each tried.
 // Returns how many, and says so.
 long every_point(Harness& h, const Scenario& s, std::string& said) {
@@ -444,7 +448,11 @@ long every_point(Harness& h, const Scenario& s, std::string& said) {
   REQUIRE_MESSAGE(dry.out == std::string(s.ends) + "\n", "the dry run ended otherwise: " << dry.out);
   REQUIRE_MESSAGE(dry.points.size() >= 4, "the dry run passed " << dry.points.size() << " boundaries: " << dry.out);
   const auto from = sys::mono_now_ns();
-  for (long k = 1; k <= static_cast<long>(dry.points.size()); ++k) crash_at(h, s, k, dry.points);
+  for (long k = 1; k <= static_cast<long>(dry.points.size()); ++k) {
+    crash_at(h, s, k, dry.points);
+    // The first failure is reported; the rest of the sweep would repeat it.
+    if (test::failed_checks() > 0) throw StoppedAtFailure{};
+  }
   std::string seq;
   for (const auto& p : dry.points) seq += p + ", ";
   std::ostringstream line;
@@ -474,6 +482,7 @@ void worker(Mode m, std::optional<std::string> pg, Tally& t) {
       std::size_t i;
       {
         std::lock_guard<std::mutex> lock(t.mu);
+        if (test::failed_checks() > 0) return;  // stopped at the first failure
         if ((i = t.next++) >= std::size(kScenarios)) return;
       }
       std::string said;
@@ -507,6 +516,10 @@ void every_scenario(Mode m, const test::PgCluster* pg = nullptr) {
     workers.emplace_back([m, db, &t] { worker(m, db, t); });
   }
   for (auto& w : workers) w.join();
+  if (test::failed_checks() > 0) {
+    MESSAGE("the sweep stopped at its first failure (reported above)");
+    return;
+  }
   long total = 0;
   for (std::size_t i = 0; i < std::size(kScenarios); ++i) {
     const std::string scenario = kScenarios[i].name;

@@ -18,6 +18,12 @@
 
 #include "courier/courier.hpp"
 #include "sys/state_paths.hpp"
+#include "failed_checks.hpp"
+
+int courier::test::failed_checks() {
+  // doctest counts a case's failures in this atomic, from every thread.
+  return doctest::detail::g_cs ? doctest::detail::g_cs->numAssertsFailedCurrentTest_atomic : 0;
+}
 
 namespace {
 
