@@ -1,11 +1,12 @@
 // service-metrics.cpp — a real `git-courier serve` (the shipped binary,
 // curl over its Unix socket, the TLS fixture server) read through its
-// /metrics as Prometheus reads it: what it counts after deliveries, replays
-// and a deadline kill (X-MET1), and docs/service.md's metrics table held to
+// /metrics as Prometheus reads it: what it counts after deliveries, replays,
+// a deadline kill and a journal that cannot be written (X-MET1), and docs/service.md's metrics table held to
 // what it exports, both ways, with every label value from a closed set
 // (X-MET2). Every wait is on a fact: the end of an event stream, the
 // server's announcement of a held POST.
 #include <doctest/doctest.h>
+#include <sqlite3.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 
 #include "courier/outcome.hpp"
 #include "fixture_server.hpp"
+#include "journal/journal.hpp"
 #include "service_support.hpp"
 #include "support.hpp"
 
@@ -194,9 +196,61 @@ bool closed_value(const Documented& d, const std::string& label, const std::stri
   return false;
 }
 
+// A stuck writer of the journal: holds its database's lock from
+// construction to destruction.
+class HeldLock {
+ public:
+  explicit HeldLock(const std::string& path) {
+    REQUIRE(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db_, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK);
+  }
+  ~HeldLock() {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(db_);
+  }
+  HeldLock(const HeldLock&) = delete;
+  HeldLock& operator=(const HeldLock&) = delete;
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+// Whether the journal has the delivery's dispatched entry.
+bool dispatched(const std::string& path, const std::string& id) {
+  auto j = journal::open_sqlite(path);
+  if (!j) return false;
+  auto r = (*j)->find(id);
+  return r && *r && (*r)->last(journal::Step::dispatched).has_value();
+}
+
 }  // namespace
 
 TEST_SUITE("service") {
+  TEST_CASE(
+      "X-MET1 J1: a delivery whose journal cannot take post_started fails and sends nothing, and "
+      "git_courier_journal_errors_total counts it") {
+    Scene s;
+    s.fx.hold(test::RequestMatch::next("GET", "info/refs"));
+    REQUIRE(s.svc->post(s.body("met-j", "HEAD")).status == 202);
+    REQUIRE(s.fx.wait_for_held(30'000).has_value());
+    REQUIRE(test::wait_for_fact([&] { return dispatched(s.svc->journal(), "met-j"); }, 30'000));
+    json o;
+    {
+      const HeldLock lock(s.svc->journal());  // from here to the outcome
+      s.fx.release();
+      auto events = s.svc->events("met-j");
+      REQUIRE_FALSE(events.empty());
+      o = events.back()["outcome"];
+    }
+    CHECK_MESSAGE(o["outcome"] == "failed", o.dump());
+    CHECK(o["journal_error"].is_string());
+    CHECK(s.fx.count().count("POST /r.git/git-receive-pack") == 0);
+    const Exposition e(s.svc->get("/metrics").raw);
+    CHECK_MESSAGE(e.sum("git_courier_journal_errors_total") == 1, "a journal error was not counted");
+    CHECK(e.sum("git_courier_deliveries_total", {{"outcome", "failed"}, {"remote_effect", "none"}}) == 1);
+    CHECK(s.svc->stop() == 0);
+  }
+
   TEST_CASE(
       "X-MET1: /metrics counts the deliveries that ran, and a replayed id in replays_total only: two deliveries, two "
       "replays, one deadline kill") {
