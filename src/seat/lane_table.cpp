@@ -145,6 +145,11 @@ std::optional<std::string> LaneTable::poisoned(const std::string& key, const Lan
   return lane_poisoned_in_process(key);
 }
 
+std::size_t poisoned_lane_count() {
+  sys::MutexLock lock(g_poisoned_mu);
+  return g_poisoned->size();
+}
+
 void LaneTable::retain_poisoned() {
   sys::MutexLock lock(g_retained_mu);
   for (auto& [key, lane] : lanes_) {

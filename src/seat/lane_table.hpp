@@ -75,4 +75,8 @@ class LaneTable {
   std::map<std::string, Lane> lanes_;
 };
 
+// How many lanes this process has poisoned (S3): a count that never
+// decreases, for the service's metrics.
+std::size_t poisoned_lane_count();
+
 }  // namespace courier::seat

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "seat/admission.hpp"
+#include "seat/lane_table.hpp"
 #include "report/event_json.hpp"
 #include "report/outcome_json.hpp"
 #include "service/resume.hpp"
@@ -376,7 +377,7 @@ void Deliveries::finished(Delivery::Impl& d) {
     }
     --live_;
     if (was_waiting) --queued_;
-    if (is_unconfirmed(o->kind)) ++unconfirmed_;
+    if (is_unconfirmed(o->kind) && !o->replayed) ++unconfirmed_;  // a replay stopped nothing now
   }
   idle_cv_.notify_all();
 }
@@ -465,6 +466,8 @@ std::unique_ptr<EventStream> Deliveries::events(const std::shared_ptr<Delivery>&
 Gauges Deliveries::gauges() const {
   Gauges g;
   g.warm_ready = executor_ != nullptr ? executor_->warm_ready() : 0;
+  g.queue_limit = opt_.max_queued;
+  g.poisoned_lanes = seat::poisoned_lane_count();
   std::lock_guard<std::mutex> lock(mu_);
   g.live = live_;
   g.queued = queued_;

@@ -309,6 +309,12 @@ TEST_SUITE("fleet") {
     CHECK(out["outcome"] == "revoked");
     CHECK_MESSAGE(out["reason"].get<std::string>().find("lease") != std::string::npos, out.dump());
     CHECK(out["remote_effect"] == "possible");
+    // What an operator's alert reads (docs/operations.md, "Alerts"): the
+    // lease loss is counted on the host that lost it.
+    const std::string metrics_a = a->get("/metrics").raw;
+    CHECK_MESSAGE(metrics_a.find("\ngit_courier_lease_losses_total 1\n") != std::string::npos,
+                  "host a's lease loss was not counted:\n"
+                      << metrics_a);
     CHECK_MESSAGE(stopped_wall < expiry_ms,
                   "L1: the stop was confirmed " << stopped_wall - expiry_ms << " ms after the lease expired");
     // Host b: seat only after the expiry plus the margin, by the database's clock.

@@ -694,6 +694,13 @@ TEST_SUITE("service") {
     // The work that may still run kept its scratch directory; this test knows
     // it does not, and removes it.
     if (o["scratch_kept"].is_string()) std::filesystem::remove_all(o["scratch_kept"].get<std::string>());
+    // What the operator's alerts read (GitCourierUnconfirmedStop,
+    // GitCourierLanePoisoned): one unconfirmed child, one poisoned lane.
+    const std::string metrics = s.svc->get("/metrics").raw;
+    CHECK_MESSAGE(metrics.find("\ngit_courier_unconfirmed_children 1\n") != std::string::npos, metrics);
+    CHECK_MESSAGE(metrics.find("\ngit_courier_poisoned_lanes 1\n") != std::string::npos,
+                  "the poisoned lane is not in /metrics:\n"
+                      << metrics);
     const int code = s.svc->stop();
     CHECK_MESSAGE(code == 7, "a service that left an unconfirmed stop exited " << code << "\n" << s.svc->log());
     json stopped;
