@@ -7,6 +7,7 @@
 #include "seat/admission.hpp"
 #include "report/event_json.hpp"
 #include "report/outcome_json.hpp"
+#include "service/event_log.hpp"
 #include "service/event_numbering.hpp"
 #include "service/resume.hpp"
 #include "service/service_log.hpp"
@@ -21,54 +22,17 @@ struct Delivery::Impl {
   DeliveryHandle handle;  // set once, right after submit()
   bool has_handle = false;
   bool finish_seen = false;  // the finished event came (maybe before the handle)
-  bool ended = false;        // the finished line is in `lines`
+  bool ended = false;        // the finished line is in `log`
   std::optional<Outcome> outcome;
   int attempt = 1;
-  std::string gen;               // the generation that numbers its lines
-  std::vector<EventLine> lines;  // seq ascending (event_numbering.hpp)
-  std::uint64_t ordinal = 0;     // the last journalled line's entry ordinal (k)
-  std::uint64_t above = 0;       // lines numbered since it (k * kSeqStep + above)
-  std::vector<std::function<void()>> wakes;
+  EventLog log;               // its lines, numbered (guarded by mu)
   bool revoke_asked = false;  // a revocation was asked while live (state `stopping`)
-  bool revoke_line = false;   // its revoke_requested line is in `lines`
+  bool revoke_line = false;   // its revoke_requested line is in `log`
   bool waiting = true;        // counted as queued (not yet granted a seat)
   std::string revoke_cause;   // a revocation that came before the handle
   RevokeCause revoke_by = RevokeCause::caller;
   bool withdraw_only = false;  // that revocation is a drain's withdrawal (live work goes on)
   std::unique_ptr<auth::AuthSetup> auth;
-
-  // A journalled transition's line: seq k * kSeqStep for its entry's
-  // ordinal k. Without an ordinal above the last one (0: no journal, or its
-  // entry could not be read) it is numbered as a line that is not journalled.
-  void push_transition_locked(nlohmann::json j, std::uint64_t k) {
-    if (k <= ordinal) {
-      push_locked(std::move(j));
-      return;
-    }
-    ordinal = k;
-    above = 0;
-    append_locked(std::move(j), ordinal * kSeqStep);
-  }
-  // A line that is not journalled: numbered above the last journalled one
-  // (past kSeqStep - 1 of them, a line is dropped: only progress comes so often).
-  void push_locked(nlohmann::json j) {
-    if (above + 1 >= kSeqStep) return;
-    ++above;
-    append_locked(std::move(j), ordinal * kSeqStep + above);
-  }
-  void append_locked(nlohmann::json j, std::uint64_t seq) {
-    j["seq"] = seq;
-    j["gen"] = gen;
-    lines.push_back(EventLine{seq, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"});
-    for (auto& w : wakes) w();
-    wakes.clear();
-  }
-  // The first line after `seq`.
-  std::size_t index_after_locked(std::uint64_t seq) const {
-    return static_cast<std::size_t>(std::upper_bound(lines.begin(), lines.end(), seq,
-                                                     [](std::uint64_t s, const EventLine& l) { return s < l.seq; }) -
-                                    lines.begin());
-  }
 };
 
 namespace {
@@ -79,18 +43,15 @@ class DeliveryStream final : public EventStream {
   Chunk next() override {
     std::lock_guard<std::mutex> lock(d_->mu);
     Chunk c;
-    for (std::size_t i = d_->index_after_locked(seq_); i < d_->lines.size(); ++i) {
-      c.text += d_->lines[i].text;
-      seq_ = d_->lines[i].seq;
-    }
+    c.text = d_->log.take_after(seq_);
     c.end = c.text.empty() && d_->ended;
     return c;
   }
   bool wait(const std::function<void()>& park, std::function<void()> wake) override {
     std::lock_guard<std::mutex> lock(d_->mu);
-    if (d_->index_after_locked(seq_) < d_->lines.size() || d_->ended) return false;
+    if (d_->log.has_after(seq_) || d_->ended) return false;
     park();
-    d_->wakes.push_back(std::move(wake));
+    d_->log.on_next(std::move(wake));
     return true;
   }
 
@@ -103,7 +64,7 @@ class DeliveryStream final : public EventStream {
 void push_revoke_line_locked(Delivery::Impl& d, const journal::Entry& e, std::uint64_t k) {
   if (d.revoke_line || d.ended) return;
   d.revoke_line = true;
-  d.push_transition_locked(report::revoke_requested_event(journal::detail_text(e.detail, "cause")), k);
+  d.log.transition(report::revoke_requested_event(journal::detail_text(e.detail, "cause")), k);
 }
 
 // A repository git refuses for its owner is set aside by the credential
@@ -237,7 +198,7 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
   d->credential = in.credential;
   d->submitted_unix_ms = journal::wall_now_ms();
   d->impl->id = d->id;
-  d->impl->gen = gen_;
+  d->impl->log.set_gen(gen_);
   d->impl->facts = report::OutcomeFacts{d->remote, d->ref, d->oid, std::nullopt};
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -323,7 +284,7 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
   const std::uint64_t submitted = journal_ ? (known ? known->entries.size() : 0) + 1 : 0;
   {
     std::lock_guard<std::mutex> lock(d->impl->mu);
-    d->impl->push_transition_locked(report::queued_event(), submitted);
+    d->impl->log.transition(report::queued_event(), submitted);
   }
   log_event(LogLevel::info, "submitted",
             {{"delivery", d->id},
@@ -393,9 +354,9 @@ void Deliveries::on_event(const std::weak_ptr<Delivery::Impl>& w, const Delivery
       left_queue = true;
     }
     if (e.kind == DeliveryEvent::Kind::dispatched) {
-      d->push_transition_locked(report::event_to_json(e), k);
+      d->log.transition(report::event_to_json(e), k);
     } else {
-      d->push_locked(report::event_to_json(e));
+      d->log.push(report::event_to_json(e));
     }
   }
   if (left_queue) {
@@ -425,8 +386,8 @@ void Deliveries::finished(Delivery::Impl& d) {
     was_waiting = d.waiting;
     d.waiting = false;
     d.ended = true;
-    d.push_transition_locked(report::finished_event(report::outcome_to_json(*o, d.facts)),
-                             rec ? entry_ordinal(*rec, journal::Step::finished).value_or(0) : 0);
+    d.log.transition(report::finished_event(report::outcome_to_json(*o, d.facts)),
+                     rec ? entry_ordinal(*rec, journal::Step::finished).value_or(0) : 0);
   }
   metrics_.delivery_finished(*o);
   if (d.auth) d.auth->after(*o);
