@@ -90,10 +90,16 @@ struct Scene {
   json body(const std::string& id) const {
     return {{"id", id}, {"repo", source}, {"remote", fx.url("r")}, {"ref", "refs/heads/main"}, {"oid", tip}};
   }
-  // `git-courier push --via` of the same delivery, --json.
+  // `git-courier push --via` of the same delivery, --json; its stderr
+  // joined to its stdout (the lines a test reads).
   std::vector<std::string> via(const std::string& socket, const std::string& id, const std::string& deadline) const {
-    return env_argv({COURIER_BINARY, "push", "--via", socket, "--repo", source, "--remote", fx.url("r"), "--ref",
-                     "refs/heads/main", "--oid", tip, "--delivery-id", id, "--deadline", deadline, "--json"});
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"};
+    for (auto& a :
+         env_argv({COURIER_BINARY, "push", "--via", socket, "--repo", source, "--remote", fx.url("r"), "--ref",
+                   "refs/heads/main", "--oid", tip, "--delivery-id", id, "--deadline", deadline, "--json"})) {
+      argv.push_back(a);
+    }
+    return argv;
   }
   // The delivery's event lines as curl reads them while they come (-N).
   std::unique_ptr<test::LineProcess> follow(const std::string& socket, const std::string& id) const {
