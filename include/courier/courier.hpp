@@ -358,6 +358,7 @@ struct ExecutorOptions {
   X(queued)   /* submitted, not yet waiting for its lane (the service's queue) */ \
   X(pending)  /* waiting for its lane's seat */                                   \
   X(running)  /* seated: dispatched, or about to be */                            \
+  X(stopping) /* revoked while running: the stop is not yet confirmed */          \
   X(finished) /* its outcome is decided */
 
 COURIER_WORD_ENUM(DeliveryState, COURIER_DELIVERY_STATE_LIST);

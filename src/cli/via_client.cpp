@@ -24,6 +24,9 @@
 #include "cli/push_request.hpp"
 #include "cli/tracking_update.hpp"
 #include "cli/via_answer.hpp"
+#include "courier/courier.hpp"
+#include "courier/host_api.hpp"
+#include "report/event_json.hpp"
 #include "report/outcome_json.hpp"
 #include "sys/clock.hpp"
 #include "sys/lazy_library.hpp"
@@ -42,10 +45,16 @@ constexpr long kConnectTimeoutMs = 5'000;
 // A request's answer (the submission, a revocation): the service answers
 // them at once, whatever its queue; waiting is what the events are for.
 constexpr long kAnswerTimeoutMs = 30'000;
+// A service restarted by its supervisor is listening again within this
+// (its start and its recovery's stop confirmations; the read-back is
+// counted apart).
+constexpr std::int64_t kRestartMarginMs = 10'000;
 // How long past the delivery's deadline its events are awaited: the
-// service's stop bounds (kill, reap, end-of-file, each well under a
-// second) fit many times. Past it the service is taken as lost.
-constexpr std::int64_t kStreamGraceMs = 60'000;
+// child's stop (kReapBound + kEofBound past the deadline), then a crashed
+// service's restart and its recovery's read-back of a `possible` outcome
+// (kReadBackBudget): 30 s. Past it the service is taken as lost.
+constexpr std::int64_t kStreamGraceMs =
+    (kReapBound + kEofBound) / sys::kNsPerMs + kReadBackBudget.count() + kRestartMarginMs;
 // Between two attempts to follow the events again after the service went
 // away (a restart resumes what it had queued).
 constexpr auto kReconnectPause = std::chrono::milliseconds(250);
@@ -317,14 +326,23 @@ class EventFollower {
     return buffer_.size() <= kMaxAnswer;
   }
   void restart() { buffer_.clear(); }
-  std::uint64_t seq() const { return seq_; }
+  // Where to follow again: `GEN:SEQ` once a line said its generation.
+  std::string cursor() const { return gen_.empty() ? std::to_string(seq_) : gen_ + ":" + std::to_string(seq_); }
   const std::optional<report::DecodedOutcome>& outcome() const { return outcome_; }
   const std::string& error() const { return error_; }
 
  private:
   void on_line(std::string_view line) {
     auto e = read_event_line(line);
-    if (!e || e->seq <= seq_) return;  // not an event, or already seen before a reconnection
+    if (!e) return;
+    // Another generation numbered this line: the service restarted after a
+    // boot, which may have lost numbers it gave; it starts again from the
+    // delivery's first event, and so does this count.
+    if (!e->gen.empty() && e->gen != gen_) {
+      if (!gen_.empty()) seq_ = 0;
+      gen_ = e->gen;
+    }
+    if (e->seq <= seq_) return;  // already seen before a reconnection
     seq_ = e->seq;
     on_event(*e);
   }
@@ -350,6 +368,7 @@ class EventFollower {
   void log(const ServiceEvent& e) {
     if (!a_.verbose || a_.quiet) return;
     if (!e.kind && e.name == report::kQueuedEvent) view_.log("queued in the service");
+    if (!e.kind && e.name == report::kRevokeRequestedEvent) view_.log("revocation requested; stopping");
     if (e.kind == DeliveryEvent::Kind::seat_granted) view_.log("the lane's seat is granted");
     if (e.kind == DeliveryEvent::Kind::dispatched) {
       view_.log("dispatched: child pid " + std::to_string(e.event.child_pid));
@@ -360,6 +379,7 @@ class EventFollower {
   ProgressView& view_;
   std::string buffer_;
   std::uint64_t seq_ = 0;
+  std::string gen_;
   std::optional<report::DecodedOutcome> outcome_;
   std::string error_;
 };
@@ -379,8 +399,7 @@ tl::expected<report::DecodedOutcome, Stop> follow(const PushArgs& a, const Servi
     if (now >= stream_deadline) break;
     events.restart();
     const long left_ms = static_cast<long>((stream_deadline - now) / sys::kNsPerMs) + 1;
-    auto status =
-        socket.stream("/v1/deliveries/" + id + "/events?after=" + std::to_string(events.seq()), sink, left_ms);
+    auto status = socket.stream("/v1/deliveries/" + id + "/events?after=" + events.cursor(), sink, left_ms);
     if (events.outcome()) return *events.outcome();
     if (!events.error().empty()) return tl::unexpected(Stop{kExitFailed, events.error()});
     if (status && *status != 200) {

@@ -23,11 +23,13 @@ struct Field {
 
 struct EventRow {
   std::string_view word;
-  std::optional<Kind> kind;  // nullopt: the service's own line (queued)
+  std::optional<Kind> kind;  // nullopt: the service's own line (queued, revoke_requested)
   // progress rows named by their phase (the remote's words): the phase the
   // word stands for. Empty: the phase is a field, or not a progress row.
   std::string_view phase;
   std::array<Field, 3> fields;
+  // A field the service writes that no DeliveryEvent member holds.
+  std::string_view own_field = {};
 };
 
 template <typename T>
@@ -48,7 +50,8 @@ const EventRow kEventRows[] = {
     {"remote",          Kind::progress,     "remote",          {field("text", &E::text)}},
     {"remote_progress", Kind::progress,     "remote_progress", {field("text", &E::text)}},
     {"progress",        Kind::progress,     "",                {field("phase", &E::phase), field("done", &E::done), field("total", &E::total)}},
-    {"finished",        Kind::finished,     "",                {}},
+    {kRevokeRequestedEvent, std::nullopt,   "",                {}, "cause"},
+    {"finished",        Kind::finished,     "",                {}, "outcome"},
 };
 // clang-format on
 
@@ -118,6 +121,21 @@ json finished_event(json outcome_document) {
   return json{{"event", "finished"}, {"outcome", std::move(outcome_document)}};
 }
 
+json revoke_requested_event(std::string_view cause) { return json{{"event", kRevokeRequestedEvent}, {"cause", cause}}; }
+
+std::vector<EventDoc> event_table() {
+  std::vector<EventDoc> out;
+  for (const auto& row : kEventRows) {
+    EventDoc d{row.word, {}};
+    for (const Field& f : row.fields) {
+      if (f.key != nullptr) d.fields.emplace_back(f.key);
+    }
+    if (!row.own_field.empty()) d.fields.push_back(row.own_field);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 std::optional<DecodedEvent> event_from_json(std::string_view line) {
   auto doc = wire::parse_json(line, "an event");
   if (!doc || !doc->is_object()) return std::nullopt;
@@ -125,6 +143,7 @@ std::optional<DecodedEvent> event_from_json(std::string_view line) {
   if (count_of(e, "seq") == 0 || !e.contains("event")) return std::nullopt;
   DecodedEvent out;
   out.seq = count_of(e, "seq");
+  if (const auto g = e.find("gen"); g != e.end() && g->is_string()) out.gen = g->get<std::string>();
   const auto word = e.find("event");
   out.name = word->is_string() ? word->get<std::string>() : std::string();
   const EventRow* row = row_named(out.name);

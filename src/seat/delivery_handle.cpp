@@ -183,6 +183,9 @@ std::optional<Outcome> DeliveryHandle::wait_for(std::chrono::milliseconds timeou
 DeliveryState DeliveryHandle::state() const {
   const auto& s = named(s_, "state");
   sys::MutexLock lock(s->mu);
+  // Revoked while running: `stopping` until the outcome is decided (a
+  // withdrawal still deciding whether it acts is not a revocation yet).
+  if (s->state == DeliveryState::running && s->revoke_ns != 0 && !s->revoke_pending) return DeliveryState::stopping;
   return s->state;
 }
 

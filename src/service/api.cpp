@@ -7,6 +7,7 @@
 #include "journal/journal.hpp"
 #include "repo/repository.hpp"
 #include "report/outcome_json.hpp"
+#include "service/event_numbering.hpp"
 #include "service/repo_root.hpp"
 #include "service/routes.hpp"
 #include "wire/json.hpp"
@@ -266,12 +267,14 @@ ApiResponse Api::get_events(const std::string& id, const std::string& query) {
   const auto params = parse_query(query);
   std::uint64_t after = 0;
   if (auto it = params.find("after"); it != params.end()) {
-    auto n = number(it->second);
-    if (!n) {
+    auto cursor = parse_cursor(it->second);
+    if (!cursor) {
       return document(400,
-                      {{"error", {{"code", "bad_field"}, {"field", "after"}, {"message", "\"after\" is a number"}}}});
+                      {{"error", {{"code", "bad_field"}, {"field", "after"}, {"message", cursor.error().message}}}});
     }
-    after = *n;
+    // A cursor of another generation may name a number that was lost with
+    // an unsynced write: the stream starts again from its first event.
+    after = resume_after(*cursor, deliveries_.gen());
   }
   ApiResponse r;
   r.content_type = "application/x-ndjson";
@@ -279,15 +282,15 @@ ApiResponse Api::get_events(const std::string& id, const std::string& query) {
     r.stream = deliveries_.events(d, after);
     return r;
   }
-  // Known to the journal only (finished before this service's memory):
-  // what is kept of it is its outcome.
+  // Known to the journal only (finished before this service's memory, by
+  // another process, or by recovery after a restart): its transitions as
+  // the journal tells them, numbered as the live stream numbered them.
   auto rec = deliveries_.journalled(id);
   if (!rec) {
     return document(404, {{"error", {{"code", "not_found"}, {"field", nullptr}, {"message", "no delivery " + id}}}});
   }
-  if (auto o = rec->finished ? recorded_outcome(*rec) : std::nullopt; o && after < 1) {
-    const auto& s = rec->submission;
-    r.body = dump({{"seq", 1}, {"event", "finished"}, {"outcome", outcome_doc(*o, s.remote, s.ref, s.oid)}});
+  for (const auto& line : journal_lines(*rec, deliveries_.gen())) {
+    if (line.seq > after) r.body += line.text;
   }
   return r;
 }
@@ -312,7 +315,9 @@ ApiResponse Api::delete_delivery(const std::string& id) {
     outcome = rr.delivery ? outcome_doc(*rr.outcome, rr.delivery->remote, rr.delivery->ref, rr.delivery->oid)
                           : outcome_doc(*rr.outcome, "", "", "");
   }
-  return document(200, {{"id", id}, {"result", result}, {"outcome", outcome}});
+  // The delivery's state now: `stopping` until its stop is confirmed.
+  const std::string state = rr.delivery ? rr.delivery->state() : std::string(finished_word());
+  return document(200, {{"id", id}, {"result", result}, {"state", state}, {"outcome", outcome}});
 }
 
 ApiResponse Api::list(const std::string& query) {

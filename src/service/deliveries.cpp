@@ -8,6 +8,8 @@
 #include "seat/lane_table.hpp"
 #include "report/event_json.hpp"
 #include "report/outcome_json.hpp"
+#include "service/event_log.hpp"
+#include "service/event_numbering.hpp"
 #include "service/resume.hpp"
 #include "service/service_log.hpp"
 #include "sys/clock.hpp"
@@ -21,23 +23,17 @@ struct Delivery::Impl {
   DeliveryHandle handle;  // set once, right after submit()
   bool has_handle = false;
   bool finish_seen = false;  // the finished event came (maybe before the handle)
-  bool ended = false;        // the finished line is in `lines`
+  bool ended = false;        // the finished line is in `log`
   std::optional<Outcome> outcome;
   int attempt = 1;
-  std::vector<std::string> lines;  // line i has seq i + 1
-  std::vector<std::function<void()>> wakes;
-  bool waiting = true;       // counted as queued (not yet granted a seat)
-  std::string revoke_cause;  // a revocation that came before the handle
+  EventLog log;               // its lines, numbered (guarded by mu)
+  bool revoke_asked = false;  // a revocation was asked while live (state `stopping`)
+  bool revoke_line = false;   // its revoke_requested line is in `log`
+  bool waiting = true;        // counted as queued (not yet granted a seat)
+  std::string revoke_cause;   // a revocation that came before the handle
   RevokeCause revoke_by = RevokeCause::caller;
   bool withdraw_only = false;  // that revocation is a drain's withdrawal (live work goes on)
   std::unique_ptr<auth::AuthSetup> auth;
-
-  void push_locked(nlohmann::json j) {
-    j["seq"] = lines.size() + 1;
-    lines.push_back(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    for (auto& w : wakes) w();
-    wakes.clear();
-  }
 };
 
 namespace {
@@ -48,16 +44,15 @@ class DeliveryStream final : public EventStream {
   Chunk next() override {
     std::lock_guard<std::mutex> lock(d_->mu);
     Chunk c;
-    for (std::uint64_t i = seq_; i < d_->lines.size(); ++i) c.text += d_->lines[i];
-    seq_ = std::max<std::uint64_t>(seq_, d_->lines.size());
+    c.text = d_->log.take_after(seq_);
     c.end = c.text.empty() && d_->ended;
     return c;
   }
   bool wait(const std::function<void()>& park, std::function<void()> wake) override {
     std::lock_guard<std::mutex> lock(d_->mu);
-    if (seq_ < d_->lines.size() || d_->ended) return false;
+    if (d_->log.has_after(seq_) || d_->ended) return false;
     park();
-    d_->wakes.push_back(std::move(wake));
+    d_->log.on_next(std::move(wake));
     return true;
   }
 
@@ -65,6 +60,13 @@ class DeliveryStream final : public EventStream {
   std::shared_ptr<Delivery::Impl> d_;
   std::uint64_t seq_;
 };
+
+// The revoke_requested line of the journal's entry `e` (its cause), once.
+void push_revoke_line_locked(Delivery::Impl& d, const journal::Entry& e, std::uint64_t k) {
+  if (d.revoke_line || d.ended) return;
+  d.revoke_line = true;
+  d.log.transition(report::revoke_requested_event(journal::detail_text(e.detail, "cause")), k);
+}
 
 // A repository git refuses for its owner is set aside by the credential
 // helper's run, and the log says so (docs/auth.md).
@@ -82,6 +84,9 @@ std::string Delivery::state() const {
   if (!impl->ended) {
     s = impl->has_handle ? impl->handle.state() : DeliveryState::queued;
     if (s == DeliveryState::finished) s = DeliveryState::running;  // finished once its line is there
+    // Revoked while running: the library says so too once its revocation
+    // acts; this is true from the moment the DELETE was taken.
+    if (s == DeliveryState::running && impl->revoke_asked) s = DeliveryState::stopping;
   }
   return std::string(enum_word(s));
 }
@@ -96,18 +101,16 @@ std::optional<Outcome> Delivery::outcome() const {
   return impl->ended ? impl->outcome : std::nullopt;
 }
 
-EventStream::Chunk Delivery::events_after(std::uint64_t after) const {
-  DeliveryStream s(impl, after);
-  return s.next();
-}
-
 bool Delivery::same_body(const std::string& repo_, const std::string& remote_, const std::string& ref_,
                          const std::string& oid_) const {
   return repo == repo_ && remote == remote_ && ref == ref_ && oid == oid_;
 }
 
 Deliveries::Deliveries(RegistryOptions options, std::unique_ptr<journal::Journal> journal, Metrics& metrics)
-    : opt_(std::move(options)), journal_(std::move(journal)), metrics_(metrics) {}
+    : opt_(std::move(options)),
+      journal_(std::move(journal)),
+      metrics_(metrics),
+      gen_(opt_.gen.empty() ? boot_generation() : opt_.gen) {}
 
 Deliveries::~Deliveries() = default;
 
@@ -124,6 +127,11 @@ std::optional<journal::Record> Deliveries::journalled(const std::string& id) con
   auto r = journal_->find(id);
   if (!r || !*r) return std::nullopt;
   return **r;
+}
+
+std::optional<std::uint64_t> Deliveries::ordinal(const std::string& id, journal::Step step) const {
+  auto r = journalled(id);
+  return r ? entry_ordinal(*r, step) : std::nullopt;
 }
 
 // The same id must name the same delivery (J4): checked against what this
@@ -191,6 +199,7 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
   d->credential = in.credential;
   d->submitted_unix_ms = journal::wall_now_ms();
   d->impl->id = d->id;
+  d->impl->log.set_gen(gen_);
   d->impl->facts = report::OutcomeFacts{d->remote, d->ref, d->oid, std::nullopt};
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -270,9 +279,13 @@ SubmitResult Deliveries::run(const SubmitInput& in, std::shared_ptr<Delivery> d)
     req.mint_after_challenge = (*setup)->after_challenge();
     d->impl->auth = std::move(*setup);
   }
+  // Its `submitted` entry is the next one of its row (the executor writes
+  // it before anything else of this attempt).
+  const auto known = journalled(d->id);
+  const std::uint64_t submitted = journal_ ? (known ? known->entries.size() : 0) + 1 : 0;
   {
     std::lock_guard<std::mutex> lock(d->impl->mu);
-    d->impl->push_locked(report::queued_event());
+    d->impl->log.transition(report::queued_event(), submitted);
   }
   log_event(LogLevel::info, "submitted",
             {{"delivery", d->id},
@@ -331,13 +344,21 @@ void Deliveries::on_event(const std::weak_ptr<Delivery::Impl>& w, const Delivery
     return;
   }
   bool left_queue = false;
+  // The dispatched entry is written before its event comes (the child's
+  // identity, J3): the line is numbered by it.
+  const std::uint64_t k =
+      e.kind == DeliveryEvent::Kind::dispatched ? ordinal(d->id, journal::Step::dispatched).value_or(0) : 0;
   {
     std::lock_guard<std::mutex> lock(d->mu);
     if (e.kind == DeliveryEvent::Kind::seat_granted && d->waiting) {
       d->waiting = false;
       left_queue = true;
     }
-    d->push_locked(report::event_to_json(e));
+    if (e.kind == DeliveryEvent::Kind::dispatched) {
+      d->log.transition(report::event_to_json(e), k);
+    } else {
+      d->log.push(report::event_to_json(e));
+    }
   }
   if (left_queue) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -350,16 +371,24 @@ void Deliveries::on_event(const std::weak_ptr<Delivery::Impl>& w, const Delivery
 void Deliveries::finished(Delivery::Impl& d) {
   std::optional<Outcome> o = d.handle.wait_for(std::chrono::milliseconds(0));
   if (!o) o = d.handle.wait();
+  // Its journal entries are all written by now: a revocation's before its
+  // `finished` (the library's order), which numbers the last line.
+  const auto rec = journalled(d.id);
   bool was_waiting = false;
   {
     std::lock_guard<std::mutex> lock(d.mu);
     if (d.ended) return;
+    if (rec && rec->last(journal::Step::revoke_requested)) {
+      push_revoke_line_locked(d, *rec->last(journal::Step::revoke_requested),
+                              entry_ordinal(*rec, journal::Step::revoke_requested).value_or(0));
+    }
     d.outcome = o;
     d.attempt = o->attempt;
     was_waiting = d.waiting;
     d.waiting = false;
     d.ended = true;
-    d.push_locked(report::finished_event(report::outcome_to_json(*o, d.facts)));
+    d.log.transition(report::finished_event(report::outcome_to_json(*o, d.facts)),
+                     rec ? entry_ordinal(*rec, journal::Step::finished).value_or(0) : 0);
   }
   metrics_.delivery_finished(*o);
   if (d.auth) d.auth->after(*o);
@@ -444,11 +473,13 @@ RevokeResult Deliveries::revoke(const std::string& id, const std::string& cause)
     std::lock_guard<std::mutex> lock(d->impl->mu);
     has_handle = d->impl->has_handle;
     if (!has_handle) d->impl->revoke_cause = cause;
+    d->impl->revoke_asked = true;
   }
   log_event(LogLevel::info, "revoke", {{"delivery", id}, {"cause", cause}});
   // The handle says whether the revocation won before the dispatch claim;
   // the outcome that says so is recorded later, on the executor's thread.
   const RevokeAnswer answer = has_handle ? d->impl->handle.revoke(cause) : RevokeAnswer::repeated;
+  revoke_line(*d->impl);
   auto o = d->outcome();
   if (answer == RevokeAnswer::cancelled || (o && o->kind == OutcomeKind::cancelled_no_dispatch)) {
     r.kind = RevokeResult::Kind::cancelled_no_dispatch;
@@ -457,6 +488,18 @@ RevokeResult Deliveries::revoke(const std::string& id, const std::string& cause)
     r.kind = RevokeResult::Kind::stopping;
   }
   return r;
+}
+
+// After a live revocation: its journal entry (written before the kill,
+// J1) gives the revoke_requested line its number and cause; the stream
+// shows it before `finished` (which writes it if this comes too late).
+void Deliveries::revoke_line(Delivery::Impl& d) {
+  const auto rec = journalled(d.id);
+  if (!rec) return;
+  const auto e = rec->last(journal::Step::revoke_requested);
+  if (!e) return;
+  std::lock_guard<std::mutex> lock(d.mu);
+  push_revoke_line_locked(d, *e, entry_ordinal(*rec, journal::Step::revoke_requested).value_or(0));
 }
 
 std::unique_ptr<EventStream> Deliveries::events(const std::shared_ptr<Delivery>& d, std::uint64_t after) const {
@@ -544,7 +587,14 @@ void Deliveries::revoke_all(const std::string& cause) {
       }
     }
     // A drain: nobody asked for this stop, so the same id runs again (J5).
-    if (has_handle) d->handle.revoke(cause, RevokeCause::shutdown);
+    if (has_handle) {
+      {
+        std::lock_guard<std::mutex> lock(d->mu);
+        d->revoke_asked = true;
+      }
+      d->handle.revoke(cause, RevokeCause::shutdown);
+      revoke_line(*d);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // deliveries.hpp — the service's registry of deliveries over one
-// courier::Executor: each delivery's event log (numbered from 1, fed by
-// DeliveryRequest::on_event), its state and outcome; idempotent submission
+// courier::Executor: each delivery's event log (fed by DeliveryRequest::
+// on_event, numbered from the journal: event_numbering.hpp), its state
+// (`stopping` once revoked while live) and outcome; idempotent submission
 // (the same id while in flight is the existing delivery, never a second
 // submit; a journalled id follows the executor's J4 rules; another body
 // under a known id is refused before anything is journalled); the queue
@@ -21,6 +22,7 @@
 #include "auth/auth_setup.hpp"
 #include "courier/courier.hpp"
 #include "journal/journal.hpp"
+#include "service/event_numbering.hpp"
 #include "service/metrics.hpp"
 
 namespace courier::service {
@@ -53,12 +55,11 @@ class Delivery {
   std::string credential;  // the credential's name ("": none)
   std::int64_t submitted_unix_ms = 0;
 
-  // "queued", "pending", "running" or "finished".
+  // "queued", "pending", "running", "stopping" (a revocation was asked
+  // while it ran, its stop not yet confirmed) or "finished".
   std::string state() const;
   int attempt() const;
   std::optional<Outcome> outcome() const;
-  // The event lines with seq > after, and whether the stream has ended.
-  EventStream::Chunk events_after(std::uint64_t after) const;
   bool same_body(const std::string& repo_, const std::string& remote_, const std::string& ref_,
                  const std::string& oid_) const;
 
@@ -106,6 +107,9 @@ struct RegistryOptions {
   bool allow_http_loopback = false;
   // Finished deliveries kept in memory (older ones are read from the journal).
   std::size_t keep_finished = 4096;
+  // The generation that numbers event lines (event_numbering.hpp); empty:
+  // this boot's (boot_generation()).
+  std::string gen;
 };
 
 class Deliveries {
@@ -129,6 +133,8 @@ class Deliveries {
                                               std::size_t limit) const;
   RevokeResult revoke(const std::string& id, const std::string& cause);
   std::unique_ptr<EventStream> events(const std::shared_ptr<Delivery>& d, std::uint64_t after) const;
+  // The generation every event line of this registry carries.
+  const std::string& gen() const { return gen_; }
 
   Gauges gauges() const;
   std::size_t live() const;
@@ -148,6 +154,8 @@ class Deliveries {
  private:
   void on_event(const std::weak_ptr<Delivery::Impl>& w, const DeliveryEvent& e);
   void finished(Delivery::Impl& d);
+  void revoke_line(Delivery::Impl& d);
+  std::optional<std::uint64_t> ordinal(const std::string& id, journal::Step step) const;
   std::optional<std::string> conflict(const SubmitInput& in, const std::shared_ptr<Delivery>& known) const;
   CheckedRequest request_for(const SubmitInput& in, const std::shared_ptr<Delivery>& d);
   SubmitResult run(const SubmitInput& in, std::shared_ptr<Delivery> d);
@@ -168,6 +176,7 @@ class Deliveries {
   std::size_t queued_ = 0;
   std::uint64_t unconfirmed_ = 0;
   bool draining_ = false;
+  const std::string gen_;
 };
 
 }  // namespace courier::service

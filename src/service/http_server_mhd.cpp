@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "auth/verify.hpp"
 #include "service/log_rate.hpp"
@@ -40,6 +42,17 @@ struct StreamState {
   std::string pending;
   std::size_t offset = 0;
 };
+
+// The event streams being written, each until libmicrohttpd frees it (its
+// last line sent, or its connection gone): a stopping service waits for
+// them, so a delivery's `finished` line reaches its follower before the
+// connections are closed.
+struct OpenStreams {
+  std::mutex mu;
+  std::condition_variable cv;
+  long n = 0;
+};
+OpenStreams g_streams;
 
 struct DaemonContext {
   HttpServer::Impl* server = nullptr;
@@ -78,7 +91,14 @@ ssize_t read_stream(void* cls, std::uint64_t /*pos*/, char* buf, std::size_t max
   }
 }
 
-void free_stream(void* cls) { delete static_cast<StreamState*>(cls); }
+void free_stream(void* cls) {
+  delete static_cast<StreamState*>(cls);
+  {
+    std::lock_guard<std::mutex> lock(g_streams.mu);
+    --g_streams.n;
+  }
+  g_streams.cv.notify_all();
+}
 
 std::string encode(const std::string& s) {
   std::string out;
@@ -99,6 +119,10 @@ MHD_Result queue(MHD_Connection* c, ApiResponse r) {
     auto* s = new StreamState{std::move(r.stream), c, {}, 0};
     resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, &read_stream, s, &free_stream);
     if (resp == nullptr) delete s;
+    if (resp != nullptr) {
+      std::lock_guard<std::mutex> lock(g_streams.mu);
+      ++g_streams.n;
+    }
   } else {
     resp = MHD_create_response_from_buffer(r.body.size(), r.body.data(), MHD_RESPMEM_MUST_COPY);
   }
@@ -291,6 +315,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(HttpServerOptions options,
     (void)s.opt.tcp_listener.release();
   }
   return server;
+}
+
+bool HttpServer::finish_streams(std::chrono::milliseconds bound) {
+  std::unique_lock<std::mutex> lock(g_streams.mu);
+  return g_streams.cv.wait_for(lock, bound, [] { return g_streams.n == 0; });
 }
 
 void HttpServer::stop() {

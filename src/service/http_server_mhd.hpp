@@ -9,6 +9,7 @@
 // admitted; refusals logged at a bounded rate.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,6 +52,10 @@ inline constexpr unsigned kCapHeadroom = 64;
 // At most this many refusal lines (peer_refused, caller_refused,
 // over_capacity, http_server) per second each; the rest are counted.
 inline constexpr unsigned kRefusalLogsPerSecond = 10;
+// How long a stopping service waits for its event streams to send their
+// last lines (a local reader takes them in microseconds; one that reads
+// nothing does not hold the stop longer).
+inline constexpr std::chrono::milliseconds kStreamEndBound{2'000};
 
 // The cap of each listener for a descriptor limit `fd_limit` shared by
 // `listeners` listeners: what is left after kReservedFds and kCapHeadroom,
@@ -72,6 +77,10 @@ class HttpServer {
   // could not start).
   static Result<std::unique_ptr<HttpServer>> start(HttpServerOptions options, Api& api);
   ~HttpServer();  // stop()
+  // Waits until every event stream has been written to its end (its
+  // delivery finished: the `finished` line sent), at most `bound`; false:
+  // some were still open. The drain calls it before stop().
+  bool finish_streams(std::chrono::milliseconds bound);
   // Stops serving: closes the listeners and every connection.
   void stop();
 

@@ -48,11 +48,13 @@ Result<std::vector<LeftBehind>> find_left_behind(journal::Journal& j) {
   std::vector<LeftBehind> out;
   for (const auto& r : *work) {
     if (r.finished) continue;  // a retained stop to confirm: recovery's, never resumed
-    if (r.last(journal::Step::claimed) || r.last(journal::Step::revoke_requested)) continue;
+    // A revocation is final (J1); a POST that may have begun is `possible`:
+    // recovery reads it back, and it is never sent again without being asked.
+    if (r.last(journal::Step::revoke_requested) || r.last(journal::Step::post_started)) continue;
     if (journal::is_alive(r.submission.submitter)) continue;  // J3: a live process's own
     auto note = note_from(r.submission.note);
     if (!note) continue;  // not the service's
-    out.push_back(LeftBehind{r.submission, *note});
+    out.push_back(LeftBehind{r.submission, *note, r.last(journal::Step::claimed).has_value()});
   }
   return out;
 }
@@ -93,11 +95,31 @@ Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials&
   return in;
 }
 
+namespace {
+
+// A claimed delivery is sent again only once recovery finished it with
+// nothing sent (its child stopped, confirmed): `interrupted`, none.
+bool ended_without_effect(const Deliveries& deliveries, const std::string& id) {
+  const auto r = deliveries.journalled(id);
+  if (!r || !r->finished) return false;
+  const auto last = r->last(journal::Step::finished);
+  if (!last) return false;
+  const auto o = journal::outcome_from_detail(last->detail);
+  return o && o->remote_effect == RemoteEffect::none && !is_unconfirmed(o->kind);
+}
+
+}  // namespace
+
 std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,
                                const ServiceCredentials& credentials, bool allow_http_loopback) {
   std::size_t submitted = 0;
   for (const LeftBehind& lb : left) {
     const std::string& id = lb.submission.id;
+    if (lb.claimed && !ended_without_effect(deliveries, id)) {
+      log_event(LogLevel::warn, "resume_refused",
+                {{"delivery", id}, {"message", "recovery did not finish it with remote_effect none"}});
+      continue;
+    }
     auto in = resubmission(lb, credentials, allow_http_loopback);
     if (!in) {
       log_event(LogLevel::warn, "resume_refused", {{"delivery", id}, {"message", in.error().message}});

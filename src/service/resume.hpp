@@ -5,9 +5,12 @@
 // At startup, before the Executor is made (its recovery finishes these
 // `interrupted`, remote_effect none), the service calls find_left_behind();
 // once the Executor exists, resume_left_behind() submits each again. A
-// delivery that was dispatched is not among them: recovery finishes it
-// (`interrupted`, and `possible` with a read-back when its POST may have
-// been sent), and it is never sent again without a compare-and-swap.
+// delivery that was dispatched but whose POST never began is among them:
+// recovery stops its child and finishes it `interrupted`, none, and it
+// runs again as the next attempt (the id table of DESIGN §6: "a service
+// resumes these by itself"). One whose POST may have been sent is not:
+// recovery finishes it `interrupted`, `possible`, with a read-back, and it
+// is never sent again unless submitted again (a compare-and-swap).
 #pragma once
 
 #include <map>
@@ -47,11 +50,15 @@ std::optional<ServiceNote> note_from(std::string_view note);
 struct LeftBehind {
   journal::Submission submission;  // its latest attempt: id, what, where, deadline_unix_ms, note
   ServiceNote note;
+  // Its dispatch claim was journalled (a child may have existed): resumed
+  // only once recovery finished it `interrupted` with remote_effect none.
+  bool claimed = false;
 };
 
 // Every delivery of the journal's open work that a previous service left
-// queued: its latest attempt has no `claimed` entry (no child could have
-// existed) and no `revoke_requested` (a revocation is final, J1), its
+// queued or running with nothing sent: its latest attempt has no
+// `post_started` entry (its POST never began: remote_effect none) and no
+// `revoke_requested` (a revocation is final, J1), its
 // submitting process is gone (journal::is_alive: pid + start time + boot
 // id, J3), and its note is the service's. Oldest first. Call it before the
 // Executor is made: its recovery finishes them, after which open_work()
@@ -71,7 +78,8 @@ Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials&
                                  bool allow_http_loopback = false);
 
 // Submits each left-behind delivery again through the registry (J4: the
-// next attempt of an id interrupted before its claim), logging each
+// next attempt of an id interrupted with nothing sent; a claimed one only
+// when the journal says recovery finished it none and confirmed), logging each
 // (`resumed`, or `resume_refused` with why: it then stays `interrupted`,
 // remote_effect none, in the journal). Returns how many were submitted.
 std::size_t resume_left_behind(const std::vector<LeftBehind>& left, Deliveries& deliveries,

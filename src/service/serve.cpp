@@ -288,6 +288,9 @@ int run_serve(const ServiceOptions& o, const std::string& journal_path, ReadBack
   const int signo = wait_for_signal(stop);
   log_event(LogLevel::info, "stopping", {{"signal", signo == SIGINT ? "SIGINT" : "SIGTERM"}});
   drain(deliveries, o);
+  // Every delivery has finished: its followers get the `finished` line
+  // before the connections close (a stop mid-stream left them without it).
+  if (!(*http)->finish_streams(kStreamEndBound)) log_event(LogLevel::warn, "streams_unfinished", {});
   (*http)->stop();
   // Read while the executor lives (the gauges ask it): every delivery has
   // finished, so the count is final.

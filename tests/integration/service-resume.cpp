@@ -338,8 +338,9 @@ TEST_SUITE("service-resume") {
   }
 
   TEST_CASE(
-      "J4 J1 D1: the queued deliveries a dead service left are found before recovery and, submitted again with their "
-      "first deadline, delivered once; dispatched, revoked and CLI deliveries are not resumed") {
+      "J4 J1 D1: the queued deliveries a dead service left, and a claimed one whose POST never began, are found "
+      "before recovery and, submitted again with their first deadline, delivered once; one whose POST may have begun, "
+      "revoked and CLI deliveries are not resumed") {
     Setup s;
     s.server.create_bare_repo("r");
     auto me = journal::identify(sys::self_pid());
@@ -371,6 +372,10 @@ TEST_SUITE("service-resume") {
       submit("svc-late", "refs/heads/l", sys::wall_now_ms() - 1'000, service::note_text({}));
       submit("svc-claimed", "refs/heads/c", first_deadline, service::note_text({}));
       REQUIRE((*j)->append("svc-claimed", {journal::Step::claimed, 1, journal::wall_now_ms(), "{}"}, false));
+      submit("svc-posted", "refs/heads/p", first_deadline, service::note_text({}));
+      REQUIRE((*j)->append("svc-posted", {journal::Step::claimed, 1, journal::wall_now_ms(), "{}"}, false));
+      REQUIRE((*j)->append("svc-posted", {journal::Step::post_started, 1, journal::wall_now_ms(), R"({"old_oid":""})"},
+                           true));
       submit("svc-revoked", "refs/heads/v", first_deadline, service::note_text({}));
       REQUIRE((*j)->append("svc-revoked",
                            {journal::Step::revoke_requested, 1, journal::wall_now_ms(), R"({"cause":"x"})"}, true));
@@ -382,12 +387,14 @@ TEST_SUITE("service-resume") {
       // In the journal's order (submission time, then id): the two were
       // submitted within one millisecond here, so compare them as a set.
       std::sort(ids.begin(), ids.end());
-      CHECK(ids == std::vector<std::string>{"svc-late", "svc-queued"});
-      REQUIRE(left->size() == 2);
-      const auto& queued = (*left)[0].submission.id == "svc-queued" ? (*left)[0] : (*left)[1];
-      CHECK(queued.note.update == UpdateMode::force);
+      CHECK(ids == std::vector<std::string>{"svc-claimed", "svc-late", "svc-queued"});
+      REQUIRE(left->size() == 3);
+      for (const auto& lb : *left) {
+        CHECK(lb.claimed == (lb.submission.id == "svc-claimed"));
+        if (lb.submission.id == "svc-queued") CHECK(lb.note.update == UpdateMode::force);
+      }
       // The service's order: left-behind found, then the registry and the
-      // Executor (its recovery finishes all five interrupted), then resumed.
+      // Executor (its recovery finishes all six interrupted), then resumed.
       service::Metrics metrics;
       auto own = journal::open_sqlite(s.journal_path);
       REQUIRE(own.has_value());
@@ -396,12 +403,12 @@ TEST_SUITE("service-resume") {
       service::Deliveries deliveries(ro, std::move(*own), metrics);
       Executor ex(s.journalled());
       REQUIRE(ex.recovered_at_start().has_value());
-      CHECK(ex.recovered_at_start()->size() == 5);
+      CHECK(ex.recovered_at_start()->size() == 6);
       deliveries.attach(&ex);
-      CHECK(service::resume_left_behind(*left, deliveries, {}) == 2);
+      CHECK(service::resume_left_behind(*left, deliveries, {}) == 3);
       REQUIRE(deliveries.wait_idle(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
       std::vector<Outcome> outs;
-      for (const char* id : {"svc-queued", "svc-late"}) {
+      for (const char* id : {"svc-queued", "svc-late", "svc-claimed"}) {
         auto d = deliveries.find(id);
         REQUIRE(d != nullptr);
         REQUIRE(d->outcome().has_value());
@@ -413,7 +420,12 @@ TEST_SUITE("service-resume") {
       CHECK_MESSAGE(outs[1].kind == OutcomeKind::deadline_killed, outs[1].reason);
       CHECK(outs[1].remote_effect == RemoteEffect::none);
       CHECK_MESSAGE(contains(outs[1].reason, "passed while nothing ran this delivery"), outs[1].reason);
-      CHECK(s.posts("r") == 1);
+      CHECK_MESSAGE(outs[2].kind == OutcomeKind::delivered, outs[2].reason);
+      CHECK(outs[2].attempt == 2);
+      CHECK(s.remote_ref("r", "refs/heads/c") == s.tip);
+      CHECK(s.remote_ref("r", "refs/heads/p").empty());
+      CHECK(deliveries.find("svc-posted") == nullptr);
+      CHECK(s.posts("r") == 2);
       const auto q = s.record("svc-queued");
       CHECK_MESSAGE(q.submission.deadline_unix_ms == first_deadline, "the resumed attempt got another deadline");
       CHECK(service::note_from(q.submission.note).has_value());

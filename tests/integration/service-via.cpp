@@ -466,6 +466,34 @@ TEST_SUITE("service-via-usage") {
     CHECK(parse_json(ok.out)["outcome"] == "delivered");
   }
 
+  TEST_CASE(
+      "Q3 via: after a stream that ended before the outcome, a line of another generation numbered below the "
+      "client's cursor is taken (the service started its stream again), and the outcome's code is the exit code") {
+    test::TempDir dir;
+    const std::string source = dir.path() + "/source";
+    const std::string tip = test::make_source_repo(source, 1);
+    const report::OutcomeFacts asked{kScriptedRemote, "refs/heads/main", tip, std::nullopt};
+    const json before = {{"seq", 5'000'002}, {"gen", "aaaa"}, {"event", "queued"}};
+    ScriptedService svc(202, json{{"id", "d-1"}, {"state", "queued"}, {"attempt", 1}}, {before});
+    std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"};
+    for (auto& a : env_argv({COURIER_BINARY, "push", "--via", svc.socket, "--repo", source, "--remote", kScriptedRemote,
+                             "--ref", "refs/heads/main", "--oid", tip, "--json", "--deadline", "20s"})) {
+      argv.push_back(a);
+    }
+    test::LineProcess cli(argv);
+    // The first stream ended without the outcome: the client follows again.
+    REQUIRE_FALSE(cli.wait_line("git-courier: lost the service", 20'000).empty());
+    json after = finished(outcome(OutcomeKind::rejected, "d-1", "stale"), asked);
+    after["seq"] = 1'000'000;
+    after["gen"] = "bbbb";
+    test::write_file(svc.dir.path() + "/events.next", after.dump() + "\n");
+    std::filesystem::rename(svc.dir.path() + "/events.next", svc.dir.path() + "/events.ndjson");
+    const std::string out = cli.wait_line("{", 30'000);
+    const int code = cli.wait_exit();
+    CHECK_MESSAGE(code == cli::kExitRejected, "Q3 via: the line of another generation was skipped as already seen");
+    CHECK(parse_json(out)["outcome"] == "rejected");
+  }
+
   TEST_CASE("service API: push --via to a socket nobody listens on exits 3 with service_unavailable") {
     test::TempDir dir;
     const std::string source = dir.path() + "/source";

@@ -202,7 +202,7 @@ TEST_SUITE("service") {
     REQUIRE(events.size() >= 4);
     std::int64_t last = 0;
     for (const auto& e : events) {
-      CHECK_MESSAGE(e["seq"].get<std::int64_t>() == last + 1, std::string("events out of order: " + e.dump()));
+      CHECK_MESSAGE(e["seq"].get<std::int64_t>() > last, std::string("events out of order: " + e.dump()));
       last = e["seq"];
     }
     CHECK(events.front()["event"] == "queued");
@@ -221,7 +221,8 @@ TEST_SUITE("service") {
     CHECK(g.body["oid"] == s.rev("HEAD~1"));
     // A replay of the whole stream after it ended, and from a given seq.
     CHECK(s.svc->events(id).size() == events.size());
-    CHECK(lines_of(s.svc->get("/v1/deliveries/" + id + "/events?after=2").raw).size() == events.size() - 2);
+    const std::string second = events[1]["seq"].dump();
+    CHECK(lines_of(s.svc->get("/v1/deliveries/" + id + "/events?after=" + second).raw).size() == events.size() - 2);
 
     Http again = s.svc->post(s.body("HEAD~1"));
     REQUIRE(again.status == 202);

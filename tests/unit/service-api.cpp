@@ -11,6 +11,7 @@
 
 #include "api_router.hpp"
 #include "service/api.hpp"
+#include "service/event_numbering.hpp"
 #include "service/http_server_mhd.hpp"
 #include "service/routes.hpp"
 #include "service/service_options.hpp"
@@ -256,6 +257,50 @@ TEST_CASE("service: serve's options: defaults, repeatable flags, --config with t
   }
   test::write_file(file, R"({"repo-root": "/r", "colour": "blue"})");
   CHECK_FALSE(service::parse_service_options({"--config", file}).has_value());
+}
+
+TEST_CASE("Q3: a cursor is SEQ or GEN:SEQ; another generation's starts the stream again; anything else is refused") {
+  auto plain = service::parse_cursor("3000002");
+  REQUIRE(plain.has_value());
+  CHECK_FALSE(plain->gen.has_value());
+  CHECK(service::resume_after(*plain, "5f0c") == 3000002);
+  auto same = service::parse_cursor("5f0c:3000002");
+  REQUIRE(same.has_value());
+  CHECK(service::resume_after(*same, "5f0c") == 3000002);
+  CHECK_MESSAGE(service::resume_after(*same, "77aa") == 0, "Q3: a stale generation's cursor was taken as this one's");
+  CHECK(service::parse_cursor("9007199254740992").has_value());
+  for (const char* bad : {"", "x", "-1", "1.5", "9007199254740993", ":1", "5f0c:", "5g0c:1", "a:b:1",
+                          "00000000000000000000000000000000f:1"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(service::parse_cursor(bad).has_value());
+  }
+}
+
+TEST_CASE("Q3: the journal's lines are its latest attempt's transitions, each numbered by its entry's ordinal") {
+  journal::Record r;
+  r.submission.attempt = 2;
+  r.submission.remote = "https://h/r.git";
+  r.submission.ref = "refs/heads/main";
+  const auto entry = [](journal::Step step, int attempt, std::string detail = "{}") {
+    return journal::Entry{step, attempt, 0, std::move(detail)};
+  };
+  r.entries = {entry(journal::Step::submitted, 1),
+               entry(journal::Step::claimed, 1),
+               entry(journal::Step::dispatched, 1, R"({"child_pid":"41"})"),
+               entry(journal::Step::submitted, 2),
+               entry(journal::Step::claimed, 2),
+               entry(journal::Step::dispatched, 2, R"({"child_pid":"42"})"),
+               entry(journal::Step::revoke_requested, 2, R"({"cause":"caller"})")};
+  const auto lines = service::journal_lines(r, "5f0c");
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].seq == 4 * service::kSeqStep);
+  CHECK(lines[1].seq == 6 * service::kSeqStep);
+  CHECK(lines[2].seq == 7 * service::kSeqStep);
+  CHECK(json::parse(lines[2].text)["event"] == "revoke_requested");
+  CHECK(json::parse(lines[2].text)["cause"] == "caller");
+  CHECK(json::parse(lines[0].text)["gen"] == "5f0c");
+  CHECK(service::entry_ordinal(r, journal::Step::dispatched) == 6u);
+  CHECK_FALSE(service::entry_ordinal(r, journal::Step::finished).has_value());
 }
 
 }  // namespace unit_service_api
