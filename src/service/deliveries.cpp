@@ -523,11 +523,6 @@ std::size_t Deliveries::live() const {
   return live_;
 }
 
-std::size_t Deliveries::queued() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return queued_;
-}
-
 void Deliveries::stop_accepting() {
   std::lock_guard<std::mutex> lock(mu_);
   draining_ = true;

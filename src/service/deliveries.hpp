@@ -138,7 +138,6 @@ class Deliveries {
 
   Gauges gauges() const;
   std::size_t live() const;
-  std::size_t queued() const;
 
   // The drain: refuse new submissions (draining); wait until no delivery
   // is live or the instant passes (true: none live); revoke every live one.
