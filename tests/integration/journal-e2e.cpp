@@ -23,6 +23,7 @@
 #include "sys/process.hpp"
 #include "sys/process_owner.hpp"
 #include "sys/spawn.hpp"
+#include "journal_lock.hpp"
 #include "support.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
@@ -75,40 +76,16 @@ std::string steps_text(const journal::Record& r) {
 
 bool has_step(const journal::Record& r, journal::Step s) { return r.last(s).has_value(); }
 
-// Another connection holding the journal's write lock (BEGIN EXCLUSIVE),
-// as a stuck process would.
-class HeldLock {
- public:
-  explicit HeldLock(const std::string& path) {
-    REQUIRE(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db_, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK);
-  }
-  ~HeldLock() {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    sqlite3_close(db_);
-  }
-  HeldLock(const HeldLock&) = delete;
-  HeldLock& operator=(const HeldLock&) = delete;
-
- private:
-  sqlite3* db_ = nullptr;
-};
-
 // Bounded waits on a fact (a pidfd's exit, a journal entry another process
 // writes, a ref the server updates), shared with the service's tests.
 using test::gone_within;
 using test::wait_for_fact;
 
-std::int64_t child_pid_in(const journal::Record& r) {
-  auto d = r.last(journal::Step::dispatched);
-  return d ? std::atoll(journal::detail_text(d->detail, "child_pid").c_str()) : 0;
-}
-
 // Waits until the journal names the delivery's child (the dispatched entry
 // is written off the supervising loop).
 journal::Record wait_dispatched(const Setup& s, const std::string& id) {
   journal::Record r;
-  if (!wait_for_fact([&] { return child_pid_in(r = s.record(id)) > 0; }, 4'000)) {
+  if (!wait_for_fact([&] { return test::dispatched_child_pid(r = s.record(id)) > 0; }, 4'000)) {
     FAIL("the journal never named the child of " << id);
   }
   return r;
@@ -186,7 +163,7 @@ void report_on_wire_sigkill() {
   cli.kill_hard();
   cli.wait_exit();
   // PDEATHSIG ends the child with its parent: wait for that fact.
-  REQUIRE(gone_within(child_pid_in(r), 5'000));
+  REQUIRE(gone_within(test::dispatched_child_pid(r), 5'000));
   test::report("journal", "report on the wire, wire-sigkill: parent SIGKILL to child gone",
                sys::ns_to_ms(sys::mono_now_ns() - t_kill), "ms");
   CHECK(s.server.count().held == std::vector<long>{held->request});
@@ -440,7 +417,7 @@ TEST_SUITE("journal") {
     Outcome o;
     {
       // A stuck process holds the journal's lock from here to the outcome.
-      HeldLock lock(s.journal_path);
+      test::HeldJournalLock lock(s.journal_path);
       s.server.release();
       o = h.wait();
     }
@@ -487,7 +464,7 @@ TEST_SUITE("journal") {
       cli.kill_hard();
       cli.wait_exit();
       // PDEATHSIG ends the child with its parent: wait for that fact.
-      REQUIRE(gone_within(child_pid_in(r), 5'000));
+      REQUIRE(gone_within(test::dispatched_child_pid(r), 5'000));
       s.server.release();
       if (post) {
         // The server goes on with the POST it had read: it applies the pack.
@@ -703,7 +680,7 @@ TEST_SUITE("journal") {
       const auto r = wait_dispatched(s, "cas");
       cli.kill_hard();
       cli.wait_exit();
-      REQUIRE(gone_within(child_pid_in(r), 5'000));
+      REQUIRE(gone_within(test::dispatched_child_pid(r), 5'000));
     }
     // The held POST is answered 500 and never applied; someone else moves
     // the ref meanwhile.
@@ -754,7 +731,7 @@ TEST_SUITE("journal") {
       s.server.create_bare_repo("r");
       std::filesystem::create_directories(s.dir.path() + "/state");
       ExecutorOptions eo = s.journalled();
-      std::unique_ptr<HeldLock> lock;
+      std::unique_ptr<test::HeldJournalLock> lock;
       if (std::string(what) == "corrupt") {
         test::write_file(s.journal_path, std::string(8192, 'x'));
       } else if (std::string(what) == "locked") {
@@ -762,7 +739,7 @@ TEST_SUITE("journal") {
           auto j = journal::open_sqlite(s.journal_path);
           REQUIRE(j.has_value());
         }
-        lock = std::make_unique<HeldLock>(s.journal_path);
+        lock = std::make_unique<test::HeldJournalLock>(s.journal_path);
       } else {
         test::write_file(s.dir.path() + "/file", "x");
         eo.journal = s.dir.path() + "/file/journal.sqlite";

@@ -44,33 +44,7 @@ std::optional<journal::Record> journalled(const std::string& path, const std::st
   return *r;
 }
 
-std::int64_t child_pid_in(const journal::Record& r) {
-  auto d = r.last(journal::Step::dispatched);
-  return d ? std::atoll(journal::detail_text(d->detail, "child_pid").c_str()) : 0;
-}
-
-struct Scene {
-  test::TempDir dir;
-  test::FixtureServer fx;
-  std::string state;
-  std::string root;
-  std::string source;
-  std::string tip;
-
-  Scene() {
-    state = dir.path() + "/state";
-    root = dir.path() + "/repos";
-    std::filesystem::create_directories(root);
-    source = root + "/source";
-    tip = test::make_source_repo(source, 3);
-    fx.create_bare_repo("r");
-  }
-  std::unique_ptr<test::ServeProcess> start() {
-    auto s = std::make_unique<test::ServeProcess>(
-        state, root, std::vector<std::string>{"--workers", "2", "--ca-file", fx.ca_file()});
-    REQUIRE_MESSAGE(s->up(), "the service did not start listening:\n" << s->log());
-    return s;
-  }
+struct Scene : test::ServiceScene {
   json body(const std::string& id, const std::string& ref, json more = json::object()) const {
     json b = {{"id", id}, {"repo", source}, {"remote", fx.url("r")}, {"ref", ref}, {"oid", tip}};
     for (auto& [k, v] : more.items()) b[k] = v;
@@ -113,7 +87,7 @@ TEST_SUITE("service-crash") {
       const auto held = journalled(svc->journal(), "held");
       REQUIRE(held.has_value());
       REQUIRE(held->last(journal::Step::post_started).has_value());
-      const std::int64_t child = child_pid_in(*held);
+      const std::int64_t child = test::dispatched_child_pid(*held);
       REQUIRE(child > 0);
       svc->crash();
       // PDEATHSIG ends the child with the service: wait for that fact.

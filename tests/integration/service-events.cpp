@@ -39,16 +39,6 @@ namespace {
 
 using test::gone_within;
 
-// The CLI's environment: cli_env() and no git configuration of the machine
-// or the user.
-std::vector<std::string> env_argv(const std::vector<std::string>& argv) {
-  std::vector<std::string> out = {"/usr/bin/env", "-i"};
-  for (const auto& e : test::cli_env()) out.push_back(e);
-  for (const auto& e : {"HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}) out.push_back(e);
-  out.insert(out.end(), argv.begin(), argv.end());
-  return out;
-}
-
 std::optional<journal::Record> journalled(const std::string& path, const std::string& id) {
   auto j = journal::open_sqlite(path);
   REQUIRE_MESSAGE(j.has_value(), (j ? "" : j.error().message));
@@ -57,36 +47,9 @@ std::optional<journal::Record> journalled(const std::string& path, const std::st
   return *r;
 }
 
-std::int64_t child_pid_in(const journal::Record& r) {
-  auto d = r.last(journal::Step::dispatched);
-  return d ? std::atoll(journal::detail_text(d->detail, "child_pid").c_str()) : 0;
-}
-
 int exit_of(OutcomeKind k) { return exit_value(outcome_row(k).exit); }
 
-struct Scene {
-  test::TempDir dir;
-  test::FixtureServer fx;
-  std::string state;
-  std::string root;
-  std::string source;
-  std::string tip;
-
-  Scene() {
-    state = dir.path() + "/state";
-    root = dir.path() + "/repos";
-    std::filesystem::create_directories(root);
-    source = root + "/source";
-    tip = test::make_source_repo(source, 3);
-    fx.create_bare_repo("r");
-  }
-  std::unique_ptr<test::ServeProcess> start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"--workers", "2", "--ca-file", fx.ca_file()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto s = std::make_unique<test::ServeProcess>(state, root, args);
-    REQUIRE_MESSAGE(s->up(), "the service did not start listening:\n" << s->log());
-    return s;
-  }
+struct Scene : test::ServiceScene {
   json body(const std::string& id) const {
     return {{"id", id}, {"repo", source}, {"remote", fx.url("r")}, {"ref", "refs/heads/main"}, {"oid", tip}};
   }
@@ -94,9 +57,9 @@ struct Scene {
   // joined to its stdout (the lines a test reads).
   std::vector<std::string> via(const std::string& socket, const std::string& id, const std::string& deadline) const {
     std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"};
-    for (auto& a :
-         env_argv({COURIER_BINARY, "push", "--via", socket, "--repo", source, "--remote", fx.url("r"), "--ref",
-                   "refs/heads/main", "--oid", tip, "--delivery-id", id, "--deadline", deadline, "--json"})) {
+    for (auto& a : test::clean_env_argv({COURIER_BINARY, "push", "--via", socket, "--repo", source, "--remote",
+                                         fx.url("r"), "--ref", "refs/heads/main", "--oid", tip, "--delivery-id", id,
+                                         "--deadline", deadline, "--json"})) {
       argv.push_back(a);
     }
     return argv;
@@ -191,7 +154,7 @@ TEST_SUITE("service-events") {
     REQUIRE_FALSE(live_follow->wait_line("{\"child_pid\"", 10'000).empty());
     const auto held = journalled(svc->journal(), "via-held");
     REQUIRE(held->last(journal::Step::post_started).has_value());
-    const std::int64_t child = child_pid_in(*held);
+    const std::int64_t child = test::dispatched_child_pid(*held);
     REQUIRE(child > 0);
     svc->crash();
     REQUIRE(gone_within(child, 5'000));
@@ -282,7 +245,7 @@ TEST_SUITE("service-events") {
       REQUIRE(rec->last(journal::Step::claimed).has_value());
       REQUIRE_FALSE(rec->last(journal::Step::post_started).has_value());
       first_deadline = rec->submission.deadline_unix_ms;
-      const std::int64_t child = child_pid_in(*rec);
+      const std::int64_t child = test::dispatched_child_pid(*rec);
       svc->crash();
       if (child > 0) REQUIRE(gone_within(child, 5'000));
     }

@@ -6,7 +6,6 @@
 // (X-MET2). Every wait is on a fact: the end of an event stream, the
 // server's announcement of a held POST.
 #include <doctest/doctest.h>
-#include <sqlite3.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +19,7 @@
 
 #include "courier/outcome.hpp"
 #include "fixture_server.hpp"
+#include "journal_lock.hpp"
 #include "journal/journal.hpp"
 #include "service_support.hpp"
 #include "support.hpp"
@@ -196,25 +196,6 @@ bool closed_value(const Documented& d, const std::string& label, const std::stri
   return false;
 }
 
-// A stuck writer of the journal: holds its database's lock from
-// construction to destruction.
-class HeldLock {
- public:
-  explicit HeldLock(const std::string& path) {
-    REQUIRE(sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db_, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr) == SQLITE_OK);
-  }
-  ~HeldLock() {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    sqlite3_close(db_);
-  }
-  HeldLock(const HeldLock&) = delete;
-  HeldLock& operator=(const HeldLock&) = delete;
-
- private:
-  sqlite3* db_ = nullptr;
-};
-
 // Whether the journal has the delivery's dispatched entry.
 bool dispatched(const std::string& path, const std::string& id) {
   auto j = journal::open_sqlite(path);
@@ -236,7 +217,7 @@ TEST_SUITE("service") {
     REQUIRE(test::wait_for_fact([&] { return dispatched(s.svc->journal(), "met-j"); }, 30'000));
     json o;
     {
-      const HeldLock lock(s.svc->journal());  // from here to the outcome
+      const test::HeldJournalLock lock(s.svc->journal());  // from here to the outcome
       s.fx.release();
       auto events = s.svc->events("met-j");
       REQUIRE_FALSE(events.empty());

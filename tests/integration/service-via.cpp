@@ -15,6 +15,7 @@
 
 #include "cli/args.hpp"
 #include "fixture_server.hpp"
+#include "service_support.hpp"
 #include "report/outcome_json.hpp"
 #include "support.hpp"
 #include "sys/process.hpp"
@@ -28,16 +29,6 @@ using namespace courier;
 using nlohmann::json;
 
 namespace {
-
-// The environment of the CLI and the service: cli_env() and no git
-// configuration of the machine or the user.
-std::vector<std::string> env_argv(const std::vector<std::string>& argv) {
-  std::vector<std::string> out = {"/usr/bin/env", "-i"};
-  for (const auto& e : test::cli_env()) out.push_back(e);
-  for (const auto& e : {"HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}) out.push_back(e);
-  out.insert(out.end(), argv.begin(), argv.end());
-  return out;
-}
 
 // One GET or DELETE to the service with curl: {status, body}.
 std::pair<int, std::string> api(const std::string& socket, const std::string& method, const std::string& target) {
@@ -68,7 +59,7 @@ class Service {
                                      "--drain-timeout", "5s"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     std::vector<std::string> sh = {"/bin/sh", "-c", "exec \"$@\" 2>>'" + log_ + "'", "sh"};
-    for (auto& a : env_argv(argv)) sh.push_back(a);
+    for (auto& a : test::clean_env_argv(argv)) sh.push_back(a);
     process_ = std::make_unique<test::LineProcess>(sh);
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::chrono::steady_clock::now() < until) {
@@ -115,7 +106,7 @@ struct Client {
     std::vector<std::string> a = {COURIER_BINARY, "push",  "--via",           socket,  "--repo", source, "--remote",
                                   remote,         "--ref", "refs/heads/main", "--rev", rev};
     a.insert(a.end(), extra.begin(), extra.end());
-    return env_argv(a);
+    return test::clean_env_argv(a);
   }
   test::RunResult via(const std::string& socket, const std::string& remote, const std::string& rev,
                       std::vector<std::string> extra = {}) const {
@@ -132,7 +123,7 @@ struct Client {
                                   "--lane-dir",   dir.path() + "/lanes",
                                   "--journal",    dir.path() + "/journal.sqlite"};
     a.insert(a.end(), extra.begin(), extra.end());
-    return test::run(env_argv(a));
+    return test::run(test::clean_env_argv(a));
   }
 };
 
@@ -227,8 +218,8 @@ TEST_SUITE("service-via") {
     CHECK(parse_json(r.out)["outcome"] == "up_to_date");
 
     // git's words through the service too (X-CLI1): -C, <remote> <refspec>.
-    auto words = test::run(env_argv({COURIER_BINARY, "-C", c.source, "push", "--via", service.socket(),
-                                     server.url("via"), "HEAD~1:refs/heads/side", "--json"}));
+    auto words = test::run(test::clean_env_argv({COURIER_BINARY, "-C", c.source, "push", "--via", service.socket(),
+                                                 server.url("via"), "HEAD~1:refs/heads/side", "--json"}));
     CHECK_MESSAGE(words.exit_code == cli::kExitOk, words.err << service.log());
     CHECK(parse_json(words.out)["ref"] == "refs/heads/side");
     CHECK(test::git_ok({"--git-dir", server.repo_path("via"), "rev-parse", "refs/heads/side"}) ==
@@ -364,14 +355,15 @@ TEST_SUITE("service-via-usage") {
                                        "--rev",        "HEAD",
                                        "--json"};
       argv.insert(argv.end(), flags.begin(), flags.end());
-      auto r = test::run(env_argv(argv));
+      auto r = test::run(test::clean_env_argv(argv));
       CAPTURE(flags[0]);
       CHECK(r.exit_code == cli::kExitUsage);
       CHECK_MESSAGE(r.err.find(flags[0] + " cannot be given with --via") != std::string::npos, r.err);
       CHECK(parse_json(r.out)["outcome"] == "usage");
     }
-    auto r = test::run(env_argv({COURIER_BINARY, "push", "--credential", "ci", "--repo", source, "--remote",
-                                 "https://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}));
+    auto r =
+        test::run(test::clean_env_argv({COURIER_BINARY, "push", "--credential", "ci", "--repo", source, "--remote",
+                                        "https://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD"}));
     CHECK(r.exit_code == cli::kExitUsage);
     CHECK_MESSAGE(r.err.find("--credential names one of the service's credentials") != std::string::npos, r.err);
   }
@@ -393,7 +385,7 @@ TEST_SUITE("service-via-usage") {
                           {finished(outcome(OutcomeKind::rejected, "d-1", "reason " + hostile), facts)});
       std::vector<std::string> argv = push;
       argv.insert(argv.end(), {"--via", svc.socket});
-      auto r = test::run(env_argv(argv));
+      auto r = test::run(test::clean_env_argv(argv));
       CHECK(r.exit_code == cli::kExitRejected);
       CHECK_MESSAGE(r.err.find("forged line") != std::string::npos, r.err);  // told, made harmless
       CHECK_MESSAGE(!terminal_control_in(r.err), r.err);
@@ -403,7 +395,7 @@ TEST_SUITE("service-via-usage") {
                           {});
       std::vector<std::string> argv = push;
       argv.insert(argv.end(), {"--via", svc.socket});
-      auto r = test::run(env_argv(argv));
+      auto r = test::run(test::clean_env_argv(argv));
       CHECK(r.exit_code == cli::kExitUsage);
       CHECK_MESSAGE(r.err.find("forged line") != std::string::npos, r.err);
       CHECK_MESSAGE(!terminal_control_in(r.err), r.err);
@@ -434,7 +426,7 @@ TEST_SUITE("service-via-usage") {
                                        source,         "--remote", kScriptedRemote, "--ref",    "refs/heads/main",
                                        "--oid",        tip,        "--json"};
       argv.insert(argv.end(), more.begin(), more.end());
-      return test::run(env_argv(argv));
+      return test::run(test::clean_env_argv(argv));
     };
     for (const auto& c : cases) {
       CAPTURE(c.what);
@@ -476,8 +468,9 @@ TEST_SUITE("service-via-usage") {
     const json before = {{"seq", 5'000'002}, {"gen", "aaaa"}, {"event", "queued"}};
     ScriptedService svc(202, json{{"id", "d-1"}, {"state", "queued"}, {"attempt", 1}}, {before});
     std::vector<std::string> argv = {"/bin/sh", "-c", "exec \"$@\" 2>&1", "sh"};
-    for (auto& a : env_argv({COURIER_BINARY, "push", "--via", svc.socket, "--repo", source, "--remote", kScriptedRemote,
-                             "--ref", "refs/heads/main", "--oid", tip, "--json", "--deadline", "20s"})) {
+    for (auto& a : test::clean_env_argv({COURIER_BINARY, "push", "--via", svc.socket, "--repo", source, "--remote",
+                                         kScriptedRemote, "--ref", "refs/heads/main", "--oid", tip, "--json",
+                                         "--deadline", "20s"})) {
       argv.push_back(a);
     }
     test::LineProcess cli(argv);
@@ -498,9 +491,9 @@ TEST_SUITE("service-via-usage") {
     test::TempDir dir;
     const std::string source = dir.path() + "/source";
     test::make_source_repo(source, 1);
-    auto r =
-        test::run(env_argv({COURIER_BINARY, "push", "--via", dir.path() + "/none.sock", "--repo", source, "--remote",
-                            "https://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD", "--json"}));
+    auto r = test::run(
+        test::clean_env_argv({COURIER_BINARY, "push", "--via", dir.path() + "/none.sock", "--repo", source, "--remote",
+                              "https://127.0.0.1:9/r.git", "--ref", "refs/heads/main", "--rev", "HEAD", "--json"}));
     CHECK(r.exit_code == cli::kExitFailed);
     json j = parse_json(r.out);
     CHECK(j["outcome"] == "service_unavailable");

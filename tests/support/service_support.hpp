@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <doctest/doctest.h>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "fixture_server.hpp"
+#include "journal/journal.hpp"
 #include "support.hpp"
 #include "sys/clock.hpp"
 #include "sys/events.hpp"
@@ -200,5 +202,50 @@ inline long refs_on(const FixtureServer& fx, const std::vector<std::string>& nam
   }
   return refs;
 }
+
+// The CLI's or the service's command line under a clean environment:
+// cli_env() and no git configuration of the machine or the user.
+inline std::vector<std::string> clean_env_argv(const std::vector<std::string>& argv) {
+  std::vector<std::string> out = {"/usr/bin/env", "-i"};
+  for (const auto& e : cli_env()) out.push_back(e);
+  for (const auto& e : {"HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}) out.push_back(e);
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+// The pid of the child a journalled delivery's latest dispatch names (0: none).
+inline std::int64_t dispatched_child_pid(const journal::Record& r) {
+  auto d = r.last(journal::Step::dispatched);
+  return d ? std::atoll(journal::detail_text(d->detail, "child_pid").c_str()) : 0;
+}
+
+// A service's surroundings: a state directory, a repository root holding
+// `source` (three commits, `tip`), and a fixture server with the bare
+// repository "r" to deliver to.
+struct ServiceScene {
+  TempDir dir;
+  FixtureServer fx;
+  std::string state;
+  std::string root;
+  std::string source;
+  std::string tip;
+
+  ServiceScene() {
+    state = dir.path() + "/state";
+    root = dir.path() + "/repos";
+    std::filesystem::create_directories(root);
+    source = root + "/source";
+    tip = make_source_repo(source, 3);
+    fx.create_bare_repo("r");
+  }
+  // `git-courier serve` here, two workers, trusting the fixture's CA; started.
+  std::unique_ptr<ServeProcess> start(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"--workers", "2", "--ca-file", fx.ca_file()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto s = std::make_unique<ServeProcess>(state, root, args);
+    REQUIRE_MESSAGE(s->up(), "the service did not start listening:\n" << s->log());
+    return s;
+  }
+};
 
 }  // namespace courier::test
