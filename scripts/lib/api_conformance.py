@@ -95,7 +95,10 @@ class Scene:
     loopback TCP with a token)."""
 
     def __init__(self, root, binary):
-        self.dir = tempfile.mkdtemp(prefix="courier-test-api-")
+        # Under /tmp, not $TMPDIR: the suite's own temporary directory is
+        # 0700, and another uid must reach the socket at all for the peer
+        # check to be what refuses it (as X-SVC1's test does).
+        self.dir = tempfile.mkdtemp(prefix="courier-test-api-", dir="/tmp")
         self.root, self.binary = root, binary
         self.service = self.fixture = None
         self.log, self.fixture_log = [], []
