@@ -36,14 +36,6 @@ namespace {
 using test::gone_within;
 using test::wait_for_fact;
 
-std::optional<journal::Record> journalled(const std::string& path, const std::string& id) {
-  auto j = journal::open_sqlite(path);
-  REQUIRE_MESSAGE(j.has_value(), (j ? "" : j.error().message));
-  auto r = (*j)->find(id);
-  REQUIRE(r.has_value());
-  return *r;
-}
-
 struct Scene : test::ServiceScene {
   json body(const std::string& id, const std::string& ref, json more = json::object()) const {
     json b = {{"id", id}, {"repo", source}, {"remote", fx.url("r")}, {"ref", ref}, {"oid", tip}};
@@ -84,7 +76,7 @@ TEST_SUITE("service-crash") {
         test::Http g = svc->get(std::string("/v1/deliveries/") + id);
         CHECK_MESSAGE((g.body["state"] == "queued" || g.body["state"] == "pending"), g.raw);
       }
-      const auto held = journalled(svc->journal(), "held");
+      const auto held = test::journalled(svc->journal(), "held");
       REQUIRE(held.has_value());
       REQUIRE(held->last(journal::Step::post_started).has_value());
       const std::int64_t child = test::dispatched_child_pid(*held);
@@ -97,7 +89,7 @@ TEST_SUITE("service-crash") {
     // The server goes on with the POST it had read: the pack is applied.
     s.fx.release();
     REQUIRE(wait_for_fact([&] { return s.remote_ref("refs/heads/main") == s.tip; }, 10'000));
-    const auto late_rec = journalled(s.state + "/journal/journal.sqlite", "q-late");
+    const auto late_rec = test::journalled(s.state + "/journal/journal.sqlite", "q-late");
     REQUIRE(late_rec.has_value());
     CHECK_FALSE(late_rec->finished);
     const std::int64_t late_deadline = late_rec->submission.deadline_unix_ms;
@@ -138,7 +130,7 @@ TEST_SUITE("service-crash") {
         late_outcome["reason"].get<std::string>().find("passed while nothing ran this delivery") != std::string::npos,
         late_outcome.dump());
     CHECK(s.remote_ref("refs/heads/q-late").empty());
-    const auto late_after = journalled(svc->journal(), "q-late");
+    const auto late_after = test::journalled(svc->journal(), "q-late");
     CHECK(late_after->submission.deadline_unix_ms == late_deadline);
     CHECK_FALSE(late_after->last(journal::Step::claimed).has_value());
     // The server's log: one POST per delivery that sent one (held + three).

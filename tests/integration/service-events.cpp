@@ -39,14 +39,6 @@ namespace {
 
 using test::gone_within;
 
-std::optional<journal::Record> journalled(const std::string& path, const std::string& id) {
-  auto j = journal::open_sqlite(path);
-  REQUIRE_MESSAGE(j.has_value(), (j ? "" : j.error().message));
-  auto r = (*j)->find(id);
-  REQUIRE(r.has_value());
-  return *r;
-}
-
 int exit_of(OutcomeKind k) { return exit_value(outcome_row(k).exit); }
 
 struct Scene : test::ServiceScene {
@@ -152,7 +144,7 @@ TEST_SUITE("service-events") {
     // The live stream as a follower had it before the crash.
     auto live_follow = s.follow(svc->socket(), "via-held");
     REQUIRE_FALSE(live_follow->wait_line("{\"child_pid\"", 10'000).empty());
-    const auto held = journalled(svc->journal(), "via-held");
+    const auto held = test::journalled(svc->journal(), "via-held");
     REQUIRE(held->last(journal::Step::post_started).has_value());
     const std::int64_t child = test::dispatched_child_pid(*held);
     REQUIRE(child > 0);
@@ -241,7 +233,7 @@ TEST_SUITE("service-events") {
       test::Http p = svc->post(s.body("adv-held"));
       REQUIRE_MESSAGE(p.status == 202, p.raw);
       REQUIRE_MESSAGE(s.fx.wait_for_held(30'000).has_value(), svc->log());
-      const auto rec = journalled(svc->journal(), "adv-held");
+      const auto rec = test::journalled(svc->journal(), "adv-held");
       REQUIRE(rec->last(journal::Step::claimed).has_value());
       REQUIRE_FALSE(rec->last(journal::Step::post_started).has_value());
       first_deadline = rec->submission.deadline_unix_ms;
@@ -259,7 +251,7 @@ TEST_SUITE("service-events") {
     CHECK(last["event"] == "finished");
     CHECK(last["outcome"]["outcome"] == "delivered");
     CHECK(last["outcome"]["attempt"] == 2);
-    const auto rec = journalled(svc->journal(), "adv-held");
+    const auto rec = test::journalled(svc->journal(), "adv-held");
     CHECK(rec->submission.deadline_unix_ms == first_deadline);
     CHECK(s.fx.count().count("POST /r.git/git-receive-pack") == 1);
     // The first attempt's entries count: attempt 2's lines are above them.
@@ -294,7 +286,7 @@ TEST_SUITE("service-events") {
     CHECK(revoke["seq"].get<std::uint64_t>() < (*line_of(lines, "finished"))["seq"].get<std::uint64_t>());
     CHECK(lines.back()["event"] == "finished");
     CHECK(lines.back()["outcome"]["outcome"] == "revoked");
-    const auto rec = journalled(svc->journal(), "to-revoke");
+    const auto rec = test::journalled(svc->journal(), "to-revoke");
     const auto k = service::entry_ordinal(*rec, journal::Step::revoke_requested);
     REQUIRE(k.has_value());
     CHECK_MESSAGE(revoke["seq"] == *k * service::kSeqStep, "Q3: revoke_requested is numbered from its journal entry");

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -211,6 +212,15 @@ inline std::vector<std::string> clean_env_argv(const std::vector<std::string>& a
   for (const auto& e : {"HOME=/nonexistent", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null"}) out.push_back(e);
   out.insert(out.end(), argv.begin(), argv.end());
   return out;
+}
+
+// A delivery as the SQLite journal at `path` records it (nullopt: never submitted).
+inline std::optional<journal::Record> journalled(const std::string& path, const std::string& id) {
+  auto j = journal::open_sqlite(path);
+  REQUIRE_MESSAGE(j.has_value(), (j ? "" : j.error().message));
+  auto r = (*j)->find(id);
+  REQUIRE(r.has_value());
+  return *r;
 }
 
 // The pid of the child a journalled delivery's latest dispatch names (0: none).
