@@ -32,8 +32,8 @@ Result<std::string> Channel::mint(const protocol::Mint& request) {
   return *minted->header;
 }
 
-Result<std::optional<std::string>> Channel::check(const std::string& phase, std::optional<std::string> old_oid) {
-  if (auto s = send(protocol::Check{phase, std::move(old_oid)}); !s) return tl::unexpected(s.error());
+Result<std::optional<std::string>> Channel::check(const std::string& phase, protocol::OldOids old_oids) {
+  if (auto s = send(protocol::Check{phase, std::move(old_oids)}); !s) return tl::unexpected(s.error());
   auto reply = receive();
   if (!reply) return tl::unexpected(reply.error());
   const auto* a = std::get_if<protocol::Authority>(&*reply);

@@ -29,7 +29,7 @@ class Channel {
   // the proxy's credentials for the leg about to start, when the parent has
   // any (a "Proxy-Authorization: ..." line), else nothing. Errors:
   // invalid_value with the parent's reason when refused.
-  Result<std::optional<std::string>> check(const std::string& phase, std::optional<std::string> old_oid = std::nullopt);
+  Result<std::optional<std::string>> check(const std::string& phase, protocol::OldOids old_oids = {});
 
  private:
   Result<protocol::ParentMessage> receive();

@@ -72,12 +72,35 @@ class Push {
   Push(const protocol::Job& job, Channel& ch) : job_(job), ch_(ch) {
     // Every result names the job's ref and object, whatever its status: the
     // parent takes no result for anything else (P1).
-    result_.ref = job.ref;
-    result_.oid = job.oid;
+    for (const RefUpdate& u : job.updates)
+      result_.refs.push_back(protocol::RefResult{u.ref, RefStatus::not_attempted, {}, {}});
     result_.status = wire::DeliveryStatus::failed;
   }
 
-  protocol::ResultMsg run() {
+  // Every ref's status from the delivery's (one ref is sent so far).
+  protocol::ResultMsg finished(protocol::ResultMsg r) {
+    for (auto& x : r.refs) {
+      switch (r.status) {
+        case wire::DeliveryStatus::delivered:
+          x.status = RefStatus::ok;
+          break;
+        case wire::DeliveryStatus::up_to_date:
+          x.status = RefStatus::up_to_date;
+          break;
+        case wire::DeliveryStatus::rejected:
+          x.status = RefStatus::rejected;
+          x.reason = r.reason;
+          break;
+        default:
+          break;
+      }
+    }
+    return r;
+  }
+
+  protocol::ResultMsg run() { return finished(run_stages()); }
+
+  protocol::ResultMsg run_stages() {
     if (auto ok = preflight(); !ok) return ok.error();
     const std::string adv_url = wire::leg_url(job_.remote, wire::Leg::advertisement);
     auto adv = advertise(adv_url);
@@ -98,7 +121,7 @@ class Push {
   // repository (C3), and the remote's scheme is one T1 allows. Ends with
   // failed / transport_failed.
   Step<void> preflight() {
-    if (auto ok = check_gated_object(job_.repo, job_.oid); !ok)
+    if (auto ok = check_gated_object(job_.repo, u_.oid); !ok)
       return stop(wire::DeliveryStatus::failed, ok.error().message);
     if (auto ok = transport::check_remote_scheme(job_.remote, job_.allow_http_loopback); !ok) {
       return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
@@ -141,8 +164,11 @@ class Push {
     result_.advertise_ms = ms_since(t_adv);
     // The old id goes to the parent now: whatever ends the delivery from
     // here (a kill sends no result), its outcome names it (J4).
-    result_.old_oid = std::string(adv->oid_of(job_.ref));
-    protocol::Progress done{"advertise", 1, 1, std::nullopt, result_.old_oid, std::nullopt};
+    for (auto& r : result_.refs) {
+      r.old_oid = std::string(adv->oid_of(r.ref));
+      old_oids_[r.ref] = *r.old_oid;
+    }
+    protocol::Progress done{"advertise", 1, 1, std::nullopt, old_oids_, std::nullopt};
     send_progress(done);
     return std::move(*adv);
   }
@@ -173,20 +199,19 @@ class Push {
   // git refuses without --force (fast_forward_refusal). A history that
   // cannot be read ends it failed. Goes on otherwise.
   Step<void> settle(const transport::Advertisement& adv) {
-    const std::string old_oid(adv.oid_of(job_.ref));
-    if (old_oid == job_.oid) {
+    const std::string old_oid(adv.oid_of(u_.ref));
+    if (old_oid == u_.oid) {
       result_.status = wire::DeliveryStatus::up_to_date;
-      result_.oid = job_.oid;
       result_.objects = 0;
       result_.bytes_sent = 0;
       return tl::unexpected(result_);
     }
-    if (job_.expect_old && *job_.expect_old != old_oid) {
+    if (u_.expect_old && *u_.expect_old != old_oid) {
       return stop(wire::DeliveryStatus::rejected,
-                  "stale info: expect_old mismatch: the remote has " + old_oid + ", expected " + *job_.expect_old);
+                  "stale info: expect_old mismatch: the remote has " + old_oid + ", expected " + *u_.expect_old);
     }
-    if (job_.update != UpdateMode::fast_forward) return {};
-    auto refusal = repo::fast_forward_refusal(job_.repo, job_.ref, old_oid, job_.oid);
+    if (u_.update != UpdateMode::fast_forward) return {};
+    auto refusal = repo::fast_forward_refusal(job_.repo, u_.ref, old_oid, u_.oid);
     if (!refusal) return stop(wire::DeliveryStatus::failed, refusal.error().message);
     if (*refusal) return stop(wire::DeliveryStatus::rejected, **refusal);
     return {};
@@ -198,7 +223,7 @@ class Push {
   // with transport_failed (the request) or failed: building the pack is
   // local work, never blamed on the transport.
   Step<PostBody> spool_pack(const transport::Advertisement& adv) {
-    auto request = transport::build_push_request(adv, job_.ref, job_.oid, job_.remote_progress);
+    auto request = transport::build_push_request(adv, u_.ref, u_.oid, job_.remote_progress);
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     const std::string spool = job_.scratch_dir + "/pack-" + std::to_string(sys::self_pid()) + ".pack";
     auto fd = sys::create_new_file(spool, 0600);
@@ -254,7 +279,7 @@ class Push {
       if (!transport::is_zero_oid(id)) advertised.emplace_back(id);
     }
     advertised.insert(advertised.end(), adv.haves.begin(), adv.haves.end());
-    auto edge = find_send_edge(job_.repo, job_.oid, advertised);
+    auto edge = find_send_edge(job_.repo, u_.oid, advertised);
     if (!edge) return stop(wire::DeliveryStatus::failed, edge.error().message);
     edge_ = std::make_shared<const SendEdge>(std::move(*edge));
     return {};
@@ -281,7 +306,7 @@ class Push {
   // result (a kill mid-pack or mid-upload) still says which one ran.
   void pack_begins() {
     result_.pack_engine = engine_word();
-    send_progress(protocol::Progress{"enumerate", 0, 0, std::nullopt, std::nullopt, result_.pack_engine});
+    send_progress(protocol::Progress{"enumerate", 0, 0, std::nullopt, {}, result_.pack_engine});
   }
 
   // The request (T4), and git pack-objects started with its first bytes
@@ -291,7 +316,7 @@ class Push {
   // objects and pack_ms. Ends with transport_failed (the request) or failed
   // (the pack engine).
   Step<PostBody> start_stream(const transport::Advertisement& adv) {
-    auto request = transport::build_push_request(adv, job_.ref, job_.oid, job_.remote_progress);
+    auto request = transport::build_push_request(adv, u_.ref, u_.oid, job_.remote_progress);
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     pack_begins();
     stream_spec_ = pack_spec(adv);
@@ -334,7 +359,7 @@ class Push {
   PackSpec pack_spec(const transport::Advertisement& adv) {
     PackSpec spec;
     spec.repo = job_.repo;
-    spec.oid = job_.oid;
+    spec.oid = u_.oid;
     spec.edge = edge_;
     if (!edge_) {
       spec.hide.reserve(adv.refs.size() + adv.haves.size());
@@ -365,7 +390,7 @@ class Push {
     if (!post_auth) return stop(wire::DeliveryStatus::auth_failed, post_auth.error().message);
     // The point of no return (J1): the parent makes post_started durable
     // before it answers, and nothing of the POST leaves before its ok.
-    auto granted = ch_.check(std::string(protocol::kCheckPost), result_.old_oid);
+    auto granted = ch_.check(std::string(protocol::kCheckPost), old_oids_);
     if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
     transport::ReportReader reader(body.request.side_band);
     transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
@@ -430,11 +455,10 @@ class Push {
   // T4: delivered only when the report says ok for our ref; rejected with
   // the remote's reason for ng; transport_failed for anything else.
   protocol::ResultMsg conclude(const transport::Report& report) {
-    auto verdict = transport::judge_report(report, job_.ref);
+    auto verdict = transport::judge_report(report, u_.ref);
     if (!verdict) return failed(wire::DeliveryStatus::transport_failed, verdict.error().message);
     if (verdict->status == transport::PushStatus::delivered) {
       result_.status = wire::DeliveryStatus::delivered;
-      result_.oid = job_.oid;
       return result_;
     }
     result_.status = wire::DeliveryStatus::rejected;
@@ -567,6 +591,8 @@ class Push {
   }
 
   const protocol::Job& job_;
+  const RefUpdate& u_ = job_.updates.front();
+  protocol::OldOids old_oids_;
   Channel& ch_;
   // The remote answered the unauthenticated advertisement GET (challenge
   // first): no leg of this delivery asks for a token.

@@ -26,6 +26,7 @@
 
 #include "courier/host_api.hpp"
 #include "courier/outcome.hpp"
+#include "courier/ref_update.hpp"
 #include "courier/result.hpp"
 #include "courier/update_mode.hpp"
 #include "courier/words.hpp"
@@ -79,8 +80,11 @@ struct DeliveryRequest {
   std::string repo;    // local repository (never written to)
   std::string remote;  // https:// smart-HTTP URL; no password (H2). The child
                        // requests its canonical form (wire::parse_remote).
-  std::string ref;     // e.g. refs/heads/main
-  std::string oid;     // the gated object id (full hex)
+  // One update (the usual delivery): ref, oid, update and expect_old. For
+  // several, leave ref and oid empty and fill `updates` instead; a request
+  // with both is refused.
+  std::string ref;  // e.g. refs/heads/main
+  std::string oid;  // the gated object id (full hex); the zero id deletes the ref
   // How the ref may move (see UpdateMode): by default only as `git push`
   // would without --force. The refusals end the delivery `rejected` with
   // git's word in the reason ("non-fast-forward", "fetch first", "needs
@@ -94,6 +98,19 @@ struct DeliveryRequest {
   // fast_forward the fast-forward rules apply as well; with expect_old they
   // do not (git's --force-with-lease: a lease that holds allows any move).
   std::optional<std::string> expect_old;
+  // The updates of a delivery of several refs, in the order given (at most
+  // kMaxRefUpdates; no ref twice). Still one delivery: one lane turn, one
+  // advertisement, at most one POST, one child, one deadline. Empty: the one
+  // update above.
+  std::vector<RefUpdate> updates;
+  // Whether they move together (see Atomicity): by default, atomic when
+  // there is more than one.
+  Atomicity atomic = Atomicity::automatic;
+  // Push options (`git push -o`), for the server's hooks
+  // (GIT_PUSH_OPTION_<n>): at most kMaxPushOptions, each at most
+  // kMaxPushOptionBytes, no newline and no NUL. The server must advertise
+  // push-options, or the delivery is refused before anything is sent.
+  std::vector<std::string> push_options;
   // Budget from submission: the absolute deadline is fixed at submit() (D1),
   // and waiting for the lane counts against it.
   std::chrono::milliseconds budget{150'000};
@@ -200,16 +217,6 @@ inline constexpr const char* kBadRemote = "bad_remote";  // the remote: malforme
 // The messages of `errors` joined by "; " (one line, for an outcome's reason).
 std::string describe(const FieldErrors& errors);
 
-// One ref update of a request: which ref, to which object, how it may move.
-// A request carries exactly one today (DeliveryRequest's ref, oid, update
-// and expect_old); validation judges each update on its own.
-struct RefUpdate {
-  std::string ref;
-  std::string oid;
-  UpdateMode update = UpdateMode::fast_forward;
-  std::optional<std::string> expect_old;
-};
-
 // What validate() checks beyond the request's own text.
 struct ValidateOptions {
   // Looks at the object in the repository: it must be a commit, or an
@@ -246,8 +253,11 @@ class CheckedRequest {
   // The remote's canonical URL (no user information) and its lane key.
   const std::string& remote() const;
   const std::string& lane() const;
-  // The updates (one today).
+  // The updates, in the request's order (one or more).
   const std::vector<RefUpdate>& updates() const;
+  // Whether the updates move together: Atomicity::atomic, or automatic
+  // with more than one update.
+  bool atomic() const;
   const CheckedParts* parts() const { return parts_.get(); }
   // Sets DeliveryRequest::proxy, read as validate() reads it (T1), for a
   // host that decides the proxy from the remote it validated; the remote is

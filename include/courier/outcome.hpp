@@ -80,7 +80,8 @@ bool is_unconfirmed(OutcomeKind k);
   X(none)     /* provably nothing the remote could apply was sent (no post_started) */ \
   X(possible) /* the POST was cleared to begin and no report-status was read */        \
   X(applied)  /* the report said ok for the ref */                                     \
-  X(refused)  /* the report said ng for the ref */
+  X(refused)  /* the report said ng for the ref */                                     \
+  X(mixed)    /* a delivery of several refs whose refs' effects differ (non-atomic) */
 
 COURIER_WORD_ENUM(RemoteEffect, COURIER_REMOTE_EFFECT_LIST);
 
@@ -89,6 +90,38 @@ const char* remote_effect_name(RemoteEffect e);
 std::optional<RemoteEffect> remote_effect_from_name(const std::string& name);
 // The kind a name spells (nullopt: no such name).
 std::optional<OutcomeKind> outcome_from_name(const std::string& name);
+
+// What became of one ref of a delivery (Outcome::refs), as git's push
+// summary says it.
+#define COURIER_REF_STATUS_LIST(X)                                                          \
+  X(ok)            /* the remote's report said ok for it (git: the new id, or [deleted]) */ \
+  X(ng)            /* the remote's report said ng, with its reason ([remote rejected]) */   \
+  X(up_to_date)    /* the remote already had it at the new id: no command sent for it */    \
+  X(rejected)      /* refused here before anything was sent, in git's words ([rejected]) */ \
+  X(not_attempted) /* no command sent for it: another ref or the delivery stopped first */  \
+  X(unknown)       /* its command was sent and no report about it was read (possible) */
+
+COURIER_WORD_ENUM(RefStatus, COURIER_REF_STATUS_LIST);
+
+// One ref of a delivery, as it ended. J2 per ref: remote_effect is none
+// when no command for it was sent, possible when the POST was cleared and
+// nothing about it was read, applied for ok, refused for ng.
+struct RefOutcome {
+  std::string ref;
+  std::string oid;                     // the new id it was to take (the zero id: a deletion)
+  std::optional<std::string> old_oid;  // as the remote advertised it (the zero id: absent)
+  RefStatus status = RefStatus::not_attempted;
+  std::string reason;  // rejected, ng: why (git's or the remote's words)
+  RemoteEffect remote_effect = RemoteEffect::none;
+  bool operator==(const RefOutcome&) const = default;
+};
+
+// The delivery's remote_effect from its refs': their common value, leaving
+// out the refs already up to date (they needed nothing), or mixed when
+// those differ (only a non-atomic delivery's can: one applied and one
+// refused, or one refused here and one sent). None when every ref was up
+// to date.
+RemoteEffect combined_remote_effect(const std::vector<RefOutcome>& refs);
 
 // Why a delivery was revoked (J5): every revocation carries one.
 #define COURIER_REVOKE_CAUSE_LIST(X)                                                            \
@@ -201,7 +234,13 @@ struct Outcome {
   ChildFacts child;
   Timings timings;
   MonoNs deadline = 0;
+  // The first update's old id as the remote advertised it (Outcome::refs
+  // has every ref's).
   std::optional<std::string> old_oid;
+  // Every ref of the delivery, in the request's order (one for a delivery of
+  // one ref). Empty only for an outcome decided before the request was read
+  // (a refused request).
+  std::vector<RefOutcome> refs;
   std::optional<std::uint64_t> objects;
   std::optional<std::uint64_t> bytes_sent;
   // The pack engine that built (or was building) the pack: "libgit2" or

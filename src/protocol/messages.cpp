@@ -87,6 +87,22 @@ class Fields {
         out.push_back(e.get<std::string>());
       }
       return out;
+    } else if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
+      if (!v.is_object()) return wrong("an object of strings");
+      std::map<std::string, std::string> out;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!it->is_string()) return wrong("an object of strings");
+        out.emplace(it.key(), it->get<std::string>());
+      }
+      return out;
+    } else if constexpr (std::is_same_v<T, std::vector<json>>) {
+      if (!v.is_array()) return wrong("an array of objects");
+      std::vector<json> out;
+      for (const auto& e : v) {
+        if (!e.is_object()) return wrong("an array of objects");
+        out.push_back(e);
+      }
+      return out;
     } else if constexpr (std::is_same_v<T, std::vector<int>>) {
       if (!v.is_array()) return wrong("an array of integers");
       std::vector<int> out;
@@ -180,7 +196,9 @@ Result<ChildMessage> decode_mint(Fields& f) {
 Result<ChildMessage> decode_check(Fields& f) {
   Check m;
   COURIER_TRY_FIELD(m.phase, f.req<std::string>("phase"));
-  COURIER_TRY_FIELD(m.old_oid, f.opt<std::string>("old_oid"));
+  std::optional<OldOids> old_oids;
+  COURIER_TRY_FIELD(old_oids, f.opt<OldOids>("old_oids"));
+  m.old_oids = old_oids.value_or(OldOids{});
   if (auto r = nonempty("check", "phase", m.phase); !r) return tl::unexpected(r.error());
   return m;
 }
@@ -191,7 +209,9 @@ Result<ChildMessage> decode_progress(Fields& f) {
   COURIER_TRY_FIELD(m.done, f.req<std::uint64_t>("done"));
   COURIER_TRY_FIELD(m.total, f.req<std::uint64_t>("total"));
   COURIER_TRY_FIELD(m.message, f.opt<std::string>("message"));
-  COURIER_TRY_FIELD(m.old_oid, f.opt<std::string>("old_oid"));
+  std::optional<OldOids> old_oids;
+  COURIER_TRY_FIELD(old_oids, f.opt<OldOids>("old_oids"));
+  m.old_oids = old_oids.value_or(OldOids{});
   COURIER_TRY_FIELD(m.pack_engine, f.opt<std::string>("pack_engine"));
   if (m.pack_engine && *m.pack_engine != "libgit2" && *m.pack_engine != "git") {
     return fail(Errc::invalid_value, "progress: field 'pack_engine' must be libgit2 or git");
@@ -199,13 +219,75 @@ Result<ChildMessage> decode_progress(Fields& f) {
   return m;
 }
 
+template <class Out, class Decoder>
+Result<Out> finish(Fields& f, Decoder&& d);
+
+Result<RefResult> decode_ref_result_fields(Fields& f) {
+  RefResult m;
+  std::string status;
+  COURIER_TRY_FIELD(m.ref, f.req<std::string>("ref"));
+  COURIER_TRY_FIELD(status, f.req<std::string>("status"));
+  COURIER_TRY_FIELD(m.reason, f.opt<std::string>("reason"));
+  COURIER_TRY_FIELD(m.old_oid, f.opt<std::string>("old_oid"));
+  const auto known = enum_from_word<RefStatus>(status);
+  if (!known) return fail(Errc::invalid_value, "result.refs: field 'status' has unknown value '" + status + "'");
+  m.status = *known;
+  if (auto r = nonempty("result.refs", "ref", m.ref); !r) return tl::unexpected(r.error());
+  return m;
+}
+
+Result<RefResult> decode_ref_result(const json& j) {
+  Fields f(j, "result.refs");
+  return finish<RefResult>(f, decode_ref_result_fields);
+}
+
+Result<RefUpdate> decode_update_fields(Fields& f) {
+  RefUpdate m;
+  std::string update;
+  COURIER_TRY_FIELD(m.ref, f.req<std::string>("ref"));
+  COURIER_TRY_FIELD(m.oid, f.req<std::string>("oid"));
+  COURIER_TRY_FIELD(update, f.req<std::string>("update"));
+  COURIER_TRY_FIELD(m.expect_old, f.opt<std::string>("expect_old"));
+  const auto mode = update_mode_from_word(update);
+  if (!mode) return fail(Errc::invalid_value, "job.updates: field 'update' has unknown value '" + update + "'");
+  m.update = *mode;
+  if (m.update == UpdateMode::expect_old && !m.expect_old) {
+    return fail(Errc::missing_field, "job.updates: missing field 'expect_old' (required for update expect_old)");
+  }
+  for (auto [name, v] : {std::pair{"ref", &m.ref}, {"oid", &m.oid}}) {
+    if (auto r = nonempty("job.updates", name, *v); !r) return tl::unexpected(r.error());
+  }
+  return m;
+}
+
+// The job's updates: at least one, at most kMaxRefUpdates, no ref twice.
+Result<std::vector<RefUpdate>> decode_updates(const std::vector<json>& list) {
+  if (list.empty()) return fail(Errc::invalid_value, "job: field 'updates' must not be empty");
+  if (list.size() > kMaxRefUpdates) return fail(Errc::invalid_value, "job: field 'updates' has too many entries");
+  std::vector<RefUpdate> out;
+  std::set<std::string> refs;
+  for (const json& j : list) {
+    Fields f(j, "job.updates");
+    auto u = finish<RefUpdate>(f, decode_update_fields);
+    if (!u) return tl::unexpected(u.error());
+    if (!refs.insert(u->ref).second) return fail(Errc::invalid_value, "job: ref '" + u->ref + "' is updated twice");
+    out.push_back(std::move(*u));
+  }
+  return out;
+}
+
 Result<ChildMessage> decode_result(Fields& f) {
   ResultMsg m;
   std::string status;
   COURIER_TRY_FIELD(status, f.req<std::string>("status"));
-  COURIER_TRY_FIELD(m.ref, f.req<std::string>("ref"));
-  COURIER_TRY_FIELD(m.oid, f.opt<std::string>("oid"));
-  COURIER_TRY_FIELD(m.old_oid, f.opt<std::string>("old_oid"));
+  std::vector<json> refs;
+  COURIER_TRY_FIELD(refs, f.req<std::vector<json>>("refs"));
+  for (const json& r : refs) {
+    auto one = decode_ref_result(r);
+    if (!one) return tl::unexpected(one.error());
+    m.refs.push_back(std::move(*one));
+  }
+  if (m.refs.empty()) return fail(Errc::invalid_value, "result: field 'refs' must not be empty");
   COURIER_TRY_FIELD(m.reason, f.opt<std::string>("reason"));
   COURIER_TRY_FIELD(m.detail, f.opt<std::string>("detail"));
   COURIER_TRY_FIELD(m.objects, f.opt<std::uint64_t>("objects"));
@@ -230,9 +312,6 @@ Result<ChildMessage> decode_result(Fields& f) {
   const auto known = wire::status_from_word(status);
   if (!known) return fail(Errc::invalid_value, "result: field 'status' has unknown value '" + status + "'");
   m.status = *known;
-  if (wire::status_succeeded(m.status) && !m.oid) {
-    return fail(Errc::missing_field, "result: missing field 'oid' (required for " + status + ")");
-  }
   return m;
 }
 
@@ -242,11 +321,21 @@ Result<ParentMessage> decode_job(Fields& f) {
   COURIER_TRY_FIELD(m.parent_pid, f.req<std::int64_t>("parent_pid"));
   COURIER_TRY_FIELD(m.repo, f.req<std::string>("repo"));
   COURIER_TRY_FIELD(m.remote, f.req<std::string>("remote"));
-  COURIER_TRY_FIELD(m.ref, f.req<std::string>("ref"));
-  COURIER_TRY_FIELD(m.oid, f.req<std::string>("oid"));
-  std::string update;
-  COURIER_TRY_FIELD(update, f.req<std::string>("update"));
-  COURIER_TRY_FIELD(m.expect_old, f.opt<std::string>("expect_old"));
+  std::vector<json> updates;
+  COURIER_TRY_FIELD(updates, f.req<std::vector<json>>("updates"));
+  COURIER_TRY_FIELD(m.updates, decode_updates(updates));
+  std::optional<bool> atomic;
+  COURIER_TRY_FIELD(atomic, f.opt<bool>("atomic"));
+  m.atomic = atomic.value_or(false);
+  std::optional<std::vector<std::string>> push_options;
+  COURIER_TRY_FIELD(push_options, f.opt<std::vector<std::string>>("push_options"));
+  m.push_options = push_options.value_or(std::vector<std::string>{});
+  if (m.push_options.size() > kMaxPushOptions) {
+    return fail(Errc::invalid_value, "job: field 'push_options' has too many entries");
+  }
+  std::optional<bool> redelivery;
+  COURIER_TRY_FIELD(redelivery, f.opt<bool>("redelivery"));
+  m.redelivery = redelivery.value_or(false);
   COURIER_TRY_FIELD(m.deadline_mono_ns, f.req<std::int64_t>("deadline_mono_ns"));
   COURIER_TRY_FIELD(m.authenticated, f.req<bool>("authenticated"));
   COURIER_TRY_FIELD(m.ca_file, f.opt<std::string>("ca_file"));
@@ -280,12 +369,6 @@ Result<ParentMessage> decode_job(Fields& f) {
   if (m.pack_git && (m.pack_git->empty() || m.pack_git->front() != '/')) {
     return fail(Errc::invalid_value, "job: field 'pack_git' must be an absolute path");
   }
-  const auto mode = update_mode_from_word(update);
-  if (!mode) return fail(Errc::invalid_value, "job: field 'update' has unknown value '" + update + "'");
-  m.update = *mode;
-  if (m.update == UpdateMode::expect_old && !m.expect_old) {
-    return fail(Errc::missing_field, "job: missing field 'expect_old' (required for update expect_old)");
-  }
   if (m.parent_pid <= 0) return fail(Errc::invalid_value, "job: field 'parent_pid' must be positive");
   if (m.deadline_mono_ns <= 0) {
     return fail(Errc::invalid_value, "job: field 'deadline_mono_ns' must be positive");
@@ -294,11 +377,7 @@ Result<ParentMessage> decode_job(Fields& f) {
   if (m.lease_bound_mono_ns && *m.lease_bound_mono_ns <= 0) {
     return fail(Errc::invalid_value, "job: field 'lease_bound_mono_ns' must be positive");
   }
-  for (auto [name, v] : {std::pair{"repo", &m.repo},
-                         {"remote", &m.remote},
-                         {"ref", &m.ref},
-                         {"oid", &m.oid},
-                         {"scratch_dir", &m.scratch_dir}}) {
+  for (auto [name, v] : {std::pair{"repo", &m.repo}, {"remote", &m.remote}, {"scratch_dir", &m.scratch_dir}}) {
     if (auto r = nonempty("job", name, *v); !r) return tl::unexpected(r.error());
   }
   return m;
@@ -386,16 +465,21 @@ Result<std::string> encode(const ChildMessage& msg) {
           put_opt(j, "body_len", m.body_len);
         } else if constexpr (std::is_same_v<T, Check>) {
           j = {{"type", "check"}, {"phase", m.phase}};
-          put_opt(j, "old_oid", m.old_oid);
+          if (!m.old_oids.empty()) j["old_oids"] = m.old_oids;
         } else if constexpr (std::is_same_v<T, Progress>) {
           j = {{"type", "progress"}, {"phase", m.phase}, {"done", m.done}, {"total", m.total}};
           put_opt(j, "message", m.message);
-          put_opt(j, "old_oid", m.old_oid);
+          if (!m.old_oids.empty()) j["old_oids"] = m.old_oids;
           put_opt(j, "pack_engine", m.pack_engine);
         } else {
-          j = {{"type", "result"}, {"status", std::string(wire::status_word(m.status))}, {"ref", m.ref}};
-          put_opt(j, "oid", m.oid);
-          put_opt(j, "old_oid", m.old_oid);
+          json refs = json::array();
+          for (const RefResult& r : m.refs) {
+            json one = {{"ref", r.ref}, {"status", std::string(enum_word(r.status))}};
+            put_opt(one, "reason", r.reason);
+            put_opt(one, "old_oid", r.old_oid);
+            refs.push_back(std::move(one));
+          }
+          j = {{"type", "result"}, {"status", std::string(wire::status_word(m.status))}, {"refs", std::move(refs)}};
           put_opt(j, "reason", m.reason);
           put_opt(j, "detail", m.detail);
           put_opt(j, "objects", m.objects);
@@ -425,15 +509,20 @@ Result<std::string> encode(const ParentMessage& msg) {
                {"parent_pid", m.parent_pid},
                {"repo", m.repo},
                {"remote", m.remote},
-               {"ref", m.ref},
-               {"oid", m.oid},
-               {"update", std::string(update_mode_word(m.update))},
+               {"updates", json::array()},
                {"deadline_mono_ns", m.deadline_mono_ns},
                {"authenticated", m.authenticated},
                {"allow_http_loopback", m.allow_http_loopback},
                {"scratch_dir", m.scratch_dir}};
-          incomplete = m.update == UpdateMode::expect_old && !m.expect_old;
-          put_opt(j, "expect_old", m.expect_old);
+          for (const RefUpdate& u : m.updates) {
+            json one = {{"ref", u.ref}, {"oid", u.oid}, {"update", std::string(update_mode_word(u.update))}};
+            put_opt(one, "expect_old", u.expect_old);
+            incomplete = incomplete || (u.update == UpdateMode::expect_old && !u.expect_old);
+            j["updates"].push_back(std::move(one));
+          }
+          if (m.atomic) j["atomic"] = true;
+          if (!m.push_options.empty()) j["push_options"] = m.push_options;
+          if (m.redelivery) j["redelivery"] = true;
           put_opt(j, "ca_file", m.ca_file);
           put_opt(j, "ca_source", m.ca_source);
           put_opt(j, "proxy", m.proxy);

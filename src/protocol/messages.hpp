@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "courier/host_api.hpp"
+#include "courier/outcome.hpp"
+#include "courier/ref_update.hpp"
 #include "courier/update_mode.hpp"
 #include "courier/result.hpp"
 #include "wire/legs.hpp"
@@ -58,9 +61,13 @@ MintRequest to_mint_request(const Mint& m);
 // journal keeps for a compare-and-swap re-delivery (J4).
 inline constexpr std::string_view kCheckPost = "upload";
 
+// Every ref of the job with its id as the remote advertised it (40 zeros:
+// absent), by ref name.
+using OldOids = std::map<std::string, std::string>;
+
 struct Check {
   std::string phase;
-  std::optional<std::string> old_oid;  // kCheckPost: the advertised old id of the ref
+  OldOids old_oids;  // kCheckPost: every ref's advertised old id (encoded only when there are any)
   bool operator==(const Check&) const = default;
 };
 
@@ -75,7 +82,7 @@ inline constexpr std::size_t kMaxRemoteLine = 512;
 
 // Two frames also carry a fact the parent keeps for the outcome, whatever
 // ends the delivery later (a kill sends no result): the advertisement's
-// last frame ("advertise", done == total) names the ref's old id as the
+// last frame ("advertise", done == total) names every ref's old id as the
 // remote advertised it (J4), and the pack's first frame ("enumerate", 0 of
 // 0) names the pack engine.
 struct Progress {
@@ -83,17 +90,27 @@ struct Progress {
   std::uint64_t done = 0;
   std::uint64_t total = 0;
   std::optional<std::string> message;      // e.g. the remote's own progress text
-  std::optional<std::string> old_oid;      // "advertise" done: the ref's advertised id (40 zeros: absent)
+  OldOids old_oids;                        // "advertise" done: every ref's advertised id (40 zeros: absent)
   std::optional<std::string> pack_engine;  // the pack's first frame: "libgit2" or "git"
   bool operator==(const Progress&) const = default;
 };
 
 // status: one of wire::DeliveryStatus, as its word on the wire.
+// One ref of the job, as the child ended it (RefStatus, in its word).
+struct RefResult {
+  std::string ref;
+  RefStatus status = RefStatus::not_attempted;
+  std::optional<std::string> reason;   // rejected, ng
+  std::optional<std::string> old_oid;  // as advertised (absent: no advertisement was read)
+  bool operator==(const RefResult&) const = default;
+};
+
+// The delivery's status, and every ref of the job in the job's order: the
+// parent takes no result that names another ref, leaves one out, or says
+// delivered while a ref is not ok or up to date (P1, T4).
 struct ResultMsg {
   wire::DeliveryStatus status = wire::DeliveryStatus::failed;
-  std::string ref;
-  std::optional<std::string> oid;
-  std::optional<std::string> old_oid;
+  std::vector<RefResult> refs;
   std::optional<std::string> reason;
   std::optional<std::string> detail;
   std::optional<std::uint64_t> objects;
@@ -123,13 +140,21 @@ struct Job {
   std::int64_t parent_pid = 0;
   std::string repo;
   std::string remote;
-  std::string ref;
-  std::string oid;
-  // How the ref may move (its word: "fast_forward", "force" or
-  // "expect_old"); expect_old, when present, is compared in every mode and
-  // is required by UpdateMode::expect_old.
-  UpdateMode update = UpdateMode::fast_forward;
-  std::optional<std::string> expect_old;
+  // The refs to move, in the request's order (at least one, no ref twice):
+  // each {ref, oid (the zero id: delete), update (its word: "fast_forward",
+  // "force" or "expect_old"), expect_old}. expect_old, when present, is
+  // compared in every mode and is required by UpdateMode::expect_old.
+  std::vector<RefUpdate> updates;
+  // Move them together (receive-pack's `atomic`); the parent decided it
+  // (Atomicity). Absent in a frame: false.
+  bool atomic = false;
+  // Push options for the server (`push-options`). Absent: none.
+  std::vector<std::string> push_options;
+  // A compare-and-swap re-delivery after `possible` (J4): every update
+  // carries the journalled old id as expect_old, and an atomic one whose
+  // refs are partly at their new ids and partly at their old ones is stale
+  // (an atomic attempt cannot have applied half). Absent: false.
+  bool redelivery = false;
   std::int64_t deadline_mono_ns = 0;
   bool authenticated = false;
   // The POST's token binds its body (its SHA-256 goes in the mint): the

@@ -15,6 +15,35 @@ std::string capped(const std::string& text) {
 }
 }  // namespace
 
+// Exactly this job's refs, in its order, whatever the status: a result that
+// names another ref (refs/heads/EVIL) or leaves one out is not an answer to
+// this job and is never taken as one. T4 for every ref: delivered only when
+// each is ok or up to date (at least one ok), up_to_date only when each is.
+Result<void> ParentSession::check_result(const ResultMsg& r) {
+  const auto& want = config_.gated_refs;
+  for (std::size_t i = 0; i < r.refs.size() || i < want.size(); ++i) {
+    if (i < r.refs.size() && i < want.size() && r.refs[i].ref == want[i]) continue;
+    const std::string got = i < r.refs.size() ? "'" + capped(r.refs[i].ref) + "'" : "nothing";
+    const std::string expected = i < want.size() ? "'" + want[i] + "'" : "nothing";
+    return violation(Errc::result_ref_mismatch, "the child reported " + got + " as ref " + std::to_string(i + 1) +
+                                                    " of its result, but the job's is " + expected);
+  }
+  std::size_t ok = 0;
+  std::size_t current = 0;
+  for (const RefResult& x : r.refs) {
+    ok += x.status == RefStatus::ok ? 1 : 0;
+    current += x.status == RefStatus::up_to_date ? 1 : 0;
+  }
+  const bool all_done = ok + current == r.refs.size();
+  if ((r.status == wire::DeliveryStatus::delivered && !(all_done && ok > 0)) ||
+      (r.status == wire::DeliveryStatus::up_to_date && current != r.refs.size())) {
+    return violation(Errc::result_ref_mismatch, std::string("the child reported ") +
+                                                    std::string(wire::status_word(r.status)) +
+                                                    " while not every ref of its result says so");
+  }
+  return {};
+}
+
 Result<void> ParentSession::violation(Errc code, std::string message) {
   state_ = State::finished;
   return fail(code, std::move(message));
@@ -51,21 +80,7 @@ Result<void> ParentSession::accept(const ChildMessage& m) {
     return {};
   }
   if (const auto* r = std::get_if<ResultMsg>(&m)) {
-    // Exactly this job's ref and object, whatever the status: a result that
-    // names another ref (refs/heads/EVIL), or no object, is not an answer to
-    // this job and is never taken as one.
-    if (r->ref != config_.gated_ref) {
-      return violation(Errc::result_ref_mismatch, "the child reported a result for the ref '" + capped(r->ref) +
-                                                      "', but the job's ref is '" + config_.gated_ref + "'");
-    }
-    if (!r->oid) {
-      return violation(Errc::result_oid_mismatch,
-                       "the child reported a result that names no object; the gated object is " + config_.gated_oid);
-    }
-    if (*r->oid != config_.gated_oid) {
-      return violation(Errc::result_oid_mismatch, "the child reported a result for " + capped(*r->oid) +
-                                                      ", but the gated object is " + config_.gated_oid);
-    }
+    if (auto ok = check_result(*r); !ok) return ok;
     state_ = State::finished;
     result_seen_ = true;
     return {};

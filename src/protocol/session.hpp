@@ -5,12 +5,14 @@
 //
 // hello must come first, exactly once, with our version; mint is allowed only
 // for an authenticated job and at most kMaxMints times; result comes once,
-// after hello, and names exactly the job's ref and gated oid (a result for
-// anything else, or for nothing, is never taken as this job's); nothing may
-// follow it.
+// after hello, and names exactly the job's refs, in the job's order (a
+// result for anything else, or one that leaves a ref out, is never taken as
+// this job's), and says delivered only when every ref is ok or up to date
+// (T4); nothing may follow it.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "protocol/messages.hpp"
 #include "courier/result.hpp"
@@ -20,12 +22,11 @@ namespace courier::protocol {
 class ParentSession {
  public:
   struct Config {
-    std::string gated_oid;
     bool authenticated = false;
     int max_mints = kMaxMints;
     int version = kProtocolVersion;
-    // The job's ref: a result must name exactly this ref.
-    std::string gated_ref;
+    // The job's refs, in its order: a result must name exactly these.
+    std::vector<std::string> gated_refs;
   };
 
   enum class State { awaiting_hello, running, finished };
@@ -34,16 +35,16 @@ class ParentSession {
 
   // Accepts or rejects one message from the child. Errors (each its own
   // kind): hello_not_first, second_hello, version_mismatch,
-  // mint_unauthenticated, mints_over_cap, result_oid_mismatch,
-  // result_ref_mismatch, second_result, message_after_result. After an error the session is
+  // mint_unauthenticated, mints_over_cap, result_ref_mismatch (a ref
+  // other than the job's, one left out, or a status its refs contradict),
+  // second_result, message_after_result. After an error the session is
   // finished: the supervisor treats any error as a protocol fault.
   Result<void> accept(const ChildMessage& m);
 
-  // A warm child says hello before it has a job: its ref, gated object and
-  // whether it may mint are bound when the job is assigned.
-  void bind(std::string gated_ref, std::string gated_oid, bool authenticated) {
-    config_.gated_ref = std::move(gated_ref);
-    config_.gated_oid = std::move(gated_oid);
+  // A warm child says hello before it has a job: its refs and whether it
+  // may mint are bound when the job is assigned.
+  void bind(std::vector<std::string> gated_refs, bool authenticated) {
+    config_.gated_refs = std::move(gated_refs);
     config_.authenticated = authenticated;
   }
 
@@ -52,6 +53,7 @@ class ParentSession {
 
  private:
   Result<void> violation(Errc code, std::string message);
+  Result<void> check_result(const ResultMsg& r);
 
   Config config_;
   State state_ = State::awaiting_hello;

@@ -20,6 +20,8 @@ struct CheckedParts {
   wire::Remote remote;
   std::optional<wire::Proxy> proxy;
   std::vector<RefUpdate> updates;
+  std::vector<std::string> push_options;
+  Atomicity atomic = Atomicity::automatic;
   // The judged fields as validate() saw them.
   std::string repo;
   std::string remote_text;

@@ -63,40 +63,92 @@ std::optional<wire::Proxy> check_proxy(const std::string& text, FieldErrors& err
 }
 
 // One update: the ref a push may target (T4: named back byte for byte),
-// the object as a full id, and the lease's id. The object is looked at in
-// the repository only when the caller asked and the repository passed.
-void check_update(const RefUpdate& u, const std::string& repo, bool repo_ok, const ValidateOptions& options,
-                  FieldErrors& errors) {
+// the object as a full id (the zero id: a deletion, nothing to look at),
+// and the lease's id. The object is looked at in the repository only when
+// the caller asked and the repository passed. `at` names the update's
+// fields: "" for the request's own ref and oid, "updates[N]." for a set.
+void check_update(const RefUpdate& u, const std::string& at, const std::string& repo, bool repo_ok,
+                  const ValidateOptions& options, FieldErrors& errors) {
   if (u.ref.empty()) {
-    refuse(errors, "ref", kMissingField, "ref is required (a full ref name to update, e.g. refs/heads/main)");
+    refuse(errors, at + "ref", kMissingField, "ref is required (a full ref name to update, e.g. refs/heads/main)");
   } else if (!transport::is_valid_push_refname(u.ref)) {
-    refuse(errors, "ref", kBadField,
+    refuse(errors, at + "ref", kBadField,
            "ref " + quoted(u.ref) + " is not a full ref name to update (e.g. refs/heads/main)");
   }
   if (u.oid.empty()) {
-    refuse(errors, "oid", kMissingField, "oid is required (a full 40-hex object id)");
+    refuse(errors, at + "oid", kMissingField, "oid is required (a full 40-hex object id; all zeros deletes the ref)");
   } else if (!transport::is_valid_oid(u.oid)) {
-    refuse(errors, "oid", kBadField, "oid " + quoted(u.oid) + " is not a full 40-hex object id");
-  } else if (options.object_check && repo_ok) {
-    if (auto ok = options.object_check(repo, u.oid); !ok) refuse(errors, "oid", kBadField, ok.error().message);
+    refuse(errors, at + "oid", kBadField, "oid " + quoted(u.oid) + " is not a full 40-hex object id");
+  } else if (options.object_check && repo_ok && !u.deletes()) {
+    if (auto ok = options.object_check(repo, u.oid); !ok) refuse(errors, at + "oid", kBadField, ok.error().message);
   }
   if (u.expect_old && !transport::is_valid_oid(*u.expect_old)) {
     refuse(
-        errors, "expect_old", kBadField,
+        errors, at + "expect_old", kBadField,
         "expect_old " + quoted(*u.expect_old) + " is not a full 40-hex object id (all zeros: the ref must not exist)");
   } else if (u.update == UpdateMode::expect_old && !u.expect_old) {
-    refuse(errors, "expect_old", kMissingField,
+    refuse(errors, at + "expect_old", kMissingField,
            "update expect_old needs expect_old: the id the remote's ref must be at");
+  }
+}
+
+// The request's updates: its own ref and oid, or its `updates`, never
+// both; at most kMaxRefUpdates; no destination twice (a deletion and an
+// update of one ref is the same mistake, said as such).
+std::vector<RefUpdate> updates_of(const DeliveryRequest& r, FieldErrors& errors) {
+  if (r.updates.empty()) return {RefUpdate{r.ref, r.oid, r.update, r.expect_old}};
+  if (!r.ref.empty() || !r.oid.empty() || r.expect_old) {
+    refuse(errors, "updates", kBadField, "give either ref and oid (one update) or updates (several), not both");
+  }
+  if (r.updates.size() > kMaxRefUpdates) {
+    refuse(errors, "updates", kBadField,
+           std::to_string(r.updates.size()) + " updates; at most " + std::to_string(kMaxRefUpdates) +
+               " go in one delivery");
+  }
+  for (std::size_t i = 0; i < r.updates.size(); ++i) {
+    for (std::size_t k = 0; k < i; ++k) {
+      if (r.updates[k].ref != r.updates[i].ref || r.updates[i].ref.empty()) continue;
+      const bool both = r.updates[k].deletes() != r.updates[i].deletes();
+      refuse(errors, "updates[" + std::to_string(i) + "].ref", kBadField,
+             both ? "ref " + quoted(r.updates[i].ref) + " is both deleted and updated; a ref takes one update"
+                  : "ref " + quoted(r.updates[i].ref) + " is a destination twice; a ref takes one update");
+      break;
+    }
+  }
+  return r.updates;
+}
+
+// Push options, as git sends them: one pkt-line each, so no newline (git
+// refuses one too) and no NUL; bounded in count and length.
+void check_push_options(const std::vector<std::string>& options, FieldErrors& errors) {
+  if (options.size() > kMaxPushOptions) {
+    refuse(errors, "push_options", kBadField,
+           std::to_string(options.size()) + " push options; at most " + std::to_string(kMaxPushOptions) +
+               " go with one delivery");
+  }
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::string& o = options[i];
+    const std::string at = "push_options[" + std::to_string(i) + "]";
+    if (o.find_first_of(std::string("\n\0", 2)) != std::string::npos) {
+      refuse(errors, at, kBadField, "push option " + quoted(o) + " contains a newline or a NUL; git refuses those");
+    } else if (o.size() > kMaxPushOptionBytes) {
+      refuse(errors, at, kBadField,
+             "push option of " + std::to_string(o.size()) + " bytes; at most " + std::to_string(kMaxPushOptionBytes));
+    }
   }
 }
 
 }  // namespace
 
+bool RefUpdate::deletes() const { return transport::is_zero_oid(oid); }
+
 bool CheckedParts::still_describes(const DeliveryRequest& r) const {
-  const RefUpdate& u = updates.front();
+  const bool same_updates =
+      r.updates.empty() ? updates.size() == 1 && updates.front() == RefUpdate{r.ref, r.oid, r.update, r.expect_old}
+                        : r.updates == updates;
   return r.repo == repo && r.remote == remote_text && r.proxy == proxy_text &&
-         r.allow_http_loopback == allow_http_loopback && r.ref == u.ref && r.oid == u.oid && r.update == u.update &&
-         r.expect_old == u.expect_old;
+         r.allow_http_loopback == allow_http_loopback && same_updates && r.push_options == push_options &&
+         r.atomic == atomic;
 }
 
 std::string describe(const FieldErrors& errors) {
@@ -108,6 +160,10 @@ std::string describe(const FieldErrors& errors) {
 const std::string& CheckedRequest::remote() const { return parts_->remote.canonical; }
 const std::string& CheckedRequest::lane() const { return parts_->remote.lane; }
 const std::vector<RefUpdate>& CheckedRequest::updates() const { return parts_->updates; }
+
+bool CheckedRequest::atomic() const {
+  return parts_->atomic == Atomicity::atomic || (parts_->atomic == Atomicity::automatic && parts_->updates.size() > 1);
+}
 
 tl::expected<void, FieldErrors> CheckedRequest::set_proxy(std::optional<std::string> proxy) {
   if (!parts_) return tl::unexpected(FieldErrors{{"request", kBadField, "the request was not validated"}});
@@ -130,8 +186,15 @@ tl::expected<CheckedRequest, FieldErrors> validate(DeliveryRequest request, cons
   const bool repo_ok = !request.repo.empty();
   if (!repo_ok) refuse(errors, "repo", kMissingField, "repo is required (the local repository's path)");
   auto remote = check_remote(request, options, errors);
-  parts->updates.push_back(RefUpdate{request.ref, request.oid, request.update, request.expect_old});
-  for (const RefUpdate& u : parts->updates) check_update(u, request.repo, repo_ok, options, errors);
+  parts->updates = updates_of(request, errors);
+  const bool one = request.updates.empty();
+  for (std::size_t i = 0; i < parts->updates.size(); ++i) {
+    const std::string at = one ? "" : "updates[" + std::to_string(i) + "].";
+    check_update(parts->updates[i], at, request.repo, repo_ok, options, errors);
+  }
+  check_push_options(request.push_options, errors);
+  parts->push_options = request.push_options;
+  parts->atomic = request.atomic;
   if (request.proxy) parts->proxy = check_proxy(*request.proxy, errors);
   if (!errors.empty()) return tl::unexpected(std::move(errors));
   parts->remote = std::move(*remote);

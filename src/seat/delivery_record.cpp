@@ -52,17 +52,25 @@ void DeliveryRecord::dispatched(std::int64_t pid) {
   (void)note(journal::Step::dispatched, detail.dump(), false);
 }
 
-void DeliveryRecord::advertised(const std::string& old_oid) {
-  if (!journal_) return;
+// An entry's old ids: "old_oids" {ref: id} for every ref, and "old_oid",
+// the one ref's id, for a delivery of one ref (what readers of one ref ask).
+std::string old_oids_detail(const OldOids& old_oids) {
+  nlohmann::json detail{{"old_oids", old_oids}};
+  if (old_oids.size() == 1) detail["old_oid"] = old_oids.begin()->second;
+  return detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void DeliveryRecord::advertised(const OldOids& old_oids) {
+  if (!journal_ || old_oids.empty()) return;
   sys::MutexLock lock(advertised_mu_);
   if (advertised_) return;
   advertised_ = true;
-  (void)note(journal::Step::advertised, detail_of("old_oid", old_oid), false);
+  (void)note(journal::Step::advertised, old_oids_detail(old_oids), false);
 }
 
-Result<void> DeliveryRecord::post_started(const std::optional<std::string>& old_oid) {
-  if (old_oid) advertised(*old_oid);
-  return note(journal::Step::post_started, detail_of("old_oid", old_oid.value_or("")), true, false);
+Result<void> DeliveryRecord::post_started(const OldOids& old_oids) {
+  advertised(old_oids);
+  return note(journal::Step::post_started, old_oids_detail(old_oids), true, false);
 }
 
 Result<void> DeliveryRecord::revoke_requested(const std::string& reason, RevokeCause cause, bool claimed) {
@@ -75,7 +83,11 @@ void DeliveryRecord::finish(Outcome& o) {
   o.delivery_id = id_;
   o.attempt = attempt_;
   if (!journal_) return;
-  if (o.old_oid) advertised(*o.old_oid);
+  OldOids old_oids;
+  for (const RefOutcome& r : o.refs) {
+    if (r.old_oid) old_oids.emplace(r.ref, *r.old_oid);
+  }
+  advertised(old_oids);
   if (o.remote_effect == RemoteEffect::applied || o.remote_effect == RemoteEffect::refused) {
     (void)note(journal::Step::answered, detail_of("remote_effect", remote_effect_name(o.remote_effect)), false);
   }

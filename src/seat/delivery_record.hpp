@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -16,6 +17,9 @@
 #include "seat/journal_outbox.hpp"
 
 namespace courier::seat {
+
+// Every ref's old id, by ref (the child's protocol::OldOids).
+using OldOids = std::map<std::string, std::string>;
 
 class DeliveryRecord {
  public:
@@ -43,13 +47,14 @@ class DeliveryRecord {
   void claimed(std::optional<std::int64_t> fence = std::nullopt);
   // The child exists: its pid, start time and boot id (J3).
   void dispatched(std::int64_t pid);
-  // J1: durable before the child hears it may begin the POST, with the old
-  // id the journal keeps for a compare-and-swap re-delivery (J4).
-  Result<void> post_started(const std::optional<std::string>& old_oid);
-  // The ref's old id as the remote advertised it (J4), once: from the
+  // J1: durable before the child hears it may begin the POST, with every
+  // ref's old id, which the journal keeps for a compare-and-swap
+  // re-delivery (J4).
+  Result<void> post_started(const OldOids& old_oids);
+  // Every ref's old id as the remote advertised it (J4), once: from the
   // child's advertise frame, else at the write-ahead of the POST, else at
   // the end. Written before post_started whichever thread comes first.
-  void advertised(const std::string& old_oid);
+  void advertised(const OldOids& old_oids);
   // The revocation: its cause, its words (durable). `claimed`: a child may
   // exist. Detail {"cause": revoke_cause_name, "reason", "claimed"}.
   Result<void> revoke_requested(const std::string& reason, RevokeCause cause, bool claimed);

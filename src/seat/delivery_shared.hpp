@@ -48,7 +48,13 @@ struct DeliveryHandle::Shared {
   std::string lane;
   std::string remote;                // canonical: no user information, one spelling
   std::optional<wire::Proxy> proxy;  // the request's proxy, read once (its credentials stay here)
-  bool engine_automatic = false;     // the host asked for PackEngine::automatic (the job's pack_auto)
+  // The request's updates as validate() read them (one or more), and
+  // whether they move together (CheckedRequest::atomic). A compare-and-swap
+  // re-delivery (J4) sets each one's expect_old from the journal.
+  std::vector<RefUpdate> updates;
+  bool atomic = false;
+  bool redelivery = false;
+  bool engine_automatic = false;  // the host asked for PackEngine::automatic (the job's pack_auto)
   sys::MonoNs submitted = 0;
   sys::MonoNs deadline = 0;
   // The deadline as the journal records it (wall clock, ms since the epoch):

@@ -217,6 +217,8 @@ DeliveryHandle Executor::submit(CheckedRequest request) {
   d->lane = parts.remote.lane;
   d->remote = parts.remote.canonical;
   d->proxy = parts.proxy;
+  d->updates = parts.updates;
+  d->atomic = request.atomic();
   d->req = std::move(request.request());
   d->exec = impl_;
   DeliveryHandle handle(d);

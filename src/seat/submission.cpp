@@ -109,8 +109,11 @@ bool Executor::Impl::admit(const DeliveryPtr& d) {
     // when the first attempt was cleared for its POST (fast-forward
     // checked, or forced), so the fast-forward rules are not asked again:
     // a forced first attempt must be able to finish too.
-    d->req.expect_old = a.expect_old;
-    d->req.update = UpdateMode::expect_old;
+    for (RefUpdate& u : d->updates) {
+      u.expect_old = a.expect_old;
+      u.update = UpdateMode::expect_old;
+    }
+    d->redelivery = true;
   }
   d->resumed = a.resumed;
   d->record.bind(journal, a.attempt, outbox);

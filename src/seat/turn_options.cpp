@@ -28,11 +28,11 @@ std::function<bool()> result_first(const Weak& weak) {
 // J1: post_started durable before the child hears it may begin the POST,
 // with the old id it will compare against (and the journal keeps for a
 // compare-and-swap re-delivery, J4).
-std::function<Result<void>(const std::optional<std::string>&)> write_ahead(const Weak& weak) {
-  return [weak](const std::optional<std::string>& old_oid) -> Result<void> {
+std::function<Result<void>(const protocol::OldOids&)> write_ahead(const Weak& weak) {
+  return [weak](const protocol::OldOids& old_oids) -> Result<void> {
     auto s = weak.lock();
     if (!s) return fail(Errc::journal_failed, "the delivery is gone");
-    return s->record.post_started(old_oid);
+    return s->record.post_started(old_oids);
   };
 }
 
@@ -40,7 +40,7 @@ std::function<Result<void>(const std::optional<std::string>&)> write_ahead(const
 std::function<void(const protocol::Progress&)> progress_relay(const Weak& weak) {
   return [weak](const protocol::Progress& p) {
     if (auto s = weak.lock()) {
-      if (p.old_oid) s->record.advertised(*p.old_oid);  // J4: journalled at the advertisement
+      s->record.advertised(p.old_oids);  // J4: journalled at the advertisement
       DeliveryEvent e;
       e.kind = DeliveryEvent::Kind::progress;
       e.delivery = s->id;
@@ -80,10 +80,10 @@ protocol::Job job_of(const DeliveryHandle::Shared& d) {
   protocol::Job job;
   job.repo = d.req.repo;
   job.remote = d.remote;
-  job.ref = d.req.ref;
-  job.oid = d.req.oid;
-  job.update = d.req.update;
-  job.expect_old = d.req.expect_old;
+  job.updates = d.updates;
+  job.atomic = d.atomic;
+  job.push_options = d.req.push_options;
+  job.redelivery = d.redelivery;
   job.authenticated = static_cast<bool>(d.req.mint);
   job.bind_payload = job.authenticated && d.req.mint_binds_payload;
   job.challenge_first = job.authenticated && d.req.mint_after_challenge;

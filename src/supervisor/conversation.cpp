@@ -29,6 +29,16 @@ constexpr std::size_t kReadChunk = 64 * 1024;
 
 }  // namespace
 
+namespace {
+
+std::vector<std::string> job_refs(const protocol::Job& job) {
+  std::vector<std::string> refs;
+  for (const RefUpdate& u : job.updates) refs.push_back(u.ref);
+  return refs;
+}
+
+}  // namespace
+
 Conversation::Conversation(Driver& driver, Observed& obs, const CurrentOptions& opts, const sys::Epoll& epoll,
                            HostNotifier& notes, std::shared_ptr<sys::EventFd> wake)
     : driver_(driver), obs_(obs), opts_(opts), epoll_(epoll), notes_(notes), wake_(std::move(wake)) {}
@@ -44,13 +54,16 @@ bool Conversation::attach(ChildChannel channel) {
 
 void Conversation::start_session(const protocol::Job& job) {
   protocol::ParentSession::Config sc;
-  sc.gated_oid = job.oid;
-  sc.gated_ref = job.ref;
+  sc.gated_refs = job_refs(job);
   sc.authenticated = job.authenticated;
   session_.emplace(sc);
+  PhasesSeen::on_job(job, obs_.out);
 }
 
-void Conversation::bind_session(const protocol::Job& job) { session_->bind(job.ref, job.oid, job.authenticated); }
+void Conversation::bind_session(const protocol::Job& job) {
+  session_->bind(job_refs(job), job.authenticated);
+  PhasesSeen::on_job(job, obs_.out);
+}
 
 void Conversation::protocol_fault(const std::string& why) {
   if (!fault_) fault_ = why;
@@ -309,7 +322,7 @@ void Conversation::on_mint(const protocol::Mint& m) {
 void Conversation::on_check(const protocol::Check& c) {
   if (driver_.stopping()) return;
   const bool post = c.phase == protocol::kCheckPost;
-  if (post) PhasesSeen::on_post_check(c.old_oid, obs_.out);
+  if (post) PhasesSeen::on_post_check(c.old_oids, obs_.out);
   auto before_post = post ? opt().before_post : nullptr;
   if (!opt().authority && !before_post) {
     if (post) post_cleared();
@@ -321,7 +334,7 @@ void Conversation::on_check(const protocol::Check& c) {
   auto before_revoke = opt().before_authority_revoke;
   const bool queued =
       host_->submit(HostRequest::Kind::check, c.phase,
-                    [authority, before_post, before_revoke, phase = c.phase, old = c.old_oid](HostAnswer& a) {
+                    [authority, before_post, before_revoke, phase = c.phase, old = c.old_oids](HostAnswer& a) {
                       AuthorityAnswer ans = authority ? authority(phase) : AuthorityAnswer{true, {}};
                       a.ok = ans.ok;
                       a.refusal = ans.reason;

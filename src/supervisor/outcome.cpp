@@ -35,6 +35,18 @@ std::optional<RemoteEffect> remote_effect_from_name(const std::string& name) {
   return enum_from_word<RemoteEffect>(name);
 }
 
+RemoteEffect combined_remote_effect(const std::vector<RefOutcome>& refs) {
+  std::optional<RemoteEffect> common;
+  for (const RefOutcome& r : refs) {
+    // A ref already where it was to go needed nothing: it says nothing of
+    // what the delivery did.
+    if (r.status == RefStatus::up_to_date) continue;
+    if (common && *common != r.remote_effect) return RemoteEffect::mixed;
+    common = r.remote_effect;
+  }
+  return common.value_or(RemoteEffect::none);
+}
+
 const char* revoke_cause_name(RevokeCause c) { return enum_word(c).data(); }
 
 std::optional<RevokeCause> revoke_cause_from_name(const std::string& name) { return enum_from_word<RevokeCause>(name); }

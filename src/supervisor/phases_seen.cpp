@@ -16,7 +16,7 @@ void PhasesSeen::on_progress(const protocol::Progress& p, sys::MonoNs now, Outco
     if (advertise_began_ == 0) advertise_began_ = now;
     if (p.total != 0 && p.done == p.total) out.advertise_ms = ms_between(advertise_began_, now);
   }
-  if (p.old_oid) out.old_oid = p.old_oid;
+  take_old_oids(p.old_oids, false, out);
   if (p.pack_engine) {
     out.pack_engine = p.pack_engine;
     if (pack_began_ == 0) pack_began_ = now;
@@ -24,8 +24,25 @@ void PhasesSeen::on_progress(const protocol::Progress& p, sys::MonoNs now, Outco
   if (p.phase == "upload") upload_done_ = p.done;
 }
 
-void PhasesSeen::on_post_check(const std::optional<std::string>& old_oid, Outcome& out) {
-  if (!out.old_oid) out.old_oid = old_oid;
+void PhasesSeen::on_job(const protocol::Job& job, Outcome& out) {
+  out.refs.clear();
+  for (const RefUpdate& u : job.updates) {
+    RefOutcome r;
+    r.ref = u.ref;
+    r.oid = u.oid;
+    out.refs.push_back(std::move(r));
+  }
+}
+
+void PhasesSeen::on_post_check(const protocol::OldOids& old_oids, Outcome& out) { take_old_oids(old_oids, true, out); }
+
+void PhasesSeen::take_old_oids(const protocol::OldOids& old_oids, bool keep, Outcome& out) {
+  for (RefOutcome& r : out.refs) {
+    auto it = old_oids.find(r.ref);
+    if (it == old_oids.end() || (keep && r.old_oid)) continue;
+    r.old_oid = it->second;
+  }
+  if (!out.refs.empty() && out.refs.front().old_oid) out.old_oid = out.refs.front().old_oid;
 }
 
 void PhasesSeen::on_post(sys::MonoNs now) {

@@ -17,12 +17,15 @@ namespace courier::supervisor {
 
 class PhasesSeen {
  public:
-  // One progress frame, read at `now`: its facts go into `out` (old_oid,
-  // pack_engine, advertise_ms once the advertisement is done).
+  // The job given to the child: `out.refs` names its refs, not attempted
+  // until the child says more.
+  static void on_job(const protocol::Job& job, Outcome& out);
+  // One progress frame, read at `now`: its facts go into `out` (every
+  // ref's old id, pack_engine, advertise_ms once the advertisement is done).
   void on_progress(const protocol::Progress& p, sys::MonoNs now, Outcome& out);
-  // The child asks to begin the POST, naming the old id it compares
-  // against (kept when no advertise frame named one).
-  static void on_post_check(const std::optional<std::string>& old_oid, Outcome& out);
+  // The child asks to begin the POST, naming the old ids it compares
+  // against (kept for refs no advertise frame named).
+  static void on_post_check(const protocol::OldOids& old_oids, Outcome& out);
   // The POST was cleared to begin at `now` (J1).
   void on_post(sys::MonoNs now);
   // The delivery stopped at `stop`: a phase still open ends there (as far
@@ -34,6 +37,9 @@ class PhasesSeen {
   std::optional<std::uint64_t> upload_done() const { return upload_done_; }
 
  private:
+  // The refs' old ids; `keep`: an id already known stays.
+  static void take_old_oids(const protocol::OldOids& old_oids, bool keep, Outcome& out);
+
   sys::MonoNs advertise_began_ = 0;
   sys::MonoNs pack_began_ = 0;
   sys::MonoNs post_began_ = 0;

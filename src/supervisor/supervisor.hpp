@@ -119,7 +119,7 @@ struct SupervisorOptions {
   // after this returns success; an error refuses the POST (the delivery
   // ends `failed`, remote_effect none, with the error as its reason).
   // Null: nothing to record, the POST is cleared at once.
-  std::function<Result<void>(const std::optional<std::string>& old_oid)> before_post;
+  std::function<Result<void>(const protocol::OldOids& old_oids)> before_post;
   // J1 for authority's revocation: called on the host-call thread with the
   // revocation's words when authority said no (at a check, or after a
   // mint), before the answer reaches the loop that kills. It may block for

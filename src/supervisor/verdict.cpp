@@ -27,10 +27,23 @@ bool killed_by_own_lease_timer(const StopFacts& f) {
          *c.signal == SIGKILL && f.observed.timings.exited >= f.lease_bound;
 }
 
+// Every ref as the result names it (the session took only a result that
+// names the job's refs in the job's order).
+void take_refs(const protocol::ResultMsg& r, Outcome& out) {
+  for (std::size_t i = 0; i < r.refs.size() && i < out.refs.size(); ++i) {
+    const protocol::RefResult& x = r.refs[i];
+    RefOutcome& o = out.refs[i];
+    o.status = x.status;
+    o.reason = x.reason.value_or("");
+    if (x.old_oid) o.old_oid = x.old_oid;
+  }
+  if (!out.refs.empty() && out.refs.front().old_oid) out.old_oid = out.refs.front().old_oid;
+}
+
 // What a result says of the delivery's work, whether or not its status
 // stands: the child's own figures replace what the frames said.
 void take_facts(const protocol::ResultMsg& r, Outcome& out) {
-  if (r.old_oid) out.old_oid = r.old_oid;
+  take_refs(r, out);
   if (r.pack_engine) out.pack_engine = r.pack_engine;
   if (r.advertise_ms) out.advertise_ms = r.advertise_ms;
   if (r.pack_ms) out.pack_ms = r.pack_ms;

@@ -226,8 +226,7 @@ TEST_SUITE("auth") {
       o.child_program = COURIER_STANDIN;
       o.job.repo = "mint-then-wedge";  // hello, one advertisement mint for job.remote, then block
       o.job.remote = remote;
-      o.job.ref = kRef;
-      o.job.oid = std::string(40, 'a');
+      o.job.updates = {RefUpdate{kRef, std::string(40, 'a')}};
       o.job.authenticated = true;
       o.deadline = mono_now_ns() + 20'000 * kNsPerMs;
       o.cgroup = supervisor::CgroupMode::off;

@@ -111,8 +111,7 @@ TEST_SUITE("cli") {
     job.parent_pid = 1;
     job.repo = "/r";
     job.remote = "https://h/r";
-    job.ref = "refs/heads/x";
-    job.oid = std::string(40, 'a');
+    job.updates = {RefUpdate{"refs/heads/x", std::string(40, 'a')}};
     job.deadline_mono_ns = 1;
     job.scratch_dir = "/s";
     for (bool ask : {false, true}) {
@@ -126,7 +125,7 @@ TEST_SUITE("cli") {
     }
     protocol::ResultMsg res;
     res.status = wire::DeliveryStatus::rejected;
-    res.ref = "refs/heads/locked";
+    res.refs = {protocol::RefResult{"refs/heads/locked", RefStatus::ng, "pre-receive hook declined", std::nullopt}};
     res.reason = "pre-receive hook declined (remote: refs/heads/locked is locked)";
     res.remote_messages = {"refs/heads/locked is locked", "ask\\x09the owner"};
     res.remote_messages_dropped = 2;

@@ -32,8 +32,7 @@ SupervisorOptions standin(const std::string& scenario, std::int64_t budget_ms) {
   o.child_program = COURIER_STANDIN;
   o.job.repo = scenario;
   o.job.remote = "https://127.0.0.1:9/r.git";
-  o.job.ref = "refs/heads/main";
-  o.job.oid = std::string(40, 'a');
+  o.job.updates = {RefUpdate{"refs/heads/main", std::string(40, 'a')}};
   o.job.authenticated = true;
   o.deadline = mono_now_ns() + budget_ms * kNsPerMs;
   o.on_stderr = [](std::string_view) {};
@@ -122,15 +121,14 @@ TEST_SUITE("supervisor") {
     opt.child_program = COURIER_BINARY;
     opt.job.repo = dir.path() + "/src";
     opt.job.remote = server.url("r");
-    opt.job.ref = "refs/heads/main";
-    opt.job.oid = tip;
+    opt.job.updates = {RefUpdate{"refs/heads/main", tip}};
     opt.job.authenticated = true;
     opt.job.ca_file = server.ca_file();
     opt.deadline = mono_now_ns() + 30'000 * kNsPerMs;
     opt.on_stderr = [](std::string_view) {};
     auth::MintContext ctx;
     ctx.remote = opt.job.remote;
-    ctx.ref = opt.job.ref;
+    ctx.ref = opt.job.updates.front().ref;
     ctx.oid = tip;
     ctx.deadline = opt.deadline;
     opt.mint = auth::make_mint_callback(

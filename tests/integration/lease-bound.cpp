@@ -33,8 +33,7 @@ SupervisorOptions wedge(std::int64_t budget_ms) {
   o.child_program = COURIER_STANDIN;
   o.job.repo = "wedge";  // ignores SIGTERM and blocks forever
   o.job.remote = "https://127.0.0.1:9/r.git";
-  o.job.ref = "refs/heads/main";
-  o.job.oid = std::string(40, 'a');
+  o.job.updates = {RefUpdate{"refs/heads/main", std::string(40, 'a')}};
   o.deadline = mono_now_ns() + budget_ms * kNsPerMs;
   o.cgroup = CgroupMode::off;
   o.on_stderr = [](std::string_view) {};
@@ -132,8 +131,7 @@ TEST_SUITE("lease") {
     job.parent_pid = 1;
     job.repo = "/r";
     job.remote = "https://h/r.git";
-    job.ref = "refs/heads/main";
-    job.oid = std::string(40, 'a');
+    job.updates = {RefUpdate{"refs/heads/main", std::string(40, 'a')}};
     job.deadline_mono_ns = 5;
     job.scratch_dir = "/tmp/s";
     job.lease_bound_mono_ns = 4;

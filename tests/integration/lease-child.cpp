@@ -50,8 +50,7 @@ struct HeldPush {
     o.child_program = COURIER_BINARY;
     o.job.repo = dir.path() + "/src";
     o.job.remote = server.url("lease");
-    o.job.ref = "refs/heads/main";
-    o.job.oid = tip;
+    o.job.updates = {RefUpdate{"refs/heads/main", tip}};
     o.job.ca_file = server.ca_file();
     o.deadline = mono_now_ns() + budget_ms * kNsPerMs;
     o.cgroup = CgroupMode::off;

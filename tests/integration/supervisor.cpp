@@ -49,8 +49,7 @@ SupervisorOptions standin(const std::string& scenario, std::int64_t budget_ms,
   o.child_program = COURIER_STANDIN;
   o.job.repo = scenario;
   o.job.remote = "https://127.0.0.1:9/r.git";
-  o.job.ref = "refs/heads/main";
-  o.job.oid = kOid;
+  o.job.updates = {RefUpdate{"refs/heads/main", kOid}};
   o.deadline = mono_now_ns() + budget_ms * kNsPerMs;
   o.cgroup = mode;
   o.on_stderr = [](std::string_view) {};
@@ -482,18 +481,19 @@ TEST_SUITE("supervisor") {
       bool authenticated;
       const char* needle;
     };
-    for (const Case& c : std::vector<Case>{{"oversized-frame", false, "over the cap"},
-                                           {"truncated-frame", false, "end of file inside a frame body"},
-                                           {"garbage-frame", false, "not valid JSON"},
-                                           {"hello-twice", false, "second hello"},
-                                           {"result-before-hello", false, "before hello"},
-                                           {"ungated-result", false, "the gated object is"},
-                                           {"result-wrong-ref", false, "but the job's ref is 'refs/heads/main'"},
-                                           {"result-without-oid", false, "names no object"},
-                                           {"duplicate-key", false, "'status' twice in one object"},
-                                           {"mint-flood", true, "more than 8 tokens"},
-                                           {"mint-then-wedge", false, "unauthenticated job"},
-                                           {"exit-after-hello", false, "exited without a result"}}) {
+    for (const Case& c :
+         std::vector<Case>{{"oversized-frame", false, "over the cap"},
+                           {"truncated-frame", false, "end of file inside a frame body"},
+                           {"garbage-frame", false, "not valid JSON"},
+                           {"hello-twice", false, "second hello"},
+                           {"result-before-hello", false, "before hello"},
+                           {"ungated-result", false, "while not every ref of its result says so"},
+                           {"result-wrong-ref", false, "but the job's is 'refs/heads/main'"},
+                           {"result-without-oid", false, "as ref 1 of its result, but the job's is 'refs/heads/main'"},
+                           {"duplicate-key", false, "'status' twice in one object"},
+                           {"mint-flood", true, "more than 8 tokens"},
+                           {"mint-then-wedge", false, "unauthenticated job"},
+                           {"exit-after-hello", false, "exited without a result"}}) {
       CAPTURE(c.scenario);
       auto opt = standin(c.scenario, 20'000);
       opt.job.authenticated = c.authenticated;

@@ -21,8 +21,7 @@ Job sample_job() {
   j.parent_pid = 100;
   j.repo = "/srv/repo";
   j.remote = "https://127.0.0.1:8443/r.git";
-  j.ref = "refs/heads/main";
-  j.oid = kOid;
+  j.updates = {RefUpdate{"refs/heads/main", kOid, UpdateMode::fast_forward, std::nullopt}};
   j.deadline_mono_ns = 123456789;
   j.scratch_dir = "/tmp/x";
   return j;
@@ -43,19 +42,34 @@ TEST_SUITE("protocol") {
         Mint{"advertisement", "GET", "https://h/r.git/info/refs?service=git-receive-pack", std::nullopt, std::nullopt},
         Mint{"receive-pack", "POST", "https://h/r.git/git-receive-pack", std::string(43, 'b'), 777},
         Check{"upload"},
+        Check{"upload", {{"refs/heads/main", kOid}, {"refs/tags/v1", std::string(40, '0')}}},
         Progress{"pack", 5, 9},
         Progress{"remote", 0, 0, std::string("Resolving deltas: 100% (3/3)")},
         [] {
-          ResultMsg r{wire::DeliveryStatus::up_to_date, "refs/heads/main", kOid, kOid, {}, {}, 0, 0};
+          ResultMsg r{wire::DeliveryStatus::up_to_date,
+                      {RefResult{"refs/heads/main", RefStatus::up_to_date, std::nullopt, kOid}},
+                      {},
+                      {},
+                      0,
+                      0};
           r.advertise_ms = 12;
           r.pack_ms = 0;
           r.upload_ms = 0;
           return r;
         }(),
-        ResultMsg{wire::DeliveryStatus::delivered, "refs/heads/main", kOid, std::string(40, '0'), std::nullopt,
-                  std::nullopt, 3, 99},
-        ResultMsg{wire::DeliveryStatus::rejected, "refs/heads/main", std::nullopt, std::nullopt, "non-fast-forward",
-                  "detail", std::nullopt, std::nullopt}};
+        ResultMsg{wire::DeliveryStatus::delivered,
+                  {RefResult{"refs/heads/main", RefStatus::ok, std::nullopt, std::string(40, '0')},
+                   RefResult{"refs/tags/v1", RefStatus::up_to_date, std::nullopt, kOid}},
+                  std::nullopt,
+                  std::nullopt,
+                  3,
+                  99},
+        ResultMsg{wire::DeliveryStatus::rejected,
+                  {RefResult{"refs/heads/main", RefStatus::rejected, "non-fast-forward", std::nullopt}},
+                  "non-fast-forward",
+                  "detail",
+                  std::nullopt,
+                  std::nullopt}};
     for (const auto& m : all) {
       auto body = encode(m);
       REQUIRE(body.has_value());
@@ -67,7 +81,12 @@ TEST_SUITE("protocol") {
 
   TEST_CASE("every parent message round-trips through the codec") {
     Job full = sample_job();
-    full.expect_old = std::string(40, 'c');
+    full.updates.front().expect_old = std::string(40, 'c');
+    full.updates.front().update = UpdateMode::expect_old;
+    full.updates.push_back(RefUpdate{"refs/tags/v1", std::string(40, '0'), UpdateMode::force, std::nullopt});
+    full.atomic = true;
+    full.redelivery = true;
+    full.push_options = {"ci.skip", "merge_request.create"};
     full.ca_file = "/ca.pem";
     full.ca_source = "GIT_SSL_CAINFO";
     full.authenticated = true;
@@ -76,9 +95,8 @@ TEST_SUITE("protocol") {
     full.pack_git = "/usr/bin/git";
     full.pack_auto = true;
     full.proxy = "http://127.0.0.1:3128";
-    full.update = UpdateMode::expect_old;
     Job forced = sample_job();
-    forced.update = UpdateMode::force;
+    forced.updates.front().update = UpdateMode::force;
     const std::vector<ParentMessage> all = {
         sample_job(),
         full,
@@ -134,23 +152,29 @@ TEST_SUITE("protocol") {
     auto body = encode(ParentMessage{sample_job()});
     REQUIRE(body.has_value());
     CHECK(body->find(R"("update":"fast_forward")") != std::string::npos);
-    nlohmann::json j = nlohmann::json::parse(*body);
+    nlohmann::json whole = nlohmann::json::parse(*body);
+    auto decode_with = [&whole](const nlohmann::json& update) {
+      nlohmann::json copy = whole;
+      copy["updates"] = nlohmann::json::array({update});
+      return decode_parent(copy.dump());
+    };
+    nlohmann::json j = whole["updates"][0];
     j.erase("update");
-    auto missing = decode_parent(j.dump());
+    auto missing = decode_with(j);
     REQUIRE_FALSE(missing.has_value());
     CHECK(missing.error().code == Errc::missing_field);
     CHECK(missing.error().message.find("'update'") != std::string::npos);
     j["update"] = "rebase";
-    auto unknown = decode_parent(j.dump());
+    auto unknown = decode_with(j);
     REQUIRE_FALSE(unknown.has_value());
     CHECK(unknown.error().code == Errc::invalid_value);
     j["update"] = "expect_old";
-    auto no_old = decode_parent(j.dump());
+    auto no_old = decode_with(j);
     REQUIRE_FALSE(no_old.has_value());
     CHECK(no_old.error().code == Errc::missing_field);
     CHECK(no_old.error().message.find("'expect_old'") != std::string::npos);
     Job cas = sample_job();
-    cas.update = UpdateMode::expect_old;
+    cas.updates.front().update = UpdateMode::expect_old;
     CHECK_FALSE(encode(ParentMessage{cas}).has_value());
   }
 
@@ -227,16 +251,22 @@ TEST_SUITE("protocol") {
     CHECK(back.error().code == Errc::invalid_value);
   }
 
-  TEST_CASE("a result that claims success must name the object") {
-    CHECK(child_error(R"({"type":"result","status":"delivered","ref":"refs/heads/x"})") == Errc::missing_field);
-    CHECK(child_error(R"({"type":"result","status":"great","ref":"refs/heads/x"})") == Errc::invalid_value);
+  TEST_CASE("a result must name its refs, each with a known status, and a known status of its own") {
+    CHECK(child_error(R"({"type":"result","status":"delivered"})") == Errc::missing_field);
+    CHECK(child_error(R"({"type":"result","status":"delivered","refs":[]})") == Errc::invalid_value);
+    CHECK(child_error(R"({"type":"result","status":"delivered","refs":[{"ref":"refs/heads/x"}]})") ==
+          Errc::missing_field);
+    CHECK(child_error(R"({"type":"result","status":"delivered","refs":[{"ref":"refs/heads/x","status":"fine"}]})") ==
+          Errc::invalid_value);
+    CHECK(child_error(R"({"type":"result","status":"great","refs":[{"ref":"refs/heads/x","status":"ok"}]})") ==
+          Errc::invalid_value);
+    CHECK(child_error(R"({"type":"result","status":"delivered","refs":["refs/heads/x"]})") == Errc::wrong_type);
   }
 
   TEST_CASE("P1: a message with a key twice in one object is refused at parse, at any depth and in both directions") {
-    const std::string oid(40, 'a');
     // Last-wins would read this as delivered.
-    auto r = decode_child(R"({"type":"result","status":"failed","ref":"refs/heads/main","oid":")" + oid +
-                          R"(","status":"delivered"})");
+    auto r = decode_child(R"({"type":"result","status":"failed","refs":[{"ref":"refs/heads/main","status":"ok"}],)"
+                          R"("status":"delivered"})");
     CHECK_MESSAGE(!r.has_value(), "a duplicate key was resolved instead of refused");
     if (!r) {
       CHECK(r.error().code == Errc::duplicate_key);

@@ -15,13 +15,12 @@ namespace {
 const std::string kOid(40, 'a');
 Hello hello() { return Hello{kProtocolVersion, 7, {}, {}, std::nullopt}; }
 Mint mint() { return Mint{"advertisement", "GET", "https://h/r.git/info/refs?service=git-receive-pack", {}, {}}; }
-ResultMsg result(std::optional<std::string> oid = kOid) {
-  return ResultMsg{wire::DeliveryStatus::delivered, "refs/heads/main", oid, {}, {}, {}, {}, {}};
+ResultMsg result(RefStatus status = RefStatus::ok) {
+  return ResultMsg{wire::DeliveryStatus::delivered, {RefResult{"refs/heads/main", status, {}, {}}}, {}, {}, {}, {}};
 }
 ParentSession session(bool authenticated = true) {
   ParentSession::Config c;
-  c.gated_oid = kOid;
-  c.gated_ref = "refs/heads/main";
+  c.gated_refs = {"refs/heads/main"};
   c.authenticated = authenticated;
   return ParentSession(c);
 }
@@ -81,12 +80,29 @@ TEST_SUITE("protocol") {
     CHECK(r.error().code == Errc::mints_over_cap);
   }
 
-  TEST_CASE("P1: a result for an object nobody gated is a violation") {
-    auto s = session();
+  TEST_CASE("P1: a result that says delivered while a ref of it was not ok is a violation (T4 for every ref)") {
+    for (RefStatus each : {RefStatus::ng, RefStatus::rejected, RefStatus::not_attempted, RefStatus::unknown}) {
+      CAPTURE(enum_word(each));
+      auto s = session();
+      REQUIRE(s.accept(hello()));
+      auto r = s.accept(result(each));
+      REQUIRE_FALSE(r);
+      CHECK(r.error().code == Errc::result_ref_mismatch);
+    }
+    ParentSession::Config two;
+    two.gated_refs = {"refs/heads/main", "refs/tags/v1"};
+    ParentSession s(two);
     REQUIRE(s.accept(hello()));
-    auto r = s.accept(result(std::string(40, 'b')));
-    REQUIRE_FALSE(r);
-    CHECK(r.error().code == Errc::result_oid_mismatch);
+    ResultMsg r{
+        wire::DeliveryStatus::up_to_date,
+        {RefResult{"refs/heads/main", RefStatus::up_to_date, {}, {}}, RefResult{"refs/tags/v1", RefStatus::ok, {}, {}}},
+        {},
+        {},
+        {},
+        {}};
+    auto up = s.accept(r);
+    REQUIRE_FALSE(up);
+    CHECK(up.error().code == Errc::result_ref_mismatch);
   }
 
   TEST_CASE("P1: a second result and any message after the result are violations") {
@@ -113,7 +129,7 @@ TEST_SUITE("protocol") {
         CAPTURE(ref);
         auto s = session();
         REQUIRE(s.accept(hello()));
-        ResultMsg r{status, ref, kOid, {}, {}, {}, {}, {}};
+        ResultMsg r{status, {RefResult{ref, RefStatus::ok, {}, {}}}, {}, {}, {}, {}};
         auto ok = s.accept(r);
         CHECK_MESSAGE(!ok.has_value(), "a result for another ref was taken as this job's");
         if (!ok) CHECK(ok.error().code == Errc::result_ref_mismatch);
@@ -122,28 +138,31 @@ TEST_SUITE("protocol") {
     }
   }
 
-  TEST_CASE("P1: a result must name the gated object, even a failure") {
-    auto s = session();
-    REQUIRE(s.accept(hello()));
-    ResultMsg r{wire::DeliveryStatus::transport_failed, "refs/heads/main", {}, {}, "tls", {}, {}, {}};
-    auto no_oid = s.accept(r);
-    REQUIRE_FALSE(no_oid);
-    CHECK(no_oid.error().code == Errc::result_oid_mismatch);
-
-    auto t = session();
+  TEST_CASE("P1: a result must name every ref of the job in its order, even a failure") {
+    ParentSession::Config two;
+    two.gated_refs = {"refs/heads/main", "refs/tags/v1"};
+    const RefResult main{"refs/heads/main", RefStatus::not_attempted, {}, {}};
+    const RefResult tag{"refs/tags/v1", RefStatus::not_attempted, {}, {}};
+    for (const auto& refs : std::vector<std::vector<RefResult>>{{main}, {tag, main}, {main, tag, tag}}) {
+      auto s = ParentSession(two);
+      REQUIRE(s.accept(hello()));
+      auto r = s.accept(ResultMsg{wire::DeliveryStatus::transport_failed, refs, "tls", {}, {}, {}});
+      REQUIRE_FALSE(r);
+      CHECK(r.error().code == Errc::result_ref_mismatch);
+    }
+    auto t = ParentSession(two);
     REQUIRE(t.accept(hello()));
-    r.oid = kOid;
-    CHECK(t.accept(r));
+    CHECK(t.accept(ResultMsg{wire::DeliveryStatus::transport_failed, {main, tag}, "tls", {}, {}, {}}));
   }
 
   TEST_CASE("P1: a warm child's session takes the ref and object bound with its job") {
     ParentSession s(ParentSession::Config{});
     REQUIRE(s.accept(hello()));
-    s.bind("refs/heads/main", kOid, false);
+    s.bind({"refs/heads/main"}, false);
     CHECK(s.accept(result()));
     ParentSession t(ParentSession::Config{});
     REQUIRE(t.accept(hello()));
-    t.bind("refs/heads/other", kOid, false);
+    t.bind({"refs/heads/other"}, false);
     auto r = t.accept(result());
     REQUIRE_FALSE(r);
     CHECK(r.error().code == Errc::result_ref_mismatch);
