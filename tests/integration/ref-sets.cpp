@@ -92,6 +92,33 @@ TEST_SUITE("ref-sets") {
     CHECK(s.remote_ref("r", "refs/tags/v1").empty());
   }
 
+  TEST_CASE("T4: atomic, one ref refused here (non-fast-forward): nothing is sent, the other ref not attempted") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    Executor ex(s.executor_options());
+    REQUIRE(ex.submit(s.request("r", s.tip)).wait().kind == OutcomeKind::delivered);
+    const long posts = s.posts("r");
+    DeliveryRequest r = s.branch_and_tag("r");
+    r.updates[0].oid = s.rev("HEAD~1");  // a rewind: git refuses it without force
+    Outcome o = ex.submit(r).wait();
+    CHECK_MESSAGE(o.kind == OutcomeKind::rejected, o.reason);
+    CHECK(o.remote_effect == RemoteEffect::none);
+    CHECK(ref_of(o, "refs/heads/main").status == RefStatus::rejected);
+    CHECK_MESSAGE(ref_of(o, "refs/heads/main").reason.rfind("non-fast-forward", 0) == 0,
+                  ref_of(o, "refs/heads/main").reason);
+    CHECK(ref_of(o, "refs/tags/v1").status == RefStatus::not_attempted);
+    CHECK(ref_of(o, "refs/tags/v1").reason == "atomic push failed");
+    CHECK(s.posts("r") == posts);
+    CHECK(s.remote_ref("r", "refs/tags/v1").empty());
+    // Non-atomic, the tag goes on its own.
+    r.atomic = Atomicity::non_atomic;
+    Outcome alone = ex.submit(r).wait();
+    CHECK_MESSAGE(alone.kind == OutcomeKind::rejected, alone.reason);
+    CHECK(ref_of(alone, "refs/tags/v1").status == RefStatus::ok);
+    CHECK(s.remote_ref("r", "refs/tags/v1") == s.tag);
+    CHECK(s.remote_ref("r") == s.tip);
+  }
+
   TEST_CASE("T4: non-atomic, the same hook: the branch applied, the tag refused, the delivery rejected") {
     Setup s;
     s.server.create_bare_repo("r");
