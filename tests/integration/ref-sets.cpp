@@ -7,7 +7,10 @@
 
 #include <doctest/doctest.h>
 
+#include "auth/ed25519_minter.hpp"
+#include "auth/minter.hpp"
 #include "push_setup.hpp"
+#include "sys/clock.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
 // time (CMakeLists.txt, unity batches), and a name here must not meet
@@ -22,7 +25,7 @@ const std::string kZero(40, '0');
 
 struct Setup : test::PushSetup {
   std::string tag;  // an annotated tag of the tip, v1
-  Setup() : PushSetup(3) {
+  explicit Setup(test::FixtureOptions fo = {}) : PushSetup(3, fo) {
     test::git_ok({"tag", "-a", "v1", "-m", "release 1", tip}, source);
     tag = rev("refs/tags/v1");
   }
@@ -194,6 +197,37 @@ TEST_SUITE("ref-sets") {
     Outcome o = ex.submit(r).wait();
     CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
     CHECK(s.remote_ref("r", "refs/tags/v1") == s.tag);
+  }
+
+  TEST_CASE(
+      "A2: a delivery of several refs and a deletion is one POST whose key: token binds the whole body, "
+      "every command in it; the server's verifier checks it against what arrived") {
+    test::TempDir keys;
+    const std::string key_file = keys.path() + "/key.pem";
+    REQUIRE(auth::keygen(key_file));
+    auto key = auth::Ed25519Key::load(key_file);
+    REQUIRE(key);
+    test::FixtureOptions fo;
+    fo.verify_key = key_file;
+    Setup s(fo);
+    s.server.create_bare_repo("r");
+    test::git_ok({"push", "-q", s.server.repo_path("r"), "HEAD~1:refs/heads/old"}, s.source);
+    Executor ex(s.executor_options());
+    DeliveryRequest req = s.branch_and_tag("r");
+    req.updates.push_back(RefUpdate{"refs/heads/old", kZero});
+    auth::MintContext ctx;
+    ctx.remote = req.remote;
+    ctx.ref = req.updates.front().ref;
+    ctx.oid = req.updates.front().oid;
+    ctx.deadline = sys::mono_now_ns() + 30'000 * sys::kNsPerMs;
+    req.mint = auth::make_mint_callback(
+        std::make_shared<auth::Ed25519Minter>(std::make_shared<const auth::Ed25519Key>(std::move(*key))), ctx, nullptr);
+    Outcome o = ex.submit(req).wait();
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK(s.remote_ref("r") == s.tip);
+    CHECK(s.remote_ref("r", "refs/tags/v1") == s.tag);
+    CHECK(s.remote_ref("r", "refs/heads/old").empty());
+    CHECK(s.posts("r") == 1);
   }
 }
 
