@@ -7,10 +7,8 @@
 
 #include <doctest/doctest.h>
 
-#include "auth/ed25519_minter.hpp"
-#include "auth/minter.hpp"
+#include "auth_support.hpp"
 #include "push_setup.hpp"
-#include "sys/clock.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
 // time (CMakeLists.txt, unity batches), and a name here must not meet
@@ -202,26 +200,16 @@ TEST_SUITE("ref-sets") {
   TEST_CASE(
       "A2: a delivery of several refs and a deletion is one POST whose key: token binds the whole body, "
       "every command in it; the server's verifier checks it against what arrived") {
-    test::TempDir keys;
-    const std::string key_file = keys.path() + "/key.pem";
-    REQUIRE(auth::keygen(key_file));
-    auto key = auth::Ed25519Key::load(key_file);
-    REQUIRE(key);
+    test::auth_support::TestKey key;
     test::FixtureOptions fo;
-    fo.verify_key = key_file;
+    fo.verify_key = key.path;
     Setup s(fo);
     s.server.create_bare_repo("r");
     test::git_ok({"push", "-q", s.server.repo_path("r"), "HEAD~1:refs/heads/old"}, s.source);
     Executor ex(s.executor_options());
     DeliveryRequest req = s.branch_and_tag("r");
     req.updates.push_back(RefUpdate{"refs/heads/old", kZero});
-    auth::MintContext ctx;
-    ctx.remote = req.remote;
-    ctx.ref = req.updates.front().ref;
-    ctx.oid = req.updates.front().oid;
-    ctx.deadline = sys::mono_now_ns() + 30'000 * sys::kNsPerMs;
-    req.mint = auth::make_mint_callback(
-        std::make_shared<auth::Ed25519Minter>(std::make_shared<const auth::Ed25519Key>(std::move(*key))), ctx, nullptr);
+    req.mint = test::auth_support::key_mint(key, req.remote, req.updates.front().ref, req.updates.front().oid);
     Outcome o = ex.submit(req).wait();
     REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
     CHECK(s.remote_ref("r") == s.tip);
