@@ -37,5 +37,8 @@ int push_refused(const PushArgs& a, const FieldErrors& errors);
 // Prints the outcome (JSON on stdout, the human line and any hint on stderr
 // unless quiet and fine) and returns the exit code.
 int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts);
+// What an outcome of this command line is told with: the remote, the ref
+// and object (the first ref's, for several), and each ref as asked.
+DeliveryFacts push_facts(const PushArgs& a, const CheckedRequest& checked);
 
 }  // namespace courier::cli
