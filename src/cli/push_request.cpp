@@ -171,7 +171,7 @@ void read_refs(const PushArgs& a, PushSide side, Reading& r, FieldErrors& errors
 // push.pushOption (a multi-valued key; an empty value clears the ones
 // before it, as git reads it).
 void read_set_options(const PushArgs& a, Reading& r) {
-  if (a.atomic) r.req.atomic = *a.atomic ? Atomicity::atomic : Atomicity::non_atomic;
+  r.req.atomic = a.atomic ? (*a.atomic ? Atomicity::atomic : Atomicity::non_atomic) : Atomicity::automatic;
   if (a.push_options_given || !r.config) {
     r.req.push_options = a.push_options;
     return;
