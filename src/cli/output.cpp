@@ -100,7 +100,9 @@ std::optional<std::string> set_line(const Outcome& o, const DeliveryFacts& f) {
     case OutcomeKind::up_to_date:
       return "up to date: " + count + " are already at their ids";
     case OutcomeKind::rejected:
-      if (o.remote_effect == RemoteEffect::mixed) {
+      // The refs say what moved: a non-atomic delivery is partly applied
+      // when any of its refs is ok, whatever the whole's effect word.
+      if (moved > 0 || o.remote_effect == RemoteEffect::mixed) {
         return "partly applied (non-atomic): " + std::to_string(moved) + " of " + count +
                " moved, the others did not (see each ref above): " + o.reason;
       }

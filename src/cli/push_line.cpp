@@ -55,18 +55,16 @@ Result<void> settle_refspec(PushArgs& a, const std::string& text, const repo::Re
 }
 
 // The remote ref a deletion names: a full name as given; a short one is
-// the local branch or tag of that name (git matches it against the remote's
-// refs, which this command does not read before it settles the request).
+// the local branch or tag of that name, else the branch of that name (git
+// matches it against the remote's refs, which this command does not read
+// before it settles the request; a branch the remote lacks is then refused
+// as git refuses it, "remote ref does not exist").
 Result<std::string> deletion_target(const std::string& dst, const repo::RefSnapshot& refs) {
   if (full_ref(dst)) return dst;
   const bool branch = refs.refs.count("refs/heads/" + dst) != 0;
   const bool tag = refs.refs.count("refs/tags/" + dst) != 0;
   if (branch && tag) return fail(Errc::invalid_argument, "dst refspec " + dst + " matches more than one");
-  if (branch || tag) return (branch ? "refs/heads/" : "refs/tags/") + dst;
-  return fail(Errc::invalid_argument, "cannot tell which remote ref '" + dst +
-                                          "' names (no local branch or tag of that name): give its full name, e.g. "
-                                          ":refs/heads/" +
-                                          dst);
+  return (tag ? "refs/tags/" : "refs/heads/") + dst;
 }
 
 // One refspec of several (or a deletion) into a RefArg.
