@@ -194,6 +194,22 @@ TEST_SUITE("cli-sets") {
     CHECK(has_ref(t.ours, "refs/remotes/origin/main"));
   }
 
+  TEST_CASE("X-CLI7: a partly applied non-atomic push is rejected, exit 1, and --json says remote_effect mixed") {
+    test::NginxServer nginx;
+    if (!nginx.available()) {
+      MESSAGE("skipped: " << nginx.unavailable_reason());
+      return;
+    }
+    test::TempDir base_dir;
+    Twins t(nginx, make_base(base_dir), "mixed");
+    t.hook("update", "case \"$1\" in refs/tags/*) echo \"tags are frozen\" >&2; exit 1;; esac\nexit 0\n");
+    auto again = t.courier({"--no-atomic", "--json", "origin", "main", "v1"});
+    CHECK(again.exit_code == cli::kExitRejected);
+    CHECK(contains(t.refs_of(t.ours_remote), " refs/heads/main"));
+    CHECK_MESSAGE(contains(again.out, "\"remote_effect\":\"mixed\""), again.out);
+    CHECK_MESSAGE(contains(again.out, "\"refs\":["), again.out);
+  }
+
   TEST_CASE(
       "X-CLI6 X-CLI7: :ref and --delete delete remote refs as git does; a ref the remote lacks is refused as git") {
     test::NginxServer nginx;
