@@ -194,6 +194,11 @@ int report_and_read_back(const PushArgs& a, const HttpSettings& http, const Deli
   return code;
 }
 
+void track(const PushArgs& a, const DeliveryFacts& facts, const PushedRef& pushed, const Outcome& o) {
+  if (facts.asked.size() > 1) return update_tracking_refs(a, pushed.repo, pushed.remote_name, o);
+  update_tracking(a, pushed, o);
+}
+
 DeliveryFacts push_facts(const PushArgs& a, const CheckedRequest& checked) {
   const auto& updates = checked.updates();
   DeliveryFacts facts{checked.remote(), a.ref, checked.request().oid, a.auth};
@@ -281,11 +286,7 @@ int run_push(const PushArgs& a) {
   DeliveryFacts facts = push_facts(a, v->checked);
   facts.forced = forced_update(asked.repo, asked.update, asked.ref, asked.oid, o);
   const int code = report_and_read_back(a, v->http, facts, o);
-  if (facts.asked.size() > 1) {
-    update_tracking_refs(a, asked.repo, v->resolved.name, o);
-  } else {
-    update_tracking(a, PushedRef{asked.repo, v->resolved.name, facts.ref, facts.oid}, o);
-  }
+  track(a, facts, PushedRef{asked.repo, v->resolved.name, facts.ref, facts.oid}, o);
   (*auth)->after(o);
   return code;
 }

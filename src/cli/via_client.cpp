@@ -535,12 +535,8 @@ int run_push_via(const PushArgs& a) {
   const int code = tell(a, *target, *outcome);
   // The service pushed; the user's repository is this side's to keep.
   const DeliveryRequest& req = target->request.checked.request();
-  if (a.refs.size() > 1) {
-    update_tracking_refs(a, req.repo, target->request.resolved.name, outcome->outcome);
-  } else {
-    update_tracking(a, PushedRef{req.repo, target->request.resolved.name, outcome->facts.ref, outcome->facts.oid},
-                    outcome->outcome);
-  }
+  track(a, push_facts(a, target->request.checked),
+        PushedRef{req.repo, target->request.resolved.name, outcome->facts.ref, outcome->facts.oid}, outcome->outcome);
   return code;
 }
 

@@ -194,8 +194,7 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
   d->id = in.id.empty() ? seat::new_delivery_id() : in.id;
   d->repo = in.checked.request().repo;
   d->remote = in.checked.remote();
-  // A delivery of several refs is named by its first (its outcome's "refs"
-  // has each).
+  // Several refs: named by the first (its outcome's "refs" has each).
   d->ref = in.checked.updates().front().ref;
   d->oid = in.checked.updates().front().oid;
   d->credential = in.credential;

@@ -176,6 +176,25 @@ void updates_field(const json& body, const RepositoryChecks& checks, DeliveryReq
   }
 }
 
+// The objects: "ref" with "oid"/"rev" (one update), or "updates", never
+// both. Returns whether they could be read (what validate() says of an
+// object that could not is not said twice).
+bool objects(const json& body, const RepositoryChecks& checks, DeliveryRequest& req, Refusals& out) {
+  if (!body.contains("updates")) {
+    auto one = object_field(body, checks, req);
+    if (!one) out.push_back(one.error());
+    return one.has_value();
+  }
+  if (body.contains("ref") || body.contains("oid") || body.contains("rev") || body.contains("update")) {
+    out.push_back(Refusal{400, "bad_field", "updates",
+                          "give either \"ref\" with \"oid\" or \"rev\" (one update) or \"updates\" (several), not "
+                          "both (each update has its own \"update\")"});
+  }
+  bool object_ok = true;
+  updates_field(body, checks, req, out, object_ok);
+  return object_ok;
+}
+
 // "atomic": "automatic" (the default), "atomic" or "non_atomic"; and
 // "push_options": an array of strings (their bounds are validate()'s).
 void set_fields(const json& body, DeliveryRequest& req, Refusals& out) {
@@ -333,17 +352,7 @@ tl::expected<SubmitInput, Refusals> submission(const json& body, const ApiConfig
       in.remote_progress = body["remote_progress"].get<bool>();
     }
   }
-  bool object_ok = true;
-  if (body.contains("updates")) {
-    if (body.contains("ref") || body.contains("oid") || body.contains("rev") || body.contains("update")) {
-      out.push_back(Refusal{400, "bad_field", "updates",
-                            "give either \"ref\" with \"oid\" or \"rev\" (one update) or \"updates\" (several), not "
-                            "both (each update has its own \"update\")"});
-    }
-    updates_field(body, checks, req, out, object_ok);
-  } else {
-    object_ok = keep(object_field(body, checks, req), out);
-  }
+  const bool object_ok = objects(body, checks, req, out);
   set_fields(body, req, out);
   // The request itself: the one validation (H2: the remote read once, a
   // user name refused here since the service's credentials are named).
