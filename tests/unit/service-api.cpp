@@ -13,6 +13,7 @@
 #include "service/api.hpp"
 #include "service/event_numbering.hpp"
 #include "service/http_server_mhd.hpp"
+#include "service/resume.hpp"
 #include "service/routes.hpp"
 #include "service/service_options.hpp"
 #include "support.hpp"
@@ -198,6 +199,38 @@ TEST_CASE("X-CLI6 X-SVC4: a set of updates is refused before anything is submitt
   for (int i = 0; i <= 100; ++i) many["updates"].push_back({{"ref", "refs/heads/b" + std::to_string(i)}, {"oid", a}});
   CHECK(lists(body_of(r.post(many)), "updates", "bad_field"));
   CHECK(r.deliveries.list("", "", 10).empty());
+}
+
+TEST_CASE("J4 X-CLI6: the service's journal note keeps the whole set, and a resumed delivery is the same request") {
+  test::TempDir repo;
+  service::ServiceNote note;
+  note.credential = "deploy";
+  note.updates = {RefUpdate{"refs/heads/main", std::string(40, 'a'), UpdateMode::force, std::nullopt},
+                  RefUpdate{"refs/tags/v1", std::string(40, 'b'), UpdateMode::fast_forward, std::nullopt},
+                  RefUpdate{"refs/heads/old", std::string(40, '0'), UpdateMode::expect_old, std::string(40, 'c')}};
+  note.atomic = Atomicity::non_atomic;
+  note.push_options = {"ci.skip", "x=y"};
+  const auto back = service::note_from(service::note_text(note));
+  REQUIRE(back.has_value());
+  CHECK(back->updates == note.updates);
+  CHECK(back->atomic == Atomicity::non_atomic);
+  CHECK(back->push_options == note.push_options);
+  // A note naming an update rule this program does not know is not guessed.
+  CHECK_FALSE(service::note_from(R"({"service":true,"updates":[{"ref":"refs/heads/a","oid":"x","update":"sideways"}]})")
+                  .has_value());
+  journal::Submission s;
+  s.id = "set-1";
+  s.repo = repo.path();
+  s.remote = "https://h/r.git";
+  s.ref = "refs/heads/main";  // the journal's row names the first ref only
+  s.oid = std::string(40, 'a');
+  s.deadline_unix_ms = 1;
+  service::ServiceCredentials credentials = {{"deploy", {"credential", {"https://h/"}}}};
+  auto in = service::resubmission(service::LeftBehind{s, *back}, credentials, false);
+  REQUIRE_MESSAGE(in.has_value(), (in ? "" : in.error().message));
+  CHECK(in->checked.updates() == note.updates);
+  CHECK_FALSE(in->checked.atomic());
+  CHECK(in->checked.request().push_options == note.push_options);
 }
 
 TEST_CASE("P1 service API: a body with a key twice in one object is refused 400 bad_json, never judged on one value") {
