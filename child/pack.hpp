@@ -33,6 +33,12 @@ struct PackSpec {
   // finds it again.
   std::shared_ptr<const SendEdge> edge;
   sys::MonoNs deadline = 0;
+  // What the remote takes, from its advertisement: a thin pack (deltas
+  // against objects it has; unless it says `no-thin`), offset deltas
+  // (`ofs-delta`). libgit2's packbuilder writes neither (reference deltas
+  // against objects in the pack only), so these bind the git engine.
+  bool thin = false;
+  bool ofs_delta = false;
   // Receives the pack bytes in order. An error stops the build.
   std::function<Result<void>(const void*, std::size_t)> sink;
   // Called with (phase, done, total) as the pack is built, by git's phase

@@ -71,6 +71,16 @@ std::uint32_t be32(const unsigned char* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
 }
 
+// git pack-objects' command line: the pack on stdout from the revisions on
+// stdin, with progress; thin (deltas against objects the remote has) and
+// with offset deltas only where the remote said it takes them.
+std::vector<std::string> git_pack_argv(const PackSpec& spec, const std::string& git_dir) {
+  std::vector<std::string> argv = {"git", "--git-dir=" + git_dir, "pack-objects", "--revs", "--stdout", "--progress"};
+  if (spec.thin) argv.emplace_back("--thin");
+  if (spec.ofs_delta) argv.emplace_back("--delta-base-offset");
+  return argv;
+}
+
 }  // namespace
 
 struct GitPackStream::State {
@@ -171,8 +181,7 @@ Result<std::unique_ptr<GitPackStream>> GitPackStream::start(const PackSpec& spec
   if (!plan) return tl::unexpected(plan.error());
   sys::SpawnSpec s;
   s.exec_path = git_program;
-  s.argv = {"git",    "--git-dir=" + plan->git_dir, "pack-objects", "--revs", "--stdout",
-            "--thin", "--delta-base-offset",        "--progress"};
+  s.argv = git_pack_argv(spec, plan->git_dir);
   s.env = engine_env(home);
   s.new_process_group = false;
   auto spawned = sys::spawn_piped(std::move(s));

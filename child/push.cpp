@@ -386,6 +386,8 @@ class Push {
       spec.hide.insert(spec.hide.end(), adv.haves.begin(), adv.haves.end());
     }
     spec.deadline = job_.deadline_mono_ns;
+    spec.thin = !adv.capabilities.has("no-thin");
+    spec.ofs_delta = adv.capabilities.has("ofs-delta");
     spec.progress = [this](std::string_view phase, std::uint64_t done, std::uint64_t total) {
       out_.progress(std::string(phase), done, total, true);
     };
@@ -413,7 +415,7 @@ class Push {
     for (std::size_t i : send_) sent_old[result_.refs[i].ref] = result_.refs[i].old_oid.value_or("");
     auto granted = ch_.check(std::string(protocol::kCheckPost), sent_old);
     if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
-    transport::ReportReader reader(body.request.side_band);
+    transport::ReportReader reader(body.request.side_band, body.request.report_v2);
     transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
     post.proxy_authorization = *granted;
     post.content_type = std::string(wire::leg_spec(wire::Leg::receive_pack).request_type);

@@ -123,6 +123,14 @@ Result<void> ReportReader::on_line(const Pkt& pkt) {
     stage_ = Stage::refs;
     return {};
   }
+  if (v2_ && starts_with(line, "option ")) {
+    if (report_.refs.empty() || !report_.refs.back().ok) {
+      return failed(Errc::report_malformed,
+                    "an option line that follows no ok line: \"" + wire::printable(line) + "\"");
+    }
+    report_.refs.back().options.emplace_back(line.substr(7));
+    return {};
+  }
   RefStatus status;
   if (starts_with(line, "ok ")) {
     status.ok = true;
@@ -204,6 +212,13 @@ Result<std::vector<RefVerdict>> judge_report(const Report& report, const std::ve
       return fail(Errc::report_incomplete, "report-status has no line for " + wire::printable(refs[i]));
     }
     const RefStatus& line = *lines[i];
+    for (const std::string& option : line.options) {
+      if (option.rfind("refname ", 0) == 0 || option.rfind("new-oid ", 0) == 0) {
+        return fail(Errc::report_mismatch, "report-status-v2 says the update of " + wire::printable(refs[i]) +
+                                               " was rewritten (" + wire::printable(option) +
+                                               "): not the update the request asked for");
+      }
+    }
     out.push_back(RefVerdict{refs[i], line.ok,
                              line.ok               ? std::string()
                              : line.reason.empty() ? "(no reason given)"

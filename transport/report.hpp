@@ -29,6 +29,10 @@ struct RefStatus {
   std::string ref;
   bool ok = false;
   std::string reason;  // the remote's words after `ng <ref> `; empty for ok
+  // report-status-v2: the `option` lines after an `ok` (without the word
+  // "option "): "refname <ref>", "old-oid <id>", "new-oid <id>",
+  // "forced-update". A server that rewrote the update says so here.
+  std::vector<std::string> options;
   bool operator==(const RefStatus&) const = default;
 };
 
@@ -44,7 +48,9 @@ struct Report {
 // progress it returns, and call finish() at the end of the body.
 class ReportReader {
  public:
-  explicit ReportReader(bool side_band) : side_band_(side_band) {}
+  // side_band: the body is side-band-64k multiplexed; v2: the report is
+  // report-status-v2 (`option` lines may follow an `ok`).
+  explicit ReportReader(bool side_band, bool v2 = false) : side_band_(side_band), v2_(v2) {}
 
   // Returns the band-2 progress messages completed by these bytes, raw (they
   // may hold \r for progress meters; escape them before showing them
@@ -66,6 +72,7 @@ class ReportReader {
 
   enum class Stage { unpack, refs, done };
   bool side_band_;
+  bool v2_;
   PktDecoder outer_;
   PktDecoder inner_;  // band-1 payloads, side-band only
   Stage stage_ = Stage::unpack;
@@ -100,7 +107,10 @@ struct RefVerdict {
 // (T4 for every ref). Everything else is an error: unpack_failed (the
 // remote could not unpack the pack), report_incomplete (no line for one of
 // `refs`), report_mismatch (a line for a ref not in the request, several
-// lines for one ref, or `ok` for a ref beside an unpack failure).
+// lines for one ref, `ok` for a ref beside an unpack failure, or a
+// report-status-v2 `ok` whose options say the server updated another ref
+// or to another id than the request's: what was asked was not what was
+// done).
 Result<std::vector<RefVerdict>> judge_report(const Report& report, const std::vector<std::string>& refs);
 
 }  // namespace courier::transport

@@ -64,7 +64,7 @@ Result<std::vector<PushRequest::Command>> commands_of(const Advertisement& adv, 
 Result<PushRequest> build_push_request(const Advertisement& adv, const std::vector<RefCommand>& wanted,
                                        const RequestOptions& options) {
   const Capabilities& offered = adv.capabilities;
-  if (!offered.has("report-status")) {
+  if (!offered.has("report-status") && !offered.has("report-status-v2")) {
     return fail(Errc::capability_missing,
                 "the remote does not offer report-status, so a push to it could not be confirmed");
   }
@@ -75,7 +75,8 @@ Result<PushRequest> build_push_request(const Advertisement& adv, const std::vect
   PushRequest req;
   req.commands = std::move(*commands);
   for (const auto& c : req.commands) req.pack = req.pack || !is_zero_oid(c.new_oid);
-  req.capabilities.emplace_back("report-status");
+  req.report_v2 = !offered.has("report-status");
+  req.capabilities.emplace_back(req.report_v2 ? "report-status-v2" : "report-status");
   if (offered.has("side-band-64k")) {
     req.capabilities.emplace_back("side-band-64k");
     req.side_band = true;

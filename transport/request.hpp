@@ -7,11 +7,14 @@
 // caller, so the command states exactly what the server showed us (T4): if
 // the ref moved since, receive-pack refuses instead of overwriting. Only
 // capabilities the server advertised are asked for, and only those
-// git-courier understands: report-status (without it nothing proves the
-// update happened, so its absence is an error), atomic and push-options
+// git-courier understands: report-status, else report-status-v2 (without
+// either nothing proves the update happened, so their absence is an
+// error), atomic and push-options
 // (asked for by the caller: their absence is an error too, never a silent
 // downgrade), side-band-64k, quiet (unless the caller wants the remote's
-// progress), object-format=sha1 and agent.
+// progress), object-format=sha1 and agent. side-band (the 1000-byte kind)
+// alone is not used: the response then comes unmultiplexed, which every
+// server must accept.
 #pragma once
 
 #include <string>
@@ -43,6 +46,7 @@ struct PushRequest {
   std::vector<Command> commands;          // in the order sent
   std::vector<std::string> capabilities;  // as sent, in order
   bool side_band = false;                 // the response is side-band-64k multiplexed
+  bool report_v2 = false;                 // the report is report-status-v2 (report-status not offered)
   bool pack = false;                      // a pack follows (some command does not delete)
 };
 

@@ -19,8 +19,12 @@ Result<std::unique_ptr<AuthSetup>> AuthSetup::from_spec(const std::string& spec,
   MintContext context;
   context.remote = request.remote;
   context.repo = request.repo;
-  context.ref = request.ref;
-  context.oid = request.oid;
+  // A delivery of several refs names its first update in the token's
+  // `ref` and `oid` claims; every ref and id it changes is in the POST's
+  // body, which the `ph` claim binds (docs/auth.md).
+  const bool several = request.ref.empty() && !request.updates.empty();
+  context.ref = several ? request.updates.front().ref : request.ref;
+  context.oid = several ? request.updates.front().oid : request.oid;
   context.deadline = deadline;  // no later than the turn's, which is fixed just after
   auto minter = (*factory)(context);
   if (!minter) return fail(Errc::invalid_argument, what + ": " + minter.error().message);

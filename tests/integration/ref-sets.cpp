@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include "auth_support.hpp"
 #include "push_setup.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
@@ -22,7 +23,7 @@ const std::string kZero(40, '0');
 
 struct Setup : test::PushSetup {
   std::string tag;  // an annotated tag of the tip, v1
-  Setup() : PushSetup(3) {
+  explicit Setup(test::FixtureOptions fo = {}) : PushSetup(3, fo) {
     test::git_ok({"tag", "-a", "v1", "-m", "release 1", tip}, source);
     tag = rev("refs/tags/v1");
   }
@@ -90,6 +91,33 @@ TEST_SUITE("ref-sets") {
     CHECK_MESSAGE(o.reason.find("no refs/tags/v1 today") != std::string::npos, o.reason);
     CHECK(s.remote_ref("r").empty());
     CHECK(s.remote_ref("r", "refs/tags/v1").empty());
+  }
+
+  TEST_CASE("T4: atomic, one ref refused here (non-fast-forward): nothing is sent, the other ref not attempted") {
+    Setup s;
+    s.server.create_bare_repo("r");
+    Executor ex(s.executor_options());
+    REQUIRE(ex.submit(s.request("r", s.tip)).wait().kind == OutcomeKind::delivered);
+    const long posts = s.posts("r");
+    DeliveryRequest r = s.branch_and_tag("r");
+    r.updates[0].oid = s.rev("HEAD~1");  // a rewind: git refuses it without force
+    Outcome o = ex.submit(r).wait();
+    CHECK_MESSAGE(o.kind == OutcomeKind::rejected, o.reason);
+    CHECK(o.remote_effect == RemoteEffect::none);
+    CHECK(ref_of(o, "refs/heads/main").status == RefStatus::rejected);
+    CHECK_MESSAGE(ref_of(o, "refs/heads/main").reason.rfind("non-fast-forward", 0) == 0,
+                  ref_of(o, "refs/heads/main").reason);
+    CHECK(ref_of(o, "refs/tags/v1").status == RefStatus::not_attempted);
+    CHECK(ref_of(o, "refs/tags/v1").reason == "atomic push failed");
+    CHECK(s.posts("r") == posts);
+    CHECK(s.remote_ref("r", "refs/tags/v1").empty());
+    // Non-atomic, the tag goes on its own.
+    r.atomic = Atomicity::non_atomic;
+    Outcome alone = ex.submit(r).wait();
+    CHECK_MESSAGE(alone.kind == OutcomeKind::rejected, alone.reason);
+    CHECK(ref_of(alone, "refs/tags/v1").status == RefStatus::ok);
+    CHECK(s.remote_ref("r", "refs/tags/v1") == s.tag);
+    CHECK(s.remote_ref("r") == s.tip);
   }
 
   TEST_CASE("T4: non-atomic, the same hook: the branch applied, the tag refused, the delivery rejected") {
@@ -167,6 +195,27 @@ TEST_SUITE("ref-sets") {
     Outcome o = ex.submit(r).wait();
     CHECK_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
     CHECK(s.remote_ref("r", "refs/tags/v1") == s.tag);
+  }
+
+  TEST_CASE(
+      "A2: a delivery of several refs and a deletion is one POST whose key: token binds the whole body, "
+      "every command in it; the server's verifier checks it against what arrived") {
+    test::auth_support::TestKey key;
+    test::FixtureOptions fo;
+    fo.verify_key = key.path;
+    Setup s(fo);
+    s.server.create_bare_repo("r");
+    test::git_ok({"push", "-q", s.server.repo_path("r"), "HEAD~1:refs/heads/old"}, s.source);
+    Executor ex(s.executor_options());
+    DeliveryRequest req = s.branch_and_tag("r");
+    req.updates.push_back(RefUpdate{"refs/heads/old", kZero});
+    req.mint = test::auth_support::key_mint(key, req.remote, req.updates.front().ref, req.updates.front().oid);
+    Outcome o = ex.submit(req).wait();
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK(s.remote_ref("r") == s.tip);
+    CHECK(s.remote_ref("r", "refs/tags/v1") == s.tag);
+    CHECK(s.remote_ref("r", "refs/heads/old").empty());
+    CHECK(s.posts("r") == 1);
   }
 }
 

@@ -161,6 +161,23 @@ TEST_SUITE("service-events") {
     const sys::MonoNs restart = sys::mono_now_ns();
     svc = s.start();
     const sys::MonoNs listening = sys::mono_now_ns();
+    // The same transitions, rebuilt from the journal, have the same numbers.
+    // Read first (the whole stream ends with the recovered outcome): the
+    // client resumes from its cursor by these numbers, and with one wrong it
+    // would wait out its deadline plus the stream's grace before it exits.
+    // (The client's exit is then timed after this read: later, never
+    // earlier, than it was.)
+    const std::vector<json> after = svc->events("via-held");
+    INFO("the stream after the restart:\n" << text_of(after));
+    REQUIRE(line_of(after, "finished") != nullptr);
+    const bool same_queued = (*line_of(after, "queued"))["seq"] == (*line_of(live, "queued"))["seq"];
+    CHECK_MESSAGE(same_queued, "Q3: the queued line has the same seq live and rebuilt from the journal");
+    const bool same_dispatched = (*line_of(after, "dispatched"))["seq"] == (*line_of(live, "dispatched"))["seq"];
+    CHECK_MESSAGE(same_dispatched, "Q3: the dispatched line has the same seq live and rebuilt from the journal");
+    const std::uint64_t finished_seq = (*line_of(after, "finished"))["seq"].get<std::uint64_t>();
+    CHECK_MESSAGE(finished_seq > live_last, "Q3: the line after the restart is numbered above every earlier one");
+    REQUIRE_MESSAGE((same_queued && same_dispatched && finished_seq > live_last),
+                    "the numbers the client resumes by are wrong: its wait would prove nothing more");
     const int code = client.wait_exit();
     const sys::MonoNs exited = sys::mono_now_ns();
     const auto restart_ms = (listening - restart) / kNsPerMs;
@@ -188,16 +205,6 @@ TEST_SUITE("service-events") {
     CHECK(code == exit_of(OutcomeKind::interrupted));
     CHECK(client_ms <= restart_ms + kReadBackBudget.count() + 2'000);
 
-    // The same transitions, rebuilt from the journal, have the same numbers.
-    const std::vector<json> after = svc->events("via-held");
-    INFO("the stream after the restart:\n" << text_of(after));
-    REQUIRE(line_of(after, "finished") != nullptr);
-    CHECK_MESSAGE((*line_of(after, "queued"))["seq"] == (*line_of(live, "queued"))["seq"],
-                  "Q3: the queued line has the same seq live and rebuilt from the journal");
-    CHECK_MESSAGE((*line_of(after, "dispatched"))["seq"] == (*line_of(live, "dispatched"))["seq"],
-                  "Q3: the dispatched line has the same seq live and rebuilt from the journal");
-    const std::uint64_t finished_seq = (*line_of(after, "finished"))["seq"].get<std::uint64_t>();
-    CHECK_MESSAGE(finished_seq > live_last, "Q3: the line after the restart is numbered above every earlier one");
     CHECK(finished_seq % service::kSeqStep == 0);
     // A cursor resumes after the restart: only what came after it.
     test::Http resumed = svc->get("/v1/deliveries/via-held/events?after=" + gen + ":" + std::to_string(live_last));

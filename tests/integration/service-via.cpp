@@ -507,7 +507,22 @@ TEST_SUITE("service-via-usage") {
     after["gen"] = "bbbb";
     test::write_file(svc.dir.path() + "/events.next", after.dump() + "\n");
     std::filesystem::rename(svc.dir.path() + "/events.next", svc.dir.path() + "/events.ndjson");
-    const std::string out = cli.wait_line("{", 30'000);
+    // The client's cursor names the generation of the last line it read: a
+    // follow request after a cursor of generation bbbb means it read that
+    // line and went on following, the outcome in it skipped. That is the
+    // first wrong fact; without it the client would wait out its deadline
+    // plus the stream's grace before it exits.
+    std::string out;
+    bool followed_past = false;
+    test::wait_for_fact(
+        [&] {
+          out = cli.wait_line("{", 0);
+          followed_past =
+              test::read_file(svc.dir.path() + "/events.ndjson.asked").find("after=bbbb:") != std::string::npos;
+          return !out.empty() || followed_past;
+        },
+        30'000, 20'000);
+    REQUIRE_MESSAGE(!followed_past, "Q3 via: the line of another generation was skipped as already seen");
     const int code = cli.wait_exit();
     CHECK_MESSAGE(code == cli::kExitRejected, "Q3 via: the line of another generation was skipped as already seen");
     CHECK(parse_json(out)["outcome"] == "rejected");

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "auth/ed25519_minter.hpp"
+#include "auth_support.hpp"
 #include "auth/minter.hpp"
 #include "courier/courier.hpp"
 #include "fixture_server.hpp"
@@ -103,24 +104,14 @@ TEST_SUITE("stream-post") {
     // carries ph = base64url(SHA-256(body)); it verifies only with that
     // body"; here the fixture's verifier refuses (401) a token whose ph
     // does not match the body that arrived.
-    test::TempDir keys;
-    const std::string key_file = keys.path() + "/key.pem";
-    REQUIRE(auth::keygen(key_file));
-    auto key = auth::Ed25519Key::load(key_file);
-    REQUIRE(key);
+    test::auth_support::TestKey key;
     test::FixtureOptions fo;
-    fo.verify_key = key_file;
+    fo.verify_key = key.path;
     Setup s(3, fo);
     s.server.create_bare_repo("r");
     Executor ex(s.executor_options());
     DeliveryRequest req = git_engine_request(s, "r", s.tip);
-    auth::MintContext ctx;
-    ctx.remote = req.remote;
-    ctx.ref = req.ref;
-    ctx.oid = req.oid;
-    ctx.deadline = sys::mono_now_ns() + 30'000 * sys::kNsPerMs;
-    req.mint = auth::make_mint_callback(
-        std::make_shared<auth::Ed25519Minter>(std::make_shared<const auth::Ed25519Key>(std::move(*key))), ctx, nullptr);
+    req.mint = test::auth_support::key_mint(key, req.remote, req.ref, req.oid);
     Outcome o = ex.submit(req).wait();
     REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
     CHECK(s.remote_ref("r") == s.tip);

@@ -73,6 +73,16 @@ struct TestKey {
   }
 };
 
+// A key: minter (its tokens bind the POST's body) for a delivery to
+// `remote` whose claims name `ref` and `oid`, signing with `key`.
+inline MintFn key_mint(const TestKey& key, const std::string& remote, const std::string& ref, const std::string& oid,
+                       sys::MonoNs budget_ms = 30'000) {
+  courier::auth::MintContext ctx = context(budget_ms, remote);
+  ctx.ref = ref;
+  ctx.oid = oid;
+  return courier::auth::make_mint_callback(std::make_shared<courier::auth::Ed25519Minter>(key.key), ctx, nullptr);
+}
+
 struct TokenParts {
   nlohmann::json header;
   nlohmann::json claims;

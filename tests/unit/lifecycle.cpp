@@ -18,6 +18,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "journal/journal.hpp"
@@ -107,6 +108,37 @@ std::string key_of(const World& w) {
   return k;
 }
 
+// The move that led to a state, kept compactly for each state and told in
+// words only when a violation shows the path to it: the checker visits
+// millions of moves, and most lead to a state already seen.
+struct Label {
+  enum class Kind : std::uint8_t { start, event, crash, crash_after_entry, crash_before_entry, recover };
+  Kind kind = Kind::start;
+  std::uint8_t delivery = 0;
+  LifeEvent event = LifeEvent::submit;
+  Step step = Step::submitted;
+};
+
+std::string text_of(const Label& l) {
+  const std::string who = "d" + std::to_string(l.delivery);
+  switch (l.kind) {
+    case Label::Kind::start:
+      return "start";
+    case Label::Kind::event:
+      return who + ":" + seat::life_event_name(l.event);
+    case Label::Kind::crash:
+      return "crash";
+    case Label::Kind::crash_after_entry:
+      return "crash(" + who + " after " + journal::step_name(l.step) + ")";
+    case Label::Kind::crash_before_entry:
+      return "crash(" + who + " after " + seat::life_event_name(l.event) + ", before " + journal::step_name(l.step) +
+             ")";
+    case Label::Kind::recover:
+      return "recover";
+  }
+  return "?";
+}
+
 bool in_attempt(const Delivery& d, Step s) {
   for (const auto& m : d.journal) {
     if (m.attempt == d.attempt && m.step == static_cast<std::uint8_t>(s)) return true;
@@ -184,7 +216,7 @@ class Checker {
   void run() {
     World start;
     start.d[2].lane = 1;
-    visit(start, -1, "start");
+    visit(std::move(start), -1, Label{});
     while (!frontier_.empty() && violation_.empty()) {
       if (seen_.size() > kMaxStates) {
         violation_ = "the exploration passed " + std::to_string(kMaxStates) + " states: its bound is lost";
@@ -198,7 +230,11 @@ class Checker {
 
  private:
   std::unordered_map<std::string, int> seen_;
-  std::vector<std::pair<int, std::string>> parent_;  // per state: its parent and the event that led here
+  std::vector<std::pair<int, Label>> parent_;  // per state: its parent and the move that led here
+  // The id table's answer (seat::same_id_again) per journal a delivery has
+  // when it is submitted again: a function of that journal alone, asked
+  // once for each distinct one rather than at every such move.
+  std::unordered_map<std::string, seat::SameIdAgain> id_table_;
   std::deque<std::pair<World, int>> frontier_;
   std::size_t transitions_ = 0;
   std::string violation_;
@@ -208,7 +244,7 @@ class Checker {
     violation_ = what + "\n  after:";
     std::vector<std::string> path;
     for (int i = at; i >= 0; i = parent_[static_cast<std::size_t>(i)].first) {
-      path.push_back(parent_[static_cast<std::size_t>(i)].second);
+      path.push_back(text_of(parent_[static_cast<std::size_t>(i)].second));
     }
     for (auto it = path.rbegin(); it != path.rend(); ++it) violation_ += " " + *it;
   }
@@ -229,7 +265,7 @@ class Checker {
     }
   }
 
-  void visit(World w, int parent, const std::string& label) {
+  void visit(World w, int parent, const Label& label) {
     ++transitions_;
     forget_ended(w);
     const auto [it, fresh] = seen_.emplace(key_of(w), static_cast<int>(parent_.size()));
@@ -237,7 +273,7 @@ class Checker {
     parent_.emplace_back(parent, label);
     const int at = it->second;
     check_state(w, at);
-    frontier_.emplace_back(w, at);
+    frontier_.emplace_back(std::move(w), at);
   }
 
   // S1: at most one delivery live on a lane (claim to confirmed stop, a
@@ -268,7 +304,7 @@ class Checker {
         World n = w;
         if (!enabled(n, i, *t, at)) continue;
         apply(n, i, *t, at);
-        visit(n, at, "d" + std::to_string(i) + ":" + seat::life_event_name(ev));
+        visit(std::move(n), at, Label{Label::Kind::event, static_cast<std::uint8_t>(i), ev});
       }
     }
     if (!w.crashed && w.crashes < kMaxCrashes) crashes(w, at);
@@ -282,13 +318,21 @@ class Checker {
     if (t.event == LifeEvent::seat_granted) return w.seat[d.lane] == -1;
     if (t.event != LifeEvent::submit || d.st == LifeState::unsubmitted) return true;
     if (d.attempt >= kMaxAttempts[i]) return false;
-    const auto again = seat::same_id_again(record_of(d));
+    const auto& again = id_table(d);
     if (again.action == seat::SameIdAgain::Action::replay || again.action == seat::SameIdAgain::Action::refuse) {
       return false;
     }
     if (again.attempt != d.attempt + 1) fail(at, "J4: the id table gave the wrong next attempt");
     d.cas = again.action == seat::SameIdAgain::Action::compare_and_swap;
     return true;
+  }
+
+  const seat::SameIdAgain& id_table(const Delivery& d) {
+    std::string k(1, static_cast<char>(d.attempt));
+    for (const auto& m : d.journal) k += {char(m.step), char(m.attempt), char(m.cause), char(m.flag), char(m.effect)};
+    auto it = id_table_.find(k);
+    if (it == id_table_.end()) it = id_table_.emplace(std::move(k), seat::same_id_again(record_of(d))).first;
+    return it->second;
   }
 
   void journal_step(Delivery& d, Step s, const Transition& t) {
@@ -372,30 +416,28 @@ class Checker {
   // the entry it journals. Its seats go with it; nothing moves until
   // recovery.
   void crashes(const World& w, int at) {
-    crash_from(w, at, "crash");
+    crash_from(w, at, Label{Label::Kind::crash});
     for (int i = 0; i < kDeliveries; ++i) {
       const auto from = w.d[static_cast<std::size_t>(i)].st;
       for (const auto& t : seat::lifecycle_table()) {
         if (t.from != from || t.event == LifeEvent::submit || t.event == LifeEvent::recover) continue;
         World n = w;
         if (!enabled(n, i, t, at)) continue;
-        const std::string who = "crash(d" + std::to_string(i) + " ";
+        const auto who = static_cast<std::uint8_t>(i);
         if (t.durable_before) {
           World torn = n;
           journal_step(torn.d[static_cast<std::size_t>(i)], *t.durable_before, t);
-          crash_from(torn, at, who + "after " + journal::step_name(*t.durable_before) + ")");
+          crash_from(std::move(torn), at, Label{Label::Kind::crash_after_entry, who, t.event, *t.durable_before});
         }
         if (t.durable_after) {
           apply(n, i, t, at, false);
-          crash_from(n, at,
-                     who + "after " + seat::life_event_name(t.event) + ", before " +
-                         journal::step_name(*t.durable_after) + ")");
+          crash_from(std::move(n), at, Label{Label::Kind::crash_before_entry, who, t.event, *t.durable_after});
         }
       }
     }
   }
 
-  void crash_from(World w, int at, const std::string& label) {
+  void crash_from(World w, int at, const Label& label) {
     for (int i = 0; i < kDeliveries; ++i) {
       auto& d = w.d[static_cast<std::size_t>(i)];
       if (const auto t = seat::next(d.st, LifeEvent::crash)) {
@@ -405,7 +447,7 @@ class Checker {
     }
     w.crashed = true;
     w.crashes++;
-    visit(w, at, label);
+    visit(std::move(w), at, label);
   }
 
   void recover(const World& w, int at) {
@@ -420,7 +462,7 @@ class Checker {
     }
     if (!any) return;
     n.crashed = false;
-    visit(n, at, "recover");
+    visit(std::move(n), at, Label{Label::Kind::recover});
   }
 };
 

@@ -265,6 +265,52 @@ TEST_SUITE("transport") {
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().code == Errc::bad_content_type);
   }
+
+  TEST_CASE("T4: report-status-v2 option lines follow an ok; a rewritten update is not the one asked for") {
+    auto parse_v2 = [](std::string_view body) {
+      ReportReader reader(false, true);
+      if (auto fed = reader.feed(body); !fed) return Result<Report>(tl::unexpected(fed.error()));
+      return reader.finish();
+    };
+    const std::string plain = pkt("unpack ok\n") + pkt("ok refs/heads/main\n") + pkt("option forced-update\n") + "0000";
+    auto report = parse_v2(plain);
+    REQUIRE(report.has_value());
+    auto fine = judge_report(*report, {"refs/heads/main"});
+    REQUIRE(fine.has_value());
+    CHECK(fine->front().ok);
+    const std::string rewritten =
+        pkt("unpack ok\n") + pkt("ok refs/for/main\n") + pkt("option refname refs/heads/other\n") + "0000";
+    auto moved = parse_v2(rewritten);
+    REQUIRE(moved.has_value());
+    auto verdict = judge_report(*moved, {"refs/for/main"});
+    REQUIRE_FALSE(verdict.has_value());
+    CHECK(verdict.error().code == Errc::report_mismatch);
+    // Without v2 an option line is not part of the grammar.
+    auto v1 = parse_report(plain, false);
+    REQUIRE_FALSE(v1.has_value());
+    CHECK(v1.error().code == Errc::report_malformed);
+    // Nor before any ok.
+    CHECK_FALSE(parse_v2(pkt("unpack ok\n") + pkt("option forced-update\n") + "0000").has_value());
+  }
+
+  TEST_CASE("T4: every ref sent needs exactly one line; one missing, one extra or one twice is not delivered") {
+    auto parsed = parse_report(pkt("unpack ok\n") + pkt("ok refs/heads/a\n") + "0000", false);
+    REQUIRE(parsed.has_value());
+    auto missing = judge_report(parsed->report, {"refs/heads/a", "refs/tags/v1"});
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().code == Errc::report_incomplete);
+    auto twice =
+        parse_report(pkt("unpack ok\n") + pkt("ok refs/heads/a\n") + pkt("ng refs/heads/a x\n") + "0000", false);
+    REQUIRE(twice.has_value());
+    CHECK(judge_report(twice->report, {"refs/heads/a"}).error().code == Errc::report_mismatch);
+    auto both = parse_report(
+        pkt("unpack ok\n") + pkt("ng refs/tags/v1 hook declined\n") + pkt("ok refs/heads/a\n") + "0000", false);
+    REQUIRE(both.has_value());
+    auto v = judge_report(both->report, {"refs/heads/a", "refs/tags/v1"});
+    REQUIRE(v.has_value());
+    CHECK(v->at(0) == RefVerdict{"refs/heads/a", true, ""});
+    CHECK(v->at(1) == RefVerdict{"refs/tags/v1", false, "hook declined"});
+  }
 }
 
 }  // namespace unit_transport_report

@@ -111,11 +111,28 @@ TEST_SUITE("transport") {
           std::vector<std::string>{"report-status", std::string("agent=git-courier/") + COURIER_VERSION});
   }
 
-  TEST_CASE("T4: a server without report-status is refused, since the update could never be confirmed") {
-    const auto adv = offering("side-band-64k quiet report-status-v2 agent=x");
+  TEST_CASE(
+      "T4: a server without report-status or report-status-v2 is refused, since the update could never be "
+      "confirmed; with v2 alone, v2 is asked for") {
+    const auto adv = offering("side-band-64k quiet agent=x");
     auto req = build_push_request(adv, one("refs/heads/main", cap::kC1));
     REQUIRE_FALSE(req.has_value());
     CHECK(req.error().code == Errc::capability_missing);
+    auto v2 = build_push_request(offering("side-band-64k quiet report-status-v2"), one("refs/heads/main", cap::kC1));
+    REQUIRE(v2.has_value());
+    CHECK(v2->report_v2);
+    CHECK(v2->capabilities.front() == "report-status-v2");
+    auto both = build_push_request(offering("report-status report-status-v2"), one("refs/heads/main", cap::kC1));
+    REQUIRE(both.has_value());
+    CHECK_FALSE(both->report_v2);
+    CHECK(both->capabilities == std::vector<std::string>{"report-status"});
+  }
+
+  TEST_CASE("side-band-64k is asked for only when offered; side-band alone leaves the answer unmultiplexed") {
+    auto small = build_push_request(offering("report-status side-band"), one("refs/heads/main", cap::kC1));
+    REQUIRE(small.has_value());
+    CHECK_FALSE(small->side_band);
+    CHECK(small->capabilities == std::vector<std::string>{"report-status"});
   }
 
   TEST_CASE("a new id that is not 40 lowercase hex is refused") {
