@@ -124,6 +124,21 @@ const char* many_refs_flag(const std::string& flag) {
   return nullptr;
 }
 
+// -o/--push-option: the value inline (--push-option=V, -oV is not read)
+// or the next argument. An empty one clears the list, as git's. Errors:
+// invalid_argument (no value).
+Result<void> read_push_option(OptionReader& o, PushArgs& out) {
+  auto v = o.value();
+  if (!v) return tl::unexpected(v.error());
+  out.push_options_given = true;
+  if (v->empty()) {
+    out.push_options.clear();
+  } else {
+    out.push_options.push_back(*v);
+  }
+  return {};
+}
+
 // Applies one option of `push` to out. Errors: invalid_argument (unknown
 // option, stray argument, bad value).
 Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
@@ -153,6 +168,14 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
   if (flag == "--host-id") return set_host_id(o, out.host_id);
   if (flag == "--read-back") return o.set_switch(out.read_back);
   if (flag == "--force" || flag == "-f") return o.set_switch(out.force);
+  if (flag == "--delete" || flag == "-d") return o.set_switch(out.delete_refs);
+  if (flag == "--atomic" || flag == "--no-atomic") {
+    bool on = false;
+    if (auto r = o.set_switch(on); !r) return r;
+    out.atomic = flag == "--atomic";
+    return {};
+  }
+  if (flag == "--push-option" || flag == "-o") return read_push_option(o, out);
   if (flag == "--expect-old") return o.set(out.expect_old);
   if (flag == "--force-with-lease") return parse_lease(o, out);
   if (flag == "--delivery-id") {
@@ -180,8 +203,8 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
   }
   if (const char* what = many_refs_flag(flag)) {
     return fail(Errc::invalid_argument, flag + ": git would push " + what +
-                                            "; git-courier delivers one object to one ref: name one (e.g. git "
-                                            "courier push origin main)");
+                                            "; git-courier delivers the refs it is given by name: name each (e.g. git "
+                                            "courier push origin main v1.0)");
   }
   if (flag.rfind('-', 0) == 0) return fail(Errc::invalid_argument, "unknown option '" + flag + "' for push");
   out.positional.push_back(flag);
@@ -255,21 +278,23 @@ Result<void> check_via(const PushArgs& out) {
 // <remote> and <refspec> beside the long options: each said one way.
 Result<void> check_positional(const PushArgs& out) {
   const auto& words = out.positional;
-  if (words.size() > 2) return tl::unexpected(several_refspecs({words.begin() + 1, words.end()}));
   if (!words.empty() && !out.remote.empty()) {
     return fail(Errc::invalid_argument,
                 "the remote is given twice ('" + words[0] + "' and --remote " + out.remote + "): give it once");
   }
-  if (words.size() == 2 && (!out.ref.empty() || out.rev || out.oid)) {
+  if (words.size() >= 2 && (!out.ref.empty() || out.rev || out.oid)) {
     return fail(Errc::invalid_argument, "refspec '" + words[1] +
                                             "' and --ref/--rev/--oid: say what to push one way (SRC:DST, or --rev "
                                             "REV --ref REF)");
   }
   // A refspec's own words are judged here, before any library is loaded
   // (X-START1); what it names is resolved against the repository later.
-  if (words.size() == 2) {
-    if (auto spec = parse_refspec(words[1]); !spec) return tl::unexpected(spec.error());
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    auto spec = out.delete_refs ? parse_delete_refspec(words[i]) : parse_refspec(words[i]);
+    if (!spec) return tl::unexpected(spec.error());
   }
+  if (out.delete_refs && words.size() < 2)
+    return fail(Errc::invalid_argument, "--delete doesn't make sense without any refs");
   if (out.oid && out.rev) return fail(Errc::invalid_argument, "give at most one of --oid and --rev");
   if (!out.ref.empty() && !out.oid && !out.rev) {
     return fail(Errc::invalid_argument,

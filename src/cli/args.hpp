@@ -42,11 +42,32 @@ struct LeaseArg {
   std::optional<std::string> expect;
 };
 
+// One ref of a push of several (or of a deletion), as cli/push_line.hpp
+// settles a refspec: the remote ref in full, the revision to deliver (none:
+// the ref is deleted, `:ref` or --delete), and `+` (a force for this ref).
+struct RefArg {
+  std::string ref;
+  std::optional<std::string> rev;  // nullopt: a deletion
+  bool force = false;
+  bool operator==(const RefArg&) const = default;
+};
+
 struct PushArgs {
-  // The words after the options, as `git push [<remote> [<refspec>]]` reads
-  // them (at most two; cli/push_line.hpp settles them into the fields
-  // below).
+  // The words after the options, as `git push [<remote> [<refspec>...]]`
+  // reads them (cli/push_line.hpp settles them into the fields below).
   std::vector<std::string> positional;
+  // The refs of a push of several refspecs, or of a deletion (`:ref`,
+  // --delete), in the order given; empty: the one ref of --ref/--rev/--oid.
+  std::vector<RefArg> refs;
+  // --delete / -d: every refspec names a remote ref to delete (git's form).
+  bool delete_refs = false;
+  // --atomic / --no-atomic; unset: atomic when more than one ref is updated
+  // (Atomicity::automatic).
+  std::optional<bool> atomic;
+  // -o / --push-option, in the order given (git push -o); none given: git's
+  // push.pushOption configuration of the repository, as git reads it.
+  std::vector<std::string> push_options;
+  bool push_options_given = false;  // -o given at least once (an empty one clears the configured list, as git's)
   std::string repo;
   std::string remote;
   std::string ref;

@@ -147,7 +147,7 @@ __git_courier_reply() {
     __git_courier_no_files
     case $(__git_courier_positional $((at + 1)) "$cword" "${w[@]}") in
       0) __git_courier_words remotes "$cur" ;;
-      1) __git_courier_words refs "$cur" ;;
+      *) __git_courier_words refs "$cur" ;;
     esac
     return
   fi

@@ -87,8 +87,36 @@ std::string human_line(const Outcome& o, const DeliveryFacts& f) {
 
 namespace {
 
+// A delivery of several refs, for people: what became of the whole (the
+// refs' own lines say each).
+std::optional<std::string> set_line(const Outcome& o, const DeliveryFacts& f) {
+  if (f.asked.size() < 2) return std::nullopt;
+  const std::string count = std::to_string(f.asked.size()) + " refs at " + f.remote;
+  std::size_t moved = 0;
+  for (const auto& r : o.refs) moved += r.status == RefStatus::ok ? 1 : 0;
+  switch (o.kind) {
+    case OutcomeKind::delivered:
+      return "delivered " + count + " (" + std::to_string(o.objects.value_or(0)) + " objects)";
+    case OutcomeKind::up_to_date:
+      return "up to date: " + count + " are already at their ids";
+    case OutcomeKind::rejected:
+      // The refs say what moved: a non-atomic delivery is partly applied
+      // when any of its refs is ok, whatever the whole's effect word.
+      if (moved > 0 || o.remote_effect == RemoteEffect::mixed) {
+        return "partly applied (non-atomic): " + std::to_string(moved) + " of " + count +
+               " moved, the others did not (see each ref above): " + o.reason;
+      }
+      if (o.remote_effect == RemoteEffect::refused)
+        return "rejected by the remote, no ref moved: " + count + ": " + o.reason;
+      return "rejected (nothing sent, no ref moved): " + count + ": " + o.reason;
+    default:
+      return std::nullopt;
+  }
+}
+
 std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
   const std::string where = f.ref + " at " + f.remote;
+  if (auto set = set_line(o, f)) return *set;
   if (is_unconfirmed(o.kind)) {
     return std::string("UNCONFIRMED (") + outcome_name(o.kind) + "): " + o.reason +
            (o.scratch_kept.empty() ? "" : ". Its scratch directory " + o.scratch_kept + " is kept") +
@@ -99,6 +127,7 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f) {
   }
   switch (o.kind) {
     case OutcomeKind::delivered:
+      if (is_absent(f.oid)) return "deleted " + where + " (was " + short_id(o.old_oid.value_or("?")) + ")";
       return "delivered " + short_id(f.oid) + " to " + where +
              (o.old_oid && is_absent(*o.old_oid) ? " (a new ref" : " (was " + short_id(o.old_oid.value_or("?"))) +
              (f.forced ? ", forced update" : "") + ", " + std::to_string(o.objects.value_or(0)) + " objects)";

@@ -4,7 +4,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "cli/ref_summary.hpp"
 #include "courier/courier.hpp"
 #include "courier/outcome.hpp"
 
@@ -21,6 +23,10 @@ struct DeliveryFacts {
   // The remote's ref was moved to a commit that does not descend from its
   // old one (--force): said as git says it, "forced update".
   bool forced = false;
+  // A push of several refs or of a deletion: each ref as asked, in order
+  // (their outcomes are told one line each, as git's summary; ref and oid
+  // above are the first's). Empty: a push of one ref.
+  std::vector<AskedRef> asked;
 };
 
 int exit_code_for(OutcomeKind kind);

@@ -128,6 +128,30 @@ std::string deadline_hint(const PushArgs& a) {
 
 }  // namespace
 
+namespace {
+
+// A push of several refs or of a deletion: each ref's line as git's summary
+// says it, on stderr (with --quiet only when a ref was refused, as git's).
+void tell_refs(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
+  if (facts.asked.empty() || o.refs.empty()) return;
+  if (a.quiet && !any_ref_refused(o.refs)) return;
+  const std::string repo = a.repo;
+  const ForcedProbe forced = [&repo, &o](const AskedRef& asked, const RefOutcome& r) {
+    Outcome one;
+    one.kind = OutcomeKind::delivered;
+    one.old_oid = r.old_oid;
+    return forced_update(repo, asked.update, r.ref, r.oid, one);
+  };
+  for (const auto& line : ref_summary(facts.remote, facts.asked, o.refs, forced)) {
+    std::fprintf(stderr, "%s\n", wire::terminal_safe(line).c_str());
+  }
+  if (any_ref_refused(o.refs)) {
+    std::fprintf(stderr, "error: failed to push some refs to '%s'\n", wire::terminal_safe(facts.remote).c_str());
+  }
+}
+
+}  // namespace
+
 // Prints the outcome (JSON on stdout, the human line on stderr unless
 // quiet and fine) and returns the exit code.
 int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
@@ -135,6 +159,7 @@ int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) {
   if (a.verbose && !a.quiet && o.pack_engine)
     std::fprintf(stderr, "git-courier: pack engine: %s\n", o.pack_engine->c_str());
   if (a.json) std::printf("%s\n", json_report(o, facts).c_str());
+  tell_refs(a, o, facts);
   if (!a.quiet || code != kExitOk) {
     if (!a.json || code != kExitOk) std::fprintf(stderr, "%s\n", wire::terminal_safe(human_line(o, facts)).c_str());
   }
@@ -167,6 +192,23 @@ int report_and_read_back(const PushArgs& a, const HttpSettings& http, const Deli
     std::fprintf(stderr, "%s\n", wire::terminal_safe(observed_line(*o.observed_after)).c_str());
   }
   return code;
+}
+
+void track(const PushArgs& a, const DeliveryFacts& facts, const PushedRef& pushed, const Outcome& o) {
+  if (facts.asked.size() > 1) return update_tracking_refs(a, pushed.repo, pushed.remote_name, o);
+  update_tracking(a, pushed, o);
+}
+
+DeliveryFacts push_facts(const PushArgs& a, const CheckedRequest& checked) {
+  const auto& updates = checked.updates();
+  DeliveryFacts facts{checked.remote(), a.ref, checked.request().oid, a.auth};
+  if (a.refs.empty()) return facts;
+  facts.ref = updates.front().ref;
+  facts.oid = updates.front().oid;
+  for (std::size_t i = 0; i < a.refs.size() && i < updates.size(); ++i) {
+    facts.asked.push_back(AskedRef{a.refs[i].rev.value_or(""), updates[i].ref, updates[i].update});
+  }
+  return facts;
 }
 
 int run_push(const PushArgs& a) {
@@ -241,10 +283,10 @@ int run_push(const PushArgs& a) {
   // must not hold back the answer. It has a bound of its own
   // (kCredentialSettleBound).
   const DeliveryRequest& asked = v->checked.request();
-  DeliveryFacts facts{v->checked.remote(), a.ref, asked.oid, a.auth};
+  DeliveryFacts facts = push_facts(a, v->checked);
   facts.forced = forced_update(asked.repo, asked.update, asked.ref, asked.oid, o);
   const int code = report_and_read_back(a, v->http, facts, o);
-  update_tracking(a, PushedRef{asked.repo, v->resolved.name, asked.ref, asked.oid}, o);
+  track(a, facts, PushedRef{asked.repo, v->resolved.name, facts.ref, facts.oid}, o);
   (*auth)->after(o);
   return code;
 }

@@ -8,6 +8,7 @@
 
 #include "cli/args.hpp"
 #include "cli/output.hpp"
+#include "cli/tracking_update.hpp"
 #include "cli/progress_view.hpp"
 #include "courier/courier.hpp"
 
@@ -37,5 +38,11 @@ int push_refused(const PushArgs& a, const FieldErrors& errors);
 // Prints the outcome (JSON on stdout, the human line and any hint on stderr
 // unless quiet and fine) and returns the exit code.
 int report(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts);
+// What an outcome of this command line is told with: the remote, the ref
+// and object (the first ref's, for several), and each ref as asked.
+DeliveryFacts push_facts(const PushArgs& a, const CheckedRequest& checked);
+// The remote-tracking refs after a push: per ref for several
+// (update_tracking_refs), else the one ref's (update_tracking).
+void track(const PushArgs& a, const DeliveryFacts& facts, const PushedRef& pushed, const Outcome& o);
 
 }  // namespace courier::cli

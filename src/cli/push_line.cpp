@@ -54,6 +54,51 @@ Result<void> settle_refspec(PushArgs& a, const std::string& text, const repo::Re
   return {};
 }
 
+// The remote ref a deletion names: a full name as given; a short one is
+// the local branch or tag of that name, else the branch of that name (git
+// matches it against the remote's refs, which this command does not read
+// before it settles the request; a branch the remote lacks is then refused
+// as git refuses it, "remote ref does not exist").
+Result<std::string> deletion_target(const std::string& dst, const repo::RefSnapshot& refs) {
+  if (full_ref(dst)) return dst;
+  const bool branch = refs.refs.count("refs/heads/" + dst) != 0;
+  const bool tag = refs.refs.count("refs/tags/" + dst) != 0;
+  if (branch && tag) return fail(Errc::invalid_argument, "dst refspec " + dst + " matches more than one");
+  return (tag ? "refs/tags/" : "refs/heads/") + dst;
+}
+
+// One refspec of several (or a deletion) into a RefArg.
+Result<RefArg> settle_ref(const PushArgs& a, const std::string& text, const repo::RefSnapshot& refs) {
+  auto spec = a.delete_refs ? parse_delete_refspec(text) : parse_refspec(text);
+  if (!spec) return tl::unexpected(spec.error());
+  if (spec->deletes) {
+    auto dst = deletion_target(*spec->dst, refs);
+    if (!dst) return tl::unexpected(dst.error());
+    return RefArg{*dst, std::nullopt, spec->force};
+  }
+  const std::string repo = a.repo;
+  auto target = resolve_refspec(*spec, refs, [&repo](const std::string& rev) { return repo::names_object(repo, rev); });
+  if (!target) return tl::unexpected(target.error());
+  return RefArg{target->dst, target->src, target->force};
+}
+
+// Several refspecs, or any deletion: each settled into `refs`, in order.
+bool is_ref_set(const PushArgs& a) {
+  if (a.positional.size() > 2 || a.delete_refs) return true;
+  if (a.positional.size() < 2) return false;
+  auto spec = parse_refspec(a.positional[1]);
+  return spec && spec->deletes;
+}
+
+Result<void> settle_refs(PushArgs& a, const repo::RefSnapshot& refs) {
+  for (std::size_t i = 1; i < a.positional.size(); ++i) {
+    auto one = settle_ref(a, a.positional[i], refs);
+    if (!one) return tl::unexpected(one.error());
+    a.refs.push_back(std::move(*one));
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<PushArgs> settle_push_line(PushArgs a) {
@@ -71,6 +116,11 @@ Result<PushArgs> settle_push_line(PushArgs a) {
   auto refs = repo::read_refs(a.repo);
   if (!refs) return tl::unexpected(refs.error());
   if (auto ok = settle_remote(a, *config, *refs); !ok) return tl::unexpected(ok.error());
+  if (is_ref_set(a)) {
+    if (auto ok = settle_refs(a, *refs); !ok) return tl::unexpected(ok.error());
+    a.positional.clear();
+    return a;
+  }
   // A full --ref, or --oid with a short one (the request's checks say it
   // is not a full ref name), is judged as the long form always was.
   if (a.positional.size() < 2 && (a.rev || a.oid) && (full_ref(a.ref) || (a.oid && !a.ref.empty()))) {

@@ -25,11 +25,14 @@ void refuse(FieldErrors& errors, std::string field, const char* code, std::strin
 // Where a field's refusal stands among the others: the order a person
 // would fix them in.
 int rank(const std::string& field) {
-  const char* const order[] = {"repo",       "remote",      "ref",   "oid",     "rev",     "update",
-                               "expect_old", "pack_engine", "proxy", "ca_file", "lane_dir"};
+  const char* const order[] = {"repo",    "remote",       "ref",         "oid",   "rev",     "update",  "expect_old",
+                               "updates", "push_options", "pack_engine", "proxy", "ca_file", "lane_dir"};
   for (int i = 0; i < static_cast<int>(std::size(order)); ++i) {
     if (field == order[i]) return i;
   }
+  // "updates[N].ref" and the like: with the set, in the order given.
+  if (field.rfind("updates[", 0) == 0) return 7;
+  if (field.rfind("push_options[", 0) == 0) return 8;
   return static_cast<int>(std::size(order));
 }
 
@@ -87,20 +90,107 @@ void read_object(const PushArgs& a, PushSide side, Reading& r, FieldErrors& erro
   r.object_ok = true;
 }
 
-// --force, --force-with-lease or --expect-old into the update mode and the
-// expected id (validate() judges the id's spelling).
-void read_update(const PushArgs& a, Reading& r, FieldErrors& errors) {
-  if (a.force) {
-    r.req.update = UpdateMode::force;
+// --force (or the refspec's `+`), --force-with-lease or --expect-old into
+// one ref's update mode and expected id (validate() judges the id's
+// spelling). A lease naming another ref leaves this one's rule alone, as
+// git's --force-with-lease=REF does.
+void read_update(const PushArgs& a, const std::string& ref, bool force, const Reading& r, RefUpdate& u,
+                 FieldErrors& errors) {
+  const bool leased = a.lease && (!a.lease->ref || refname_matches(*a.lease->ref, ref));
+  if (a.force || (force && !leased && !a.expect_old)) {
+    u.update = UpdateMode::force;
   } else if (a.expect_old) {
-    r.req.update = UpdateMode::expect_old;
-    r.req.expect_old = *a.expect_old;
-  } else if (a.lease && r.config && r.remote_ok) {
-    auto expect = lease_expectation(a, *a.lease, *r.config, r.req.repo, r.resolved);
+    u.update = UpdateMode::expect_old;
+    u.expect_old = *a.expect_old;
+  } else if (leased && r.config && r.remote_ok) {
+    auto expect = lease_expectation(*a.lease, ref, *r.config, r.req.repo, r.resolved);
     if (!expect) return refuse(errors, "update", kBadField, expect.error().message);
-    r.req.update = UpdateMode::expect_old;
-    r.req.expect_old = *expect;
+    u.update = UpdateMode::expect_old;
+    u.expect_old = *expect;
   }
+}
+
+void read_update(const PushArgs& a, Reading& r, FieldErrors& errors) {
+  RefUpdate u;
+  read_update(a, a.ref, a.force, r, u, errors);
+  r.req.update = u.update;
+  r.req.expect_old = u.expect_old;
+}
+
+// Stands for a revision the service looks up (push --via): an id no
+// object has, so that validate() judges the rest of the update.
+constexpr std::string_view kViaRevision = "1111111111111111111111111111111111111111";
+
+// One ref of several (or a deletion): its object (the zero id deletes),
+// its update rule. Errors are the update's fields ("updates[N].rev").
+RefUpdate read_ref(const PushArgs& a, PushSide side, const RefArg& ref, const std::string& at, Reading& r,
+                   FieldErrors& errors) {
+  RefUpdate u;
+  u.ref = ref.ref;
+  read_update(a, ref.ref, ref.force, r, u, errors);
+  if (!ref.rev) {
+    u.oid = std::string(transport::kZeroOid);
+  } else if (side == PushSide::via) {
+    u.oid = std::string(kViaRevision);
+  } else if (r.repo_ok) {
+    auto id = repo::resolve_revision(r.req.repo, *ref.rev);
+    if (id) {
+      u.oid = *id;
+    } else {
+      r.object_ok = false;
+      refuse(errors, at + "rev", kBadField, id.error().message);
+    }
+  }
+  return u;
+}
+
+// The refs of a push of several refspecs or of a deletion: one update each,
+// as the one-update form when there is one (its fields "ref", "oid").
+void read_refs(const PushArgs& a, PushSide side, Reading& r, FieldErrors& errors) {
+  if (a.expect_old && a.refs.size() > 1) {
+    refuse(errors, "update", kBadField,
+           "--expect-old names one id and this push updates " + std::to_string(a.refs.size()) +
+               " refs: give --force-with-lease=REF:EXPECT for each ref instead");
+  }
+  std::vector<RefUpdate> updates;
+  for (std::size_t i = 0; i < a.refs.size(); ++i) {
+    const std::string at = a.refs.size() == 1 ? "" : "updates[" + std::to_string(i) + "].";
+    updates.push_back(read_ref(a, side, a.refs[i], at, r, errors));
+  }
+  if (updates.size() == 1) {
+    r.req.ref = updates[0].ref;
+    r.req.oid = updates[0].oid;
+    r.req.update = updates[0].update;
+    r.req.expect_old = updates[0].expect_old;
+    return;
+  }
+  r.req.updates = std::move(updates);
+}
+
+// --atomic/--no-atomic, and the push options: -o as given, else git's
+// push.pushOption (a multi-valued key; an empty value clears the ones
+// before it, as git reads it).
+void read_set_options(const PushArgs& a, Reading& r) {
+  r.req.atomic = a.atomic ? (*a.atomic ? Atomicity::atomic : Atomicity::non_atomic) : Atomicity::automatic;
+  if (a.push_options_given || !r.config) {
+    r.req.push_options = a.push_options;
+    return;
+  }
+  for (auto& value : config_list(*r.config, "push.pushOption")) {
+    if (value.empty()) {
+      r.req.push_options.clear();
+    } else {
+      r.req.push_options.push_back(std::move(value));
+    }
+  }
+}
+
+// With --via, a revision is the service's to look up: its stand-in goes.
+void clear_via_revisions(const PushArgs& a, DeliveryRequest& req) {
+  for (auto& u : req.updates) {
+    if (u.oid == kViaRevision) u.oid.clear();
+  }
+  if (!a.oid && req.oid == kViaRevision) req.oid.clear();
 }
 
 // validate()'s refusals as this command line names them: what an earlier
@@ -153,10 +243,10 @@ void check_lane_dir(const PushArgs& a, FieldErrors& errors) {
 
 }  // namespace
 
-Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, const repo::GitConfig& config,
+Result<std::string> lease_expectation(const LeaseArg& lease, const std::string& ref, const repo::GitConfig& config,
                                       const std::string& repo, const ResolvedRemote& remote) {
-  if (lease.ref && !refname_matches(*lease.ref, a.ref)) {
-    return fail(Errc::invalid_argument, "--force-with-lease=" + *lease.ref + " names another ref than --ref " + a.ref);
+  if (lease.ref && !refname_matches(*lease.ref, ref)) {
+    return fail(Errc::invalid_argument, "--force-with-lease=" + *lease.ref + " names another ref than --ref " + ref);
   }
   if (lease.expect) {
     if (lease.expect->empty()) return std::string(transport::kZeroOid);
@@ -173,9 +263,9 @@ Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, 
     return fail(Errc::invalid_argument,
                 "--force-with-lease without :EXPECT reads the expected id from a remote-tracking ref, which only a "
                 "configured remote has: with a URL, give --force-with-lease=" +
-                    a.ref + ":EXPECT");
+                    ref + ":EXPECT");
   }
-  auto tracking = repo::remote_tracking(repo, config_list(config, "remote." + *remote.name + ".fetch"), a.ref);
+  auto tracking = repo::remote_tracking(repo, config_list(config, "remote." + *remote.name + ".fetch"), ref);
   if (!tracking) return tl::unexpected(tracking.error());
   if (*tracking && (*tracking)->oid) return *(*tracking)->oid;
   return std::string(transport::kZeroOid);
@@ -201,8 +291,13 @@ tl::expected<PushRequest, FieldErrors> read_push_request(const PushArgs& a, Push
   r.req.remote = r.resolved.url;
   r.req.ref = a.ref;
   r.req.allow_http_loopback = a.allow_http_loopback;
-  read_object(a, side, r, errors);
-  read_update(a, r, errors);
+  if (a.refs.empty()) {
+    read_object(a, side, r, errors);
+    read_update(a, r, errors);
+  } else {
+    read_refs(a, side, r, errors);
+  }
+  read_set_options(a, r);
   // H2: a password, an ambiguous spelling or a malformed URL is a usage
   // error here, before anything runs (with --via: before anything leaves
   // this process); from here on only the canonical form is used or printed.
@@ -214,12 +309,13 @@ tl::expected<PushRequest, FieldErrors> read_push_request(const PushArgs& a, Push
     options.refuse_user_in_remote = "name a credential of the service instead (--credential)";
     r.req.allow_http_loopback = true;
   }
-  if (side == PushSide::via && !a.oid) r.req.oid = std::string(transport::kZeroOid);  // the service resolves --rev
+  // The service resolves --rev.
+  if (side == PushSide::via && a.refs.empty() && !a.oid) r.req.oid = std::string(kViaRevision);
   PushRequest out;
   auto checked = validate(r.req, options);
   if (checked) {
     out.checked = std::move(*checked);
-    if (side == PushSide::via && !a.oid) out.checked.request().oid.clear();
+    if (side == PushSide::via) clear_via_revisions(a, out.checked.request());
   } else {
     take_refusals(a, side, r, std::move(checked.error()), errors);
   }

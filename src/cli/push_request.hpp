@@ -37,13 +37,14 @@ struct PushRequest {
 // Everything checked before any child exists (or anything is sent to the
 // service): bad input costs nothing and changes nothing. Errors: every
 // refused field ("repo", "remote", "ref", "oid", "rev", "update",
-// "expect_old", "pack_engine", "ca_file", "proxy", "lane_dir").
+// "expect_old", "updates[N].ref" and the like for several refs,
+// "push_options[N]", "pack_engine", "ca_file", "proxy", "lane_dir").
 tl::expected<PushRequest, FieldErrors> read_push_request(const PushArgs& a, PushSide side);
 
-// The id --force-with-lease expects the remote's ref at, as git computes
+// The id --force-with-lease expects the remote's `ref` at, as git computes
 // it from the repository at `repo` (absolute) and the resolved --remote.
 // Errors: invalid_argument.
-Result<std::string> lease_expectation(const PushArgs& a, const LeaseArg& lease, const repo::GitConfig& config,
+Result<std::string> lease_expectation(const LeaseArg& lease, const std::string& ref, const repo::GitConfig& config,
                                       const std::string& repo, const ResolvedRemote& remote);
 
 }  // namespace courier::cli

@@ -5,7 +5,7 @@ namespace courier::cli {
 
 namespace {
 
-constexpr std::string_view kOneRef = "git-courier delivers one object to one ref: name one";
+constexpr std::string_view kOneRef = "git-courier delivers the refs it is given by name: name each";
 
 bool bad_refname_byte(char ch) {
   const auto b = static_cast<unsigned char>(ch);
@@ -69,8 +69,9 @@ Result<Refspec> parse_refspec(const std::string& text) {
   if (out.dst && out.dst->empty()) return tl::unexpected(invalid(text));
   if (out.dst && !is_refname_format(*out.dst)) return tl::unexpected(invalid(text));
   if (src.empty() && out.dst) {
-    return refusal("refspec '" + text + "' deletes: git would delete " + *out.dst +
-                   " on the remote; git-courier does not delete refs (use git push --delete)");
+    if (out.force) return tl::unexpected(invalid(text));  // git: "+:dst" is no refspec either
+    out.deletes = true;
+    return out;
   }
   if (src == "@") src = "HEAD";
   // Without ':' the source is also the destination's name, so it must be
@@ -80,11 +81,23 @@ Result<Refspec> parse_refspec(const std::string& text) {
   return out;
 }
 
+Result<Refspec> parse_delete_refspec(const std::string& text) {
+  if (text.find(':') != std::string::npos) return refusal("--delete only accepts plain target ref names");
+  if (!is_refname_format(text)) return tl::unexpected(invalid(text));
+  Refspec out;
+  out.text = text;
+  out.deletes = true;
+  out.dst = text;
+  return out;
+}
+
 Error several_refspecs(const std::vector<std::string>& refspecs) {
   std::string listed;
   for (const auto& r : refspecs) listed += (listed.empty() ? "'" : " '") + r + "'";
-  return refused(std::to_string(refspecs.size()) + " refspecs (" + listed + "): git would push each of them; " +
-                 std::string(kOneRef) + " per command");
+  return refused(
+      std::to_string(refspecs.size()) + " refspecs (" + listed +
+      "): git would push each of them; give them on the command line (git courier push REMOTE A B ...), which "
+      "git-courier pushes as one delivery");
 }
 
 }  // namespace courier::cli

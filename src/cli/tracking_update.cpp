@@ -27,6 +27,8 @@ void warn(const std::string& message) {
   std::fprintf(stderr, "git-courier: warning: %s\n", wire::terminal_safe(message).c_str());
 }
 
+void move_tracking(const PushArgs& a, const PushedRef& pushed);
+
 }  // namespace
 
 bool outcome_moves_tracking(const Outcome& o) {
@@ -37,6 +39,21 @@ bool outcome_moves_tracking(const Outcome& o) {
 
 void update_tracking(const PushArgs& a, const PushedRef& pushed, const Outcome& o) {
   if (!pushed.remote_name || pushed.oid.empty() || !outcome_moves_tracking(o)) return;
+  move_tracking(a, pushed);
+}
+
+void update_tracking_refs(const PushArgs& a, const std::string& repo, const std::optional<std::string>& remote_name,
+                          const Outcome& o) {
+  if (!remote_name || o.replayed) return;
+  for (const auto& r : o.refs) {
+    if (r.status != RefStatus::ok && r.status != RefStatus::up_to_date) continue;
+    move_tracking(a, PushedRef{repo, remote_name, r.ref, r.oid});
+  }
+}
+
+namespace {
+
+void move_tracking(const PushArgs& a, const PushedRef& pushed) {
   auto config = repo::GitConfig::open(pushed.repo);
   if (!config) return warn("remote-tracking ref not updated: " + config.error().message);
   const auto fetch = config_list(*config, "remote." + *pushed.remote_name + ".fetch");
@@ -51,5 +68,7 @@ void update_tracking(const PushArgs& a, const PushedRef& pushed, const Outcome& 
                  pushed.oid.substr(0, 12).c_str(), repo::kTrackingReflogMessage);
   }
 }
+
+}  // namespace
 
 }  // namespace courier::cli

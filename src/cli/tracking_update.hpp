@@ -34,4 +34,11 @@ bool outcome_moves_tracking(const Outcome& o);
 // push itself stands. With -v the move is said.
 void update_tracking(const PushArgs& a, const PushedRef& pushed, const Outcome& o);
 
+// A delivery of several refs: each ref's tracking ref moved as git moves it,
+// per ref — one the remote took (ok) or already had (up_to_date) moves to
+// its id, a deleted one is deleted; a ref refused, not attempted or of
+// unknown fate is left as it was. Never from a replayed outcome.
+void update_tracking_refs(const PushArgs& a, const std::string& repo, const std::optional<std::string>& remote_name,
+                          const Outcome& o);
+
 }  // namespace courier::cli

@@ -60,7 +60,8 @@ const std::vector<OptionDoc> kPushOptions = {
      nullptr},
     {"--ref", nullptr, "REF",
      "remote ref to update, e.g. refs/heads/main, or a short name read as git reads <dst> (main: refs/heads/main "
-     "when --rev names a branch, refs/tags/main when a tag); needs --rev or --oid; deleting a ref is not supported",
+     "when --rev names a branch, refs/tags/main when a tag); needs --rev or --oid (to delete a ref: the refspec "
+     ":<ref>, or --delete)",
      nullptr},
     {"--oid", nullptr, "OID", "the object to deliver, as a full id", nullptr},
     {"--rev", nullptr, "REV",
@@ -78,7 +79,21 @@ const std::vector<OptionDoc> kPushOptions = {
      "must not exist); without :EXPECT, "
      "at the remote-tracking ref of a configured --remote NAME",
      nullptr},
-    {"--expect-old", nullptr, "OID", "move it only if the remote's ref is at OID (all zeros: absent)", nullptr},
+    {"--expect-old", nullptr, "OID",
+     "move it only if the remote's ref is at OID (all zeros: absent); one ref only (with several, "
+     "--force-with-lease=REF:EXPECT each)",
+     nullptr},
+    {"--atomic", nullptr, nullptr,
+     "every ref moves or none does (receive-pack's atomic capability); the default for more than one ref: a remote "
+     "without it is refused before anything is sent",
+     nullptr},
+    {"--no-atomic", nullptr, nullptr, "each ref succeeds or fails on its own, as git push without --atomic", nullptr},
+    {"--push-option", "-o", "OPTION",
+     "a push option for the server's hooks (GIT_PUSH_OPTION_<n>), repeatable, in order; none given: git's "
+     "push.pushOption; an empty one clears the list. At most 32, each at most 4096 bytes, no newline; the remote "
+     "must advertise push-options",
+     nullptr},
+    {"--delete", "-d", nullptr, "every <refspec> names a remote ref to delete (as :<ref>)", nullptr},
     kAuthOption,
     kCaFileOption,
     kLaneDirOption,
@@ -141,8 +156,8 @@ const ManualDoc kManual = {
      {}},
     {
         {"push",
-         "deliver an object to a ref",
-         {"push [options] [<remote> [[+]<src>[:<dst>]]]",
+         "deliver objects to refs",
+         {"push [options] [--atomic | --no-atomic] [-o OPTION]... [<remote> [[+]<src>[:<dst>] | :<dst>]...]",
           "push [options] [--repo DIR] --remote URL|NAME [--ref REF] (--oid OID | --rev REV)",
           "     [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
           "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]",
@@ -150,7 +165,7 @@ const ManualDoc kManual = {
           "     [--pack-engine auto|libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",
           "     [--progress | --no-progress]",
           "     [--journal FILE | --no-journal | --state URL] [--host-id NAME] [--delivery-id ID] [--read-back]",
-          "push --via SOCKET [--credential NAME] [<remote> [<refspec>] | --remote URL|NAME --ref REF",
+          "push --via SOCKET [--credential NAME] [<remote> [<refspec>...] | --remote URL|NAME --ref REF",
           "     (--oid OID | --rev REV)] [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
           "     [--deadline DURATION] [--delivery-id ID] [--json] [-q | --quiet] [-v | --verbose]",
           "     [--progress | --no-progress]"},
@@ -163,10 +178,13 @@ const ManualDoc kManual = {
           "<src>'s namespace, and '+' forces (as --force; a lease or --expect-old given as well decides instead). "
           "With no refspec, remote.<remote>.push, then push.default as git reads it: simple (the default: the "
           "current branch, to its upstream of the same name), current, upstream; matching is refused (this "
-          "command delivers one ref) and nothing says so. The repository is found from the working directory, "
+          "command pushes the refs it is given) and nothing says so. The repository is found from the working "
+          "directory, "
           "GIT_DIR, or -C DIR given before push.",
-          "Refused, saying what git would do: wildcards (refs/heads/*:...), negative refspecs (^...), ':', a "
-          "deletion (:<dst>), several refspecs, --all, --branches, --mirror and --tags: one delivery moves one ref.",
+          "Several refspecs are one delivery (one advertisement, at most one POST), atomic by default (--no-atomic: "
+          "each ref on its own); :<dst> (or --delete <dst>) deletes <dst>; each ref is told as git's summary tells "
+          "it, and the exit code is 1 when any ref was refused, as git's. Refused, saying what git would do: "
+          "wildcards (refs/heads/*:...), negative refspecs (^...), ':', --all, --branches, --mirror and --tags.",
           "Trust and the proxy come from git's configuration of --repo, as git reads them. The proxy: "
           "remote.<name>.proxy, http.<url>.proxy, http.proxy, then https_proxy/HTTPS_PROXY (http_proxy for "
           "http://), all_proxy/ALL_PROXY, minus NO_PROXY; only http:// proxies, as CONNECT tunnels (socks and https "

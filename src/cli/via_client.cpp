@@ -210,19 +210,49 @@ tl::expected<Target, FieldErrors> resolve_target(const PushArgs& a) {
   return t;
 }
 
+// An update rule as the body spells it; null: fast_forward (the default).
+json update_rule(UpdateMode mode, const std::optional<std::string>& expect_old) {
+  if (mode == UpdateMode::force) return "force";
+  if (mode == UpdateMode::expect_old && expect_old) return {{"expect_old", *expect_old}};
+  return nullptr;
+}
+
+// "updates": each ref as the command line settled it, its object by the
+// revision (the service looks it up) or the zero id for a deletion.
+json updates_body(const PushArgs& a, const CheckedRequest& checked) {
+  json out = json::array();
+  const auto& updates = checked.updates();
+  for (std::size_t i = 0; i < a.refs.size() && i < updates.size(); ++i) {
+    json u = {{"ref", updates[i].ref}};
+    if (a.refs[i].rev) {
+      u["rev"] = *a.refs[i].rev;
+    } else {
+      u["oid"] = std::string(40, '0');
+    }
+    if (auto rule = update_rule(updates[i].update, updates[i].expect_old); !rule.is_null()) u["update"] = rule;
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
 // POST /v1/deliveries's body (docs/service.md).
 std::string submission(const PushArgs& a, const Target& t, std::int64_t left_ms) {
   const DeliveryRequest& req = t.request.checked.request();
   json b = {{"repo", req.repo},
             {"remote", t.request.resolved.url},
-            {"ref", a.ref},
             {"deadline", std::to_string(std::max<std::int64_t>(left_ms, 1)) + "ms"},
             {"remote_progress", show_meters(a)}};
-  if (a.oid) b["oid"] = *a.oid;
-  if (a.rev) b["rev"] = *a.rev;
+  if (a.refs.empty()) {
+    b["ref"] = a.ref;
+    if (a.oid) b["oid"] = *a.oid;
+    if (a.rev) b["rev"] = *a.rev;
+    if (auto rule = update_rule(req.update, req.expect_old); !rule.is_null()) b["update"] = rule;
+  } else {
+    b["updates"] = updates_body(a, t.request.checked);
+  }
+  if (req.atomic != Atomicity::automatic) b["atomic"] = std::string(enum_word(req.atomic));
+  if (!req.push_options.empty()) b["push_options"] = req.push_options;
   if (a.credential) b["credential"] = *a.credential;
-  if (a.force) b["update"] = "force";
-  if (req.update == UpdateMode::expect_old && req.expect_old) b["update"] = {{"expect_old", *req.expect_old}};
   if (a.delivery_id) b["id"] = *a.delivery_id;
   return b.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -447,7 +477,7 @@ tl::expected<void, Stop> check_matches(const PushArgs& a, const Target& t, const
              wire::printable(asked, 120);
   };
   differ("delivery", id, d.outcome.delivery_id);
-  differ("ref", a.ref, d.facts.ref);
+  differ("ref", a.refs.empty() ? a.ref : t.request.checked.updates().front().ref, d.facts.ref);
   differ("remote", t.canonical, d.facts.remote);
   if (a.oid) differ("object", wire::ascii_lower(*a.oid), wire::ascii_lower(d.facts.oid));
   if (wrong.empty()) return {};
@@ -459,6 +489,7 @@ tl::expected<void, Stop> check_matches(const PushArgs& a, const Target& t, const
 
 int tell(const PushArgs& a, const Target& t, const report::DecodedOutcome& d) {
   DeliveryFacts facts{d.facts.remote, d.facts.ref, d.facts.oid, "", d.facts.hint.value_or("")};
+  facts.asked = push_facts(a, t.request.checked).asked;
   const DeliveryRequest& req = t.request.checked.request();
   facts.forced = forced_update(req.repo, req.update, d.facts.ref, d.facts.oid, d.outcome);
   return report(a, d.outcome, facts);
@@ -504,8 +535,8 @@ int run_push_via(const PushArgs& a) {
   const int code = tell(a, *target, *outcome);
   // The service pushed; the user's repository is this side's to keep.
   const DeliveryRequest& req = target->request.checked.request();
-  update_tracking(a, PushedRef{req.repo, target->request.resolved.name, outcome->facts.ref, outcome->facts.oid},
-                  outcome->outcome);
+  track(a, push_facts(a, target->request.checked),
+        PushedRef{req.repo, target->request.resolved.name, outcome->facts.ref, outcome->facts.oid}, outcome->outcome);
   return code;
 }
 

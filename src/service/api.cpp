@@ -214,8 +214,8 @@ ApiResponse Api::post_delivery(const ApiRequest& r) {
       return document(200, {{"id", s.outcome.delivery_id},
                             {"state", finished_word()},
                             {"replayed", true},
-                            {"outcome", outcome_doc(s.outcome, in->checked.remote(), in->checked.request().ref,
-                                                    in->checked.request().oid)}});
+                            {"outcome", outcome_doc(s.outcome, in->checked.remote(), in->checked.updates().front().ref,
+                                                    in->checked.updates().front().oid)}});
     case SubmitResult::Kind::conflict:
       return error_document(409, "id_conflict", "id", s.message);
     case SubmitResult::Kind::queue_full: {

@@ -194,8 +194,9 @@ SubmitResult Deliveries::submit(const SubmitInput& in) {
   d->id = in.id.empty() ? seat::new_delivery_id() : in.id;
   d->repo = in.checked.request().repo;
   d->remote = in.checked.remote();
-  d->ref = in.checked.request().ref;
-  d->oid = in.checked.request().oid;
+  // Several refs: named by the first (its outcome's "refs" has each).
+  d->ref = in.checked.updates().front().ref;
+  d->oid = in.checked.updates().front().oid;
   d->credential = in.credential;
   d->submitted_unix_ms = journal::wall_now_ms();
   d->impl->id = d->id;
@@ -241,6 +242,9 @@ CheckedRequest Deliveries::request_for(const SubmitInput& in, const std::shared_
   if (!in.credential.empty()) note.credential = in.credential;
   note.update = req.update;
   note.remote_progress = in.remote_progress;
+  if (!req.updates.empty()) note.updates = req.updates;
+  note.atomic = req.atomic;
+  note.push_options = req.push_options;
   req.journal_note = note_text(note);
   req.ca_file = opt_.ca_file;
   req.remote_progress = in.remote_progress;

@@ -37,10 +37,19 @@ struct ServiceNote {
   std::optional<std::string> credential;  // the name of a configured credential; none: no credential
   UpdateMode update = UpdateMode::fast_forward;
   bool remote_progress = false;
+  // A delivery of several refs (J4: the whole set is the request): every
+  // update, whether they move together, and the push options. The
+  // journal's submission names the first ref only, so the set is kept here
+  // to resubmit the delivery whole.
+  std::vector<RefUpdate> updates;
+  Atomicity atomic = Atomicity::automatic;
+  std::vector<std::string> push_options;
 };
 
 // The note's text: {"credential": NAME|null, "update": WORD,
-// "remote_progress": BOOL, "service": true}.
+// "remote_progress": BOOL, "service": true}, with "updates": [{"ref",
+// "oid", "update", "expect_old"}], "atomic": WORD and "push_options":
+// [...] when the delivery has them.
 std::string note_text(const ServiceNote& n);
 // The note read back, or nullopt when `note` is not the service's (no
 // "service": true) or names an update mode this program does not know.

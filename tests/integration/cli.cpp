@@ -106,7 +106,6 @@ TEST_SUITE("cli") {
         {with({"--rev", "HEAD"}), "at most one of --oid and --rev"},
         {with({"--json=yes"}), "takes no value"},
         {with({"stray"}), "the remote is given twice"},
-        {{"origin", "main", "topic"}, "git would push each of them"},
         {{"--mirror", "origin"}, "git would push every ref"},
         {{"--repo", "/r", "--remote", "https://h/", "--ref", "x"}, "needs --rev REV or --oid OID"},
     };

@@ -266,6 +266,32 @@ TEST_SUITE("service-via") {
     CHECK_MESSAGE(service.stop() == 0, service.log());
   }
 
+  TEST_CASE("X-CLI6 via: push --via carries several refspecs and a deletion to the service; the remote has the set") {
+    test::FixtureServer server;
+    Client c(server.scratch_dir(), 3);
+    Service service(server.scratch_dir(), server.ca_file());
+    server.create_bare_repo("set");
+    test::git_ok({"-c", "user.name=Seller", "-c", "user.email=seller@example.com", "tag", "-a", "v1", "-m", "one"},
+                 c.source);
+    const auto push = [&](std::vector<std::string> words) {
+      std::vector<std::string> a = {COURIER_BINARY, "-C", c.source, "push", "--via", service.socket(), "--json"};
+      a.insert(a.end(), words.begin(), words.end());
+      return test::run(test::clean_env_argv(a));
+    };
+    const std::string url = server.url("set");
+    auto both = push({url, "main", "v1", "HEAD~1:refs/heads/older"});
+    CHECK_MESSAGE(both.exit_code == cli::kExitOk, both.err << both.out << service.log());
+    const auto refs = [&] {
+      return test::git_ok({"--git-dir", server.repo_path("set"), "for-each-ref", "--format=%(refname) %(objecttype)"});
+    };
+    CHECK(refs() == "refs/heads/main commit\nrefs/heads/older commit\nrefs/tags/v1 tag");
+    // A deletion and a non-atomic set, through the service as well.
+    auto gone = push({"--no-atomic", url, ":refs/heads/older", "main"});
+    CHECK_MESSAGE(gone.exit_code == cli::kExitOk, gone.err << gone.out);
+    CHECK(refs() == "refs/heads/main commit\nrefs/tags/v1 tag");
+    CHECK_MESSAGE(service.stop() == 0, service.log());
+  }
+
   TEST_CASE("service API: push --via with a --deadline shorter than a held POST ends deadline_killed, exit 4") {
     test::FixtureServer server;
     Client c(server.scratch_dir(), 2);

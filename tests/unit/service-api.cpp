@@ -13,6 +13,7 @@
 #include "service/api.hpp"
 #include "service/event_numbering.hpp"
 #include "service/http_server_mhd.hpp"
+#include "service/resume.hpp"
 #include "service/routes.hpp"
 #include "service/service_options.hpp"
 #include "support.hpp"
@@ -145,6 +146,91 @@ TEST_CASE("X-SVC4: a refused POST names its code and field before anything is su
   CHECK(draining.status == 503);
   CHECK(body_of(draining)["error"]["code"] == "draining");
   CHECK(body_of(r.call("GET", "/healthz"))["status"] == "draining");
+}
+
+// Whether a refused answer lists `field` with `code` among its errors.
+bool lists(const json& b, const std::string& field, const std::string& code) {
+  for (const auto& e : b["errors"]) {
+    if (e["field"] == field && e["code"] == code) return true;
+  }
+  return false;
+}
+
+TEST_CASE("X-CLI6 X-SVC4: a set of updates is refused before anything is submitted, each refusal naming its element") {
+  Router r;
+  const std::string repo = r.root.path();
+  const std::string head = R"({"repo": ")" + repo + R"(", "remote": "https://h/r.git", )";
+  const std::string a = "1111111111111111111111111111111111111111";
+  const std::string zero(40, '0');
+  struct Case {
+    std::string rest;
+    std::string field;
+    std::string code;
+  };
+  const std::vector<Case> cases = {
+      {R"("updates": []})", "updates", "bad_field"},
+      {R"("updates": [7]})", "updates[0]", "bad_field"},
+      {R"("updates": [{"ref": "refs/heads/a", "oid": ")" + a + R"(", "colour": 1}]})", "updates[0].colour",
+       "unknown_field"},
+      {R"("updates": [{"ref": "refs/heads/a"}]})", "updates[0].oid", "missing_field"},
+      {R"("updates": [{"ref": "refs/heads/a", "oid": ")" + a + R"(", "update": "sideways"}]})", "updates[0].update",
+       "bad_field"},
+      {R"("updates": [{"ref": "refs/heads/a", "oid": ")" + a + R"("}, {"ref": "refs/heads/a", "oid": ")" + zero +
+           R"("}]})",
+       "updates[1].ref", "bad_field"},
+      {R"("updates": [{"ref": "refs/heads/a", "oid": ")" + a + R"("}, {"ref": "HEAD", "oid": ")" + a + R"("}]})",
+       "updates[1].ref", "bad_field"},
+      {R"("ref": "refs/heads/b", "updates": [{"ref": "refs/heads/a", "oid": ")" + a + R"("}]})", "updates",
+       "bad_field"},
+      {R"("ref": "refs/heads/a", "oid": ")" + a + R"(", "atomic": "sometimes"})", "atomic", "bad_field"},
+      {R"("ref": "refs/heads/a", "oid": ")" + a + R"(", "push_options": [1]})", "push_options", "bad_field"},
+      {R"("ref": "refs/heads/a", "oid": ")" + a + R"(", "push_options": ["ok", "two\nlines"]})", "push_options[1]",
+       "bad_field"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.rest);
+    auto resp = r.call("POST", "/v1/deliveries", head + c.rest);
+    CHECK(resp.status == 400);
+    const json b = body_of(resp);
+    CHECK_MESSAGE(lists(b, c.field, c.code), b.dump());
+  }
+  // 101 updates: more than one delivery takes.
+  json many = {{"repo", repo}, {"remote", "https://h/r.git"}, {"updates", json::array()}};
+  for (int i = 0; i <= 100; ++i) many["updates"].push_back({{"ref", "refs/heads/b" + std::to_string(i)}, {"oid", a}});
+  CHECK(lists(body_of(r.post(many)), "updates", "bad_field"));
+  CHECK(r.deliveries.list("", "", 10).empty());
+}
+
+TEST_CASE("J4 X-CLI6: the service's journal note keeps the whole set, and a resumed delivery is the same request") {
+  test::TempDir repo;
+  service::ServiceNote note;
+  note.credential = "deploy";
+  note.updates = {RefUpdate{"refs/heads/main", std::string(40, 'a'), UpdateMode::force, std::nullopt},
+                  RefUpdate{"refs/tags/v1", std::string(40, 'b'), UpdateMode::fast_forward, std::nullopt},
+                  RefUpdate{"refs/heads/old", std::string(40, '0'), UpdateMode::expect_old, std::string(40, 'c')}};
+  note.atomic = Atomicity::non_atomic;
+  note.push_options = {"ci.skip", "x=y"};
+  const auto back = service::note_from(service::note_text(note));
+  REQUIRE(back.has_value());
+  CHECK(back->updates == note.updates);
+  CHECK(back->atomic == Atomicity::non_atomic);
+  CHECK(back->push_options == note.push_options);
+  // A note naming an update rule this program does not know is not guessed.
+  CHECK_FALSE(service::note_from(R"({"service":true,"updates":[{"ref":"refs/heads/a","oid":"x","update":"sideways"}]})")
+                  .has_value());
+  journal::Submission s;
+  s.id = "set-1";
+  s.repo = repo.path();
+  s.remote = "https://h/r.git";
+  s.ref = "refs/heads/main";  // the journal's row names the first ref only
+  s.oid = std::string(40, 'a');
+  s.deadline_unix_ms = 1;
+  service::ServiceCredentials credentials = {{"deploy", {"credential", {"https://h/"}}}};
+  auto in = service::resubmission(service::LeftBehind{s, *back}, credentials, false);
+  REQUIRE_MESSAGE(in.has_value(), (in ? "" : in.error().message));
+  CHECK(in->checked.updates() == note.updates);
+  CHECK_FALSE(in->checked.atomic());
+  CHECK(in->checked.request().push_options == note.push_options);
 }
 
 TEST_CASE("P1 service API: a body with a key twice in one object is refused 400 bad_json, never judged on one value") {
