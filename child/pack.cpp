@@ -75,15 +75,15 @@ using Walk = std::unique_ptr<git_revwalk, WalkDeleter>;
 // The push's edge: the spec's, else found now.
 Result<SendEdge> edge_of(const PackSpec& spec) {
   if (spec.edge) return *spec.edge;
-  return find_send_edge(spec.repo, spec.oid, std::vector<std::string_view>(spec.hide.begin(), spec.hide.end()));
+  return find_send_edge(spec.repo, spec.oids, std::vector<std::string_view>(spec.hide.begin(), spec.hide.end()));
 }
 
-// The commits the remote lacks, walked from the gated object with the
+// The commits the remote lacks, walked from the gated objects with the
 // push's edge hidden; `hidden` counts the ids hidden. The walk needs its
-// repository and object alive, so they travel with it.
+// repository and objects alive, so they travel with it.
 struct SendWalk {
   Repo repo;
-  Object obj;
+  std::vector<Object> objs;
   Walk walk;
   std::size_t hidden = 0;
 };
@@ -96,15 +96,17 @@ Result<SendWalk> walk_to_send(const PackSpec& spec) {
   auto repo = open_repo(spec.repo);
   if (!repo) return tl::unexpected(repo.error());
   out.repo = std::move(*repo);
-  auto obj = gated_object(out.repo.get(), spec.oid);
-  if (!obj) return tl::unexpected(obj.error());
-  out.obj = std::move(*obj);
   git_revwalk* raw_walk = nullptr;
   if (git_revwalk_new(&raw_walk, out.repo.get()) != 0) return tl::unexpected(git_failure("git_revwalk_new"));
   out.walk.reset(raw_walk);
   git_revwalk_sorting(out.walk.get(), GIT_SORT_TOPOLOGICAL);
-  if (git_revwalk_push(out.walk.get(), git_object_id(out.obj.get())) != 0) {
-    return tl::unexpected(git_failure("revwalk from " + spec.oid));
+  for (const auto& oid : spec.oids) {
+    auto obj = gated_object(out.repo.get(), oid);
+    if (!obj) return tl::unexpected(obj.error());
+    if (git_revwalk_push(out.walk.get(), git_object_id(obj->get())) != 0) {
+      return tl::unexpected(git_failure("revwalk from " + oid));
+    }
+    out.objs.push_back(std::move(*obj));
   }
   for (const auto& hex : edge->hide) {
     git_oid id;
@@ -134,11 +136,13 @@ Result<GitPackPlan> plan_git_pack(const PackSpec& spec) {
   if (!edge) return tl::unexpected(edge.error());
   auto repo = open_repo(spec.repo);
   if (!repo) return tl::unexpected(repo.error());
-  auto obj = gated_object(repo->get(), spec.oid);
-  if (!obj) return tl::unexpected(obj.error());
   GitPackPlan plan;
   plan.git_dir = git_repository_path(repo->get());
-  plan.revs = spec.oid + "\n";
+  for (const auto& oid : spec.oids) {
+    auto obj = gated_object(repo->get(), oid);
+    if (!obj) return tl::unexpected(obj.error());
+    plan.revs += oid + "\n";
+  }
   for (const auto& hex : edge->hide) plan.revs += "^" + hex + "\n";
   return plan;
 }
@@ -147,7 +151,6 @@ Result<PackResult> build_pack(const PackSpec& spec) {
   auto walk = walk_to_send(spec);
   if (!walk) return tl::unexpected(walk.error());
   git_repository* repo = walk->repo.get();
-  git_object* obj = walk->obj.get();
 
   git_packbuilder* raw_pb = nullptr;
   if (git_packbuilder_new(&raw_pb, repo) != 0) return tl::unexpected(git_failure("git_packbuilder_new"));
@@ -160,8 +163,11 @@ Result<PackResult> build_pack(const PackSpec& spec) {
     if (progress.expired) return fail(Errc::leg_timeout, "the deadline passed while gathering objects");
     return tl::unexpected(git_failure("gathering objects"));
   }
-  if (git_object_type(obj) == GIT_OBJECT_TAG) {
-    if (git_packbuilder_insert(pb.get(), git_object_id(obj), nullptr) != 0) {
+  // A walk yields commits: an annotated tag among the gated objects is
+  // added itself (its commit came with the walk, or the remote has it).
+  for (const Object& obj : walk->objs) {
+    if (git_object_type(obj.get()) != GIT_OBJECT_TAG) continue;
+    if (git_packbuilder_insert(pb.get(), git_object_id(obj.get()), nullptr) != 0) {
       return tl::unexpected(git_failure("adding the tag object"));
     }
   }

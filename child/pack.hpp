@@ -24,7 +24,9 @@ using repo::init_libgit2;
 
 struct PackSpec {
   std::string repo;
-  std::string oid;                // the gated object: a commit, or an annotated tag of one
+  // The gated objects (the new ids of the refs the POST updates, deletions
+  // left out): each a commit, or an annotated tag of one. At least one.
+  std::vector<std::string> oids;
   std::vector<std::string> hide;  // ids the remote has (advertised refs and .have)
   // The push's edge, when already found for this spec (find_send_edge on
   // repo, oid and hide): the engines hide only its ids. Unset, each engine
@@ -60,8 +62,8 @@ Result<PackResult> build_pack(const PackSpec& spec);
 Result<bool> is_small_push(const PackSpec& spec, std::size_t max_commits);
 
 // What `git pack-objects --revs` needs, read with libgit2: the repository's
-// git directory, and its revision lines (the gated id, then ^id for each id
-// of the push's edge; ids this repository lacks cannot be named to git).
+// git directory, and its revision lines (the gated ids, then ^id for each
+// id of the push's edge; ids this repository lacks cannot be named to git).
 struct GitPackPlan {
   std::string git_dir;
   std::string revs;

@@ -9,7 +9,8 @@
 #include <optional>
 
 #include "child/pack.hpp"
-#include "repo/update_rule.hpp"
+#include "child/progress_out.hpp"
+#include "child/ref_plan.hpp"
 #include "sys/clock.hpp"
 #include "sys/file.hpp"
 #include "sys/io.hpp"
@@ -56,9 +57,11 @@ struct PostBody {
 };
 
 // One delivery, in stages (each below with its contract):
-//   preflight      the gated object and the remote's scheme, before any I/O
+//   preflight      the gated objects and the remote's scheme, before any I/O
 //   advertise      leg 1: the advertisement GET, parsed
-//   settle         an advertisement that ends the delivery without a POST
+//   negotiate      what the job needs of the remote (atomic, push-options)
+//   settle         which refs the POST updates (ref_plan.hpp); an
+//                  advertisement that ends the delivery without a POST
 //   spool_pack     the pack, built into the scratch directory, where the
 //                  POST's token binds the body's hash (bind_payload) or
 //                  the engine cannot stream (libgit2)
@@ -66,48 +69,29 @@ struct PostBody {
 //                  read, so the POST begins only once the pack exists
 //   upload         leg 2: the receive-pack POST, sent at most once, its
 //                  report read
-//   conclude       the report judged for our ref (T4)
+//   conclude       the report judged for every ref sent (T4)
 class Push {
  public:
   Push(const protocol::Job& job, Channel& ch) : job_(job), ch_(ch) {
-    // Every result names the job's ref and object, whatever its status: the
-    // parent takes no result for anything else (P1).
-    for (const RefUpdate& u : job.updates)
+    // Every result names the job's refs, whatever its status: the parent
+    // takes no result for anything else (P1).
+    for (const RefUpdate& u : job.updates) {
       result_.refs.push_back(protocol::RefResult{u.ref, RefStatus::not_attempted, {}, {}});
+    }
     result_.status = wire::DeliveryStatus::failed;
   }
 
-  // Every ref's status from the delivery's (one ref is sent so far).
-  protocol::ResultMsg finished(protocol::ResultMsg r) {
-    for (auto& x : r.refs) {
-      switch (r.status) {
-        case wire::DeliveryStatus::delivered:
-          x.status = RefStatus::ok;
-          break;
-        case wire::DeliveryStatus::up_to_date:
-          x.status = RefStatus::up_to_date;
-          break;
-        case wire::DeliveryStatus::rejected:
-          x.status = RefStatus::rejected;
-          x.reason = r.reason;
-          break;
-        default:
-          break;
-      }
-    }
-    return r;
-  }
-
-  protocol::ResultMsg run() { return finished(run_stages()); }
-
-  protocol::ResultMsg run_stages() {
+  protocol::ResultMsg run() {
     if (auto ok = preflight(); !ok) return ok.error();
     const std::string adv_url = wire::leg_url(job_.remote, wire::Leg::advertisement);
     auto adv = advertise(adv_url);
     if (!adv) return adv.error();
+    if (auto ok = negotiate(*adv); !ok) return ok.error();
     if (auto ok = settle(*adv); !ok) return ok.error();
-    if (auto ok = find_edge(*adv); !ok) return ok.error();
-    if (auto ok = choose_engine(*adv); !ok) return ok.error();
+    if (!tips_.empty()) {
+      if (auto ok = find_edge(*adv); !ok) return ok.error();
+      if (auto ok = choose_engine(*adv); !ok) return ok.error();
+    }
     auto body = streams() ? start_stream(*adv) : spool_pack(*adv);
     if (!body) return body.error();
     const std::string post_url = wire::leg_url(job_.remote, wire::Leg::receive_pack);
@@ -117,12 +101,16 @@ class Push {
   }
 
  private:
-  // Local checks before any request: the gated object exists in the
+  // Local checks before any request: every gated object exists in the
   // repository (C3), and the remote's scheme is one T1 allows. Ends with
   // failed / transport_failed.
   Step<void> preflight() {
-    if (auto ok = check_gated_object(job_.repo, u_.oid); !ok)
-      return stop(wire::DeliveryStatus::failed, ok.error().message);
+    for (const RefUpdate& u : job_.updates) {
+      if (u.deletes()) continue;
+      if (auto ok = check_gated_object(job_.repo, u.oid); !ok) {
+        return stop(wire::DeliveryStatus::failed, ok.error().message);
+      }
+    }
     if (auto ok = transport::check_remote_scheme(job_.remote, job_.allow_http_loopback); !ok) {
       return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
     }
@@ -138,7 +126,7 @@ class Push {
   // (authority) or transport_failed.
   Step<transport::Advertisement> advertise(const std::string& adv_url) {
     const sys::MonoNs t_adv = sys::mono_now_ns();
-    progress("advertise", 0, 1);
+    out_.progress("advertise", 0, 1);
     std::string body;
     std::optional<transport::LegResult> leg;
     if (job_.challenge_first) {
@@ -169,7 +157,7 @@ class Push {
       old_oids_[r.ref] = *r.old_oid;
     }
     protocol::Progress done{"advertise", 1, 1, std::nullopt, old_oids_, std::nullopt};
-    send_progress(done);
+    out_.send(done);
     return std::move(*adv);
   }
 
@@ -192,38 +180,63 @@ class Push {
     return *leg;
   }
 
-  // Records the ref's old id; ends the delivery when the advertisement
-  // settles it: up_to_date (already at the gated id, no POST, T2), or
-  // rejected in git's words before any POST: "stale info" (expect_old does
-  // not match, in every mode), or, in the default fast_forward mode, what
-  // git refuses without --force (fast_forward_refusal). A history that
-  // cannot be read ends it failed. Goes on otherwise.
-  Step<void> settle(const transport::Advertisement& adv) {
-    const std::string old_oid(adv.oid_of(u_.ref));
-    if (old_oid == u_.oid) {
-      result_.status = wire::DeliveryStatus::up_to_date;
-      result_.objects = 0;
-      result_.bytes_sent = 0;
-      return tl::unexpected(result_);
+  // What the job asks of the remote beyond pushing, checked before
+  // anything is sent: atomic, push-options. Ends with transport_failed,
+  // every ref not attempted.
+  Step<void> negotiate(const transport::Advertisement& adv) {
+    if (auto ok = transport::check_requested_capabilities(adv.capabilities, request_options()); !ok) {
+      return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
     }
-    if (u_.expect_old && *u_.expect_old != old_oid) {
-      return stop(wire::DeliveryStatus::rejected,
-                  "stale info: expect_old mismatch: the remote has " + old_oid + ", expected " + *u_.expect_old);
-    }
-    if (u_.update != UpdateMode::fast_forward) return {};
-    auto refusal = repo::fast_forward_refusal(job_.repo, u_.ref, old_oid, u_.oid);
-    if (!refusal) return stop(wire::DeliveryStatus::failed, refusal.error().message);
-    if (*refusal) return stop(wire::DeliveryStatus::rejected, **refusal);
     return {};
   }
 
-  // The request (T4: exactly our ref, from the advertised id) and the pack,
-  // spooled in the scratch directory (never the repository, C3), with the
-  // body's digest for the POST's token. Records objects and pack_ms. Ends
-  // with transport_failed (the request) or failed: building the pack is
-  // local work, never blamed on the transport.
+  transport::RequestOptions request_options() const {
+    return transport::RequestOptions{job_.remote_progress, job_.atomic, job_.push_options};
+  }
+
+  // Every ref's fate before any POST (ref_plan.hpp): up to date, refused
+  // here in git's words ("stale info", "non-fast-forward", ...), or sent.
+  // Ends the delivery when no ref is sent: up_to_date when every ref is,
+  // rejected otherwise. A history that cannot be read ends it failed. Goes
+  // on with the refs to send and the pack's tips (their new ids, deletions
+  // left out).
+  Step<void> settle(const transport::Advertisement& adv) {
+    auto plan = plan_refs(job_, adv);
+    if (!plan) return stop(wire::DeliveryStatus::failed, plan.error().message);
+    result_.refs = std::move(plan->refs);
+    send_ = std::move(plan->send);
+    if (send_.empty()) {
+      const Summary sum = summarise(result_.refs);
+      result_.status = sum.status;
+      if (sum.status == wire::DeliveryStatus::up_to_date) {
+        result_.objects = 0;
+        result_.bytes_sent = 0;
+      } else {
+        result_.reason = sum.reason;
+      }
+      return tl::unexpected(result_);
+    }
+    for (std::size_t i : send_) {
+      if (!job_.updates[i].deletes()) tips_.push_back(job_.updates[i].oid);
+    }
+    return {};
+  }
+
+  // The commands of the refs sent.
+  std::vector<transport::RefCommand> commands() const {
+    std::vector<transport::RefCommand> out;
+    for (std::size_t i : send_) out.push_back({job_.updates[i].ref, job_.updates[i].oid});
+    return out;
+  }
+
+  // The request (T4: exactly the refs sent, from the advertised ids) and
+  // the pack, spooled in the scratch directory (never the repository, C3),
+  // with the body's digest for the POST's token; no pack when every
+  // command deletes. Records objects and pack_ms. Ends with
+  // transport_failed (the request) or failed: building the pack is local
+  // work, never blamed on the transport.
   Step<PostBody> spool_pack(const transport::Advertisement& adv) {
-    auto request = transport::build_push_request(adv, u_.ref, u_.oid, job_.remote_progress);
+    auto request = transport::build_push_request(adv, commands(), request_options());
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     const std::string spool = job_.scratch_dir + "/pack-" + std::to_string(sys::self_pid()) + ".pack";
     auto fd = sys::create_new_file(spool, 0600);
@@ -248,13 +261,17 @@ class Push {
       if (written) spooled += n;
       return written;
     };
-    pack_begins();
-    auto pack = pack_git_ ? build_pack_with_git(spec, *pack_git_, job_.scratch_dir) : build_pack(spec);
-    flush_progress();
-    if (!pack) return stop(wire::DeliveryStatus::failed, pack.error().message);
-    result_.objects = pack->objects;
-    result_.pack_ms = ms_since(t_pack_);
-    const std::uint64_t body_len = request->body_prefix.size() + pack->bytes;
+    PackResult pack;
+    if (request->pack) {
+      pack_begins();
+      auto built = pack_git_ ? build_pack_with_git(spec, *pack_git_, job_.scratch_dir) : build_pack(spec);
+      out_.flush();
+      if (!built) return stop(wire::DeliveryStatus::failed, built.error().message);
+      pack = *built;
+      result_.pack_ms = ms_since(t_pack_);
+    }
+    result_.objects = pack.objects;
+    const std::uint64_t body_len = request->body_prefix.size() + pack.bytes;
     return PostBody{std::move(*request), std::move(*fd), digest.hex_digest(), body_len, {}};
   }
 
@@ -263,7 +280,7 @@ class Push {
   // docs/auth.md), and only with the git engine (libgit2's packbuilder
   // writes nothing until its whole delta search is done, so streaming it
   // would overlap little; docs/performance.md).
-  bool streams() const { return pack_git_.has_value() && !job_.bind_payload; }
+  bool streams() const { return pack_git_.has_value() && !job_.bind_payload && !tips_.empty(); }
 
   // The push's edge, found once for the engine's choice and the pack (a
   // remote with many refs advertises far more than the pack needs;
@@ -279,7 +296,7 @@ class Push {
       if (!transport::is_zero_oid(id)) advertised.emplace_back(id);
     }
     advertised.insert(advertised.end(), adv.haves.begin(), adv.haves.end());
-    auto edge = find_send_edge(job_.repo, u_.oid, advertised);
+    auto edge = find_send_edge(job_.repo, tips_, advertised);
     if (!edge) return stop(wire::DeliveryStatus::failed, edge.error().message);
     edge_ = std::make_shared<const SendEdge>(std::move(*edge));
     return {};
@@ -306,7 +323,7 @@ class Push {
   // result (a kill mid-pack or mid-upload) still says which one ran.
   void pack_begins() {
     result_.pack_engine = engine_word();
-    send_progress(protocol::Progress{"enumerate", 0, 0, std::nullopt, {}, result_.pack_engine});
+    out_.send(protocol::Progress{"enumerate", 0, 0, std::nullopt, {}, result_.pack_engine});
   }
 
   // The request (T4), and git pack-objects started with its first bytes
@@ -316,7 +333,7 @@ class Push {
   // objects and pack_ms. Ends with transport_failed (the request) or failed
   // (the pack engine).
   Step<PostBody> start_stream(const transport::Advertisement& adv) {
-    auto request = transport::build_push_request(adv, u_.ref, u_.oid, job_.remote_progress);
+    auto request = transport::build_push_request(adv, commands(), request_options());
     if (!request) return stop(wire::DeliveryStatus::transport_failed, request.error().message);
     pack_begins();
     stream_spec_ = pack_spec(adv);
@@ -325,7 +342,7 @@ class Push {
     stream_ = std::move(*stream);
     first_.resize(kFirstRead);
     auto first = stream_->read(first_.data(), first_.size());
-    flush_progress();
+    out_.flush();
     if (!first) return stop(wire::DeliveryStatus::failed, first.error().message);
     first_.resize(*first);
     if (*first == 0) pack_ended();
@@ -351,7 +368,7 @@ class Push {
     result_.pack_ms = ms_since(t_pack_);
   }
 
-  // What the pack engine is asked for: the gated object, minus everything
+  // What the pack engine is asked for: the gated objects, minus everything
   // the remote advertised (its refs and its haves), by the deadline. The
   // sink is the caller's.
   // Once the edge is found, the engines need only it, not the remote's
@@ -359,7 +376,7 @@ class Push {
   PackSpec pack_spec(const transport::Advertisement& adv) {
     PackSpec spec;
     spec.repo = job_.repo;
-    spec.oid = u_.oid;
+    spec.oids = tips_;
     spec.edge = edge_;
     if (!edge_) {
       spec.hide.reserve(adv.refs.size() + adv.haves.size());
@@ -370,7 +387,7 @@ class Push {
     }
     spec.deadline = job_.deadline_mono_ns;
     spec.progress = [this](std::string_view phase, std::uint64_t done, std::uint64_t total) {
-      progress(std::string(phase), done, total, true);
+      out_.progress(std::string(phase), done, total, true);
     };
     return spec;
   }
@@ -390,7 +407,11 @@ class Push {
     if (!post_auth) return stop(wire::DeliveryStatus::auth_failed, post_auth.error().message);
     // The point of no return (J1): the parent makes post_started durable
     // before it answers, and nothing of the POST leaves before its ok.
-    auto granted = ch_.check(std::string(protocol::kCheckPost), old_oids_);
+    // The check names exactly the refs whose commands go in the POST, with
+    // their old ids (J4).
+    protocol::OldOids sent_old;
+    for (std::size_t i : send_) sent_old[result_.refs[i].ref] = result_.refs[i].old_oid.value_or("");
+    auto granted = ch_.check(std::string(protocol::kCheckPost), sent_old);
     if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
     transport::ReportReader reader(body.request.side_band);
     transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
@@ -412,20 +433,20 @@ class Push {
     auto close_upload = [&]() {
       if (!body.source || upload_closed) return;
       upload_closed = true;
-      progress("upload", result_.bytes_sent.value_or(0), result_.bytes_sent.value_or(0));
+      out_.progress("upload", result_.bytes_sent.value_or(0), result_.bytes_sent.value_or(0));
     };
     post.on_upload = [&](std::uint64_t sent, std::uint64_t total) {
       result_.bytes_sent = sent;
       if (upload_closed) return;
       // A streamed body's total is 0 (unknown until its end): throttled too.
-      progress("upload", sent, total, total == 0 || sent < total);
+      out_.progress("upload", sent, total, total == 0 || sent < total);
     };
     transport::SidebandText remote_text(protocol::kMaxRemoteLine);
     post.on_body = [&](std::string_view chunk) -> Result<void> {
       close_upload();
       auto said = reader.feed(chunk);
       if (!said) return tl::unexpected(said.error());
-      for (const auto& text : *said) remote_lines(remote_text.feed(text));
+      for (const auto& text : *said) relay_remote_lines(remote_text.feed(text), out_, result_);
       return {};
     };
     auto up = transport::perform_leg(post);
@@ -433,8 +454,8 @@ class Push {
       result_.bytes_sent = up->bytes_sent;
       close_upload();
     }
-    flush_progress();
-    remote_lines(remote_text.finish());
+    out_.flush();
+    relay_remote_lines(remote_text.finish(), out_, result_);
     result_.upload_ms = ms_since(t_up);
     if (!up && anonymous_ && up.error().code == Errc::http_auth) {
       // T2: the POST is sent once (git would ask its helper and resend it).
@@ -452,54 +473,25 @@ class Push {
     return std::move(*report);
   }
 
-  // T4: delivered only when the report says ok for our ref; rejected with
-  // the remote's reason for ng; transport_failed for anything else.
+  // T4 for every ref sent: each ok or ng as the report says, and the
+  // delivery delivered only when each ref is ok or up to date; rejected
+  // with the remote's reasons (and the hook's words) when any is ng; a
+  // report that leaves a sent ref out, or names another, is
+  // transport_failed.
   protocol::ResultMsg conclude(const transport::Report& report) {
-    auto verdict = transport::judge_report(report, u_.ref);
-    if (!verdict) return failed(wire::DeliveryStatus::transport_failed, verdict.error().message);
-    if (verdict->status == transport::PushStatus::delivered) {
-      result_.status = wire::DeliveryStatus::delivered;
-      return result_;
+    std::vector<std::string> sent;
+    for (std::size_t i : send_) sent.push_back(result_.refs[i].ref);
+    auto verdicts = transport::judge_report(report, sent);
+    if (!verdicts) return failed(wire::DeliveryStatus::transport_failed, verdicts.error().message);
+    for (std::size_t k = 0; k < send_.size(); ++k) {
+      protocol::RefResult& r = result_.refs[send_[k]];
+      r.status = (*verdicts)[k].ok ? RefStatus::ok : RefStatus::ng;
+      if (!(*verdicts)[k].ok) r.reason = (*verdicts)[k].reason;
     }
-    result_.status = wire::DeliveryStatus::rejected;
-    result_.reason = verdict->reason + hook_words();
+    const Summary sum = summarise(result_.refs);
+    result_.status = sum.status;
+    if (sum.status == wire::DeliveryStatus::rejected) result_.reason = sum.reason + hook_words(result_.remote_messages);
     return result_;
-  }
-
-  // The remote's side-band 2 lines, as git shows them: a line ended by a
-  // newline is a message (sent, and kept for the result), one ended by a
-  // carriage return a meter the next replaces (sent only). Empty lines say
-  // nothing and are skipped.
-  void remote_lines(const std::vector<transport::SidebandLine>& lines) {
-    for (const auto& line : lines) {
-      if (line.text.empty()) continue;
-      const std::string text = wire::server_text(line.text, protocol::kMaxRemoteLine);
-      if (line.update) {
-        progress_text("remote_progress", text);
-        continue;
-      }
-      progress_text("remote", text);
-      result_.remote_messages.push_back(text);
-      if (result_.remote_messages.size() > protocol::kMaxRemoteMessages) {
-        result_.remote_messages.erase(result_.remote_messages.begin());
-        result_.remote_messages_dropped = result_.remote_messages_dropped.value_or(0) + 1;
-      }
-    }
-  }
-
-  // A rejection in the hook's own words: git prints the reason receive-pack
-  // gives ("pre-receive hook declined") and, above it, what the hook said
-  // as `remote:` lines. The reason carries the last of those lines too, so
-  // that a log that keeps one line keeps why.
-  std::string hook_words() const {
-    constexpr std::size_t kLines = 3;
-    const auto& said = result_.remote_messages;
-    if (said.empty()) return "";
-    std::string words;
-    for (std::size_t i = said.size() > kLines ? said.size() - kLines : 0; i < said.size(); ++i) {
-      words += (words.empty() ? "" : " | ") + said[i];
-    }
-    return " (remote: " + words + ")";
   }
 
   // What both legs share: the job's trust, proxy, loopback permission and
@@ -544,43 +536,6 @@ class Push {
     return std::optional<std::string>{*header};
   }
 
-  // Numeric progress, at most one frame per 100 ms within a phase when
-  // throttled. An update held back is sent before the next phase begins
-  // and by flush_progress(), so every phase ends on its true last count.
-  void progress(const std::string& phase, std::uint64_t done, std::uint64_t total, bool throttle = false) {
-    const sys::MonoNs now = sys::mono_now_ns();
-    if (held_ && held_->phase != phase) flush_progress();
-    if (throttle && phase == last_phase_ && now - last_progress_ < kProgressInterval) {
-      held_ = protocol::Progress{phase, done, total, std::nullopt};
-      return;
-    }
-    held_.reset();
-    last_progress_ = now;
-    last_phase_ = phase;
-    (void)ch_.send(protocol::Progress{phase, done, total, std::nullopt});
-  }
-
-  // A frame that carries a fact (never held back): what waits of another
-  // phase goes first, so every phase still ends on its true last count.
-  void send_progress(const protocol::Progress& p) {
-    if (held_ && held_->phase != p.phase) flush_progress();
-    held_.reset();
-    last_progress_ = sys::mono_now_ns();
-    last_phase_ = p.phase;
-    (void)ch_.send(p);
-  }
-
-  void flush_progress() {
-    if (!held_) return;
-    last_progress_ = sys::mono_now_ns();
-    (void)ch_.send(*held_);
-    held_.reset();
-  }
-
-  void progress_text(const std::string& phase, const std::string& text) {
-    (void)ch_.send(protocol::Progress{phase, 0, 0, text});
-  }
-
   // The legs' shared TLS session cache: the POST resumes the GET's session
   // on a fresh connection. Without one (libcurl refused it) each leg makes
   // a full handshake, as before.
@@ -591,9 +546,14 @@ class Push {
   }
 
   const protocol::Job& job_;
-  const RefUpdate& u_ = job_.updates.front();
   protocol::OldOids old_oids_;
+  // The refs whose commands go in the POST (indexes into the job's
+  // updates and the result's refs), and the pack's tips: their new ids,
+  // deletions left out.
+  std::vector<std::size_t> send_;
+  std::vector<std::string> tips_;
   Channel& ch_;
+  ProgressOut out_{ch_};
   // The remote answered the unauthenticated advertisement GET (challenge
   // first): no leg of this delivery asks for a token.
   bool anonymous_ = false;
@@ -611,10 +571,6 @@ class Push {
   std::size_t first_given_ = 0;
   sys::MonoNs t_pack_ = 0;
   std::shared_ptr<const SendEdge> edge_;
-  static constexpr sys::MonoNs kProgressInterval = 100 * sys::kNsPerMs;
-  sys::MonoNs last_progress_ = 0;
-  std::string last_phase_;
-  std::optional<protocol::Progress> held_;
 };
 
 }  // namespace

@@ -77,14 +77,25 @@ Result<std::vector<git_oid>> present_ids(git_repository* repo, const std::vector
   return out;
 }
 
+// Each gated object, checked (C3). Errors: as gated_object.
+Result<std::vector<repo::Object>> gated_objects(git_repository* repo, const std::vector<std::string>& oids) {
+  std::vector<repo::Object> objs;
+  for (const auto& oid : oids) {
+    auto obj = gated_object(repo, oid);
+    if (!obj) return tl::unexpected(obj.error());
+    objs.push_back(std::move(*obj));
+  }
+  return objs;
+}
+
 }  // namespace
 
-Result<SendEdge> find_send_edge(const std::string& repo_path, const std::string& oid,
+Result<SendEdge> find_send_edge(const std::string& repo_path, const std::vector<std::string>& oids,
                                 const std::vector<std::string_view>& advertised) {
   auto repo = open_repo(repo_path);
   if (!repo) return tl::unexpected(repo.error());
-  auto obj = gated_object(repo->get(), oid);
-  if (!obj) return tl::unexpected(obj.error());
+  auto objs = gated_objects(repo->get(), oids);
+  if (!objs) return tl::unexpected(objs.error());
   auto present = present_ids(repo->get(), advertised);
   if (!present) return tl::unexpected(present.error());
 
@@ -94,8 +105,10 @@ Result<SendEdge> find_send_edge(const std::string& repo_path, const std::string&
   if (git_revwalk_new(&raw_walk, repo->get()) != 0) return tl::unexpected(git_failure("git_revwalk_new"));
   std::unique_ptr<git_revwalk, WalkDeleter> walk(raw_walk);
   git_revwalk_sorting(walk.get(), GIT_SORT_NONE);
-  if (git_revwalk_push(walk.get(), git_object_id(obj->get())) != 0) {
-    return tl::unexpected(git_failure("revwalk from " + oid));
+  for (std::size_t i = 0; i < objs->size(); ++i) {
+    if (git_revwalk_push(walk.get(), git_object_id((*objs)[i].get())) != 0) {
+      return tl::unexpected(git_failure("revwalk from " + oids[i]));
+    }
   }
   std::vector<std::string> others;
   std::vector<const git_oid*> hidden;
@@ -134,13 +147,15 @@ Result<SendEdge> find_send_edge(const std::string& repo_path, const std::string&
   out.commits = order.size();
   out.complete = true;
   if (order.empty()) {
-    // The remote has the gated commit itself: it alone bounds the pack.
-    git_object* raw_commit = nullptr;
-    if (git_object_peel(&raw_commit, obj->get(), GIT_OBJECT_COMMIT) != 0) {
-      return tl::unexpected(git_failure("peeling " + oid));
+    // The remote has every gated commit itself: they alone bound the pack.
+    for (std::size_t i = 0; i < objs->size(); ++i) {
+      git_object* raw_commit = nullptr;
+      if (git_object_peel(&raw_commit, (*objs)[i].get(), GIT_OBJECT_COMMIT) != 0) {
+        return tl::unexpected(git_failure("peeling " + oids[i]));
+      }
+      out.hide.push_back(hex_of(*git_object_id(raw_commit)));
+      git_object_free(raw_commit);
     }
-    out.hide.push_back(hex_of(*git_object_id(raw_commit)));
-    git_object_free(raw_commit);
     out.hide.insert(out.hide.end(), others.begin(), others.end());
     return out;
   }

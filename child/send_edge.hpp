@@ -37,11 +37,12 @@ struct SendEdge {
   bool complete = false;
 };
 
+// From the gated objects `oids` (each a commit or an annotated tag of one).
 // `advertised` may hold each id many times (every ref of a remote with many
 // refs naming one commit) and ids this repository lacks; the views must
 // outlive the call. Errors: as check_gated_object, os_error (libgit2
 // failures).
-Result<SendEdge> find_send_edge(const std::string& repo, const std::string& oid,
+Result<SendEdge> find_send_edge(const std::string& repo, const std::vector<std::string>& oids,
                                 const std::vector<std::string_view>& advertised);
 
 }  // namespace courier::child

@@ -50,9 +50,9 @@ void advertisement(std::string_view input) {
   for (const auto& [name, oid] : adv->refs) {
     if (!is_valid_oid(oid) || is_zero_oid(oid)) __builtin_trap();
   }
-  auto req = build_push_request(*adv, kRef, kNewOid);
+  auto req = build_push_request(*adv, {{std::string(kRef), std::string(kNewOid)}});
   if (!req) return;
-  if (req->old_oid != adv->oid_of(kRef)) __builtin_trap();  // T4: the advertised old id, nothing else
+  if (req->commands[0].old_oid != adv->oid_of(kRef)) __builtin_trap();  // T4: the advertised old id, nothing else
   PktDecoder check;
   check.feed(req->body_prefix);
   auto command = check.next();
@@ -74,8 +74,8 @@ void report(std::string_view input, bool side_band) {
   if (parsed.has_value() != whole.has_value()) __builtin_trap();  // splitting must not change the answer
   if (!parsed) return;
   if (*parsed != whole->report) __builtin_trap();
-  auto verdict = judge_report(*parsed, kRef);
-  if (verdict && verdict->status == PushStatus::delivered) {
+  auto verdict = judge_report(*parsed, {std::string(kRef)});
+  if (verdict && verdict->size() == 1 && verdict->front().ok) {
     if (!parsed->unpack_ok() || parsed->refs.size() != 1 || !parsed->refs[0].ok || parsed->refs[0].ref != kRef) {
       __builtin_trap();
     }

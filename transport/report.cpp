@@ -1,6 +1,8 @@
 // report.cpp — reading report-status, side-band demultiplexing, and the verdict.
 #include "transport/report.hpp"
 
+#include <algorithm>
+
 #include "transport/media_type.hpp"
 #include "wire/text.hpp"
 
@@ -173,32 +175,41 @@ Result<void> check_result_content_type(std::string_view content_type) {
   return expect_media_type(content_type, kResultContentType, "the receive-pack response");
 }
 
-Result<PushVerdict> judge_report(const Report& report, std::string_view ref) {
-  const RefStatus* ours = nullptr;
-  int lines_for_ours = 0;
+Result<std::vector<RefVerdict>> judge_report(const Report& report, const std::vector<std::string>& refs) {
+  std::vector<const RefStatus*> lines(refs.size(), nullptr);
   for (const RefStatus& status : report.refs) {
-    if (status.ref != ref) {
-      return fail(Errc::report_mismatch, "report-status names " + wire::printable(status.ref) +
-                                             ", which was not in the request for " + wire::printable(ref));
+    const auto at = std::find(refs.begin(), refs.end(), status.ref);
+    if (at == refs.end()) {
+      return fail(Errc::report_mismatch,
+                  "report-status names " + wire::printable(status.ref) + ", which was not in the request");
     }
-    ours = &status;
-    ++lines_for_ours;
-  }
-  if (lines_for_ours > 1) {
-    return fail(Errc::report_mismatch,
-                "report-status has " + std::to_string(lines_for_ours) + " lines for " + wire::printable(ref));
+    const auto i = static_cast<std::size_t>(at - refs.begin());
+    if (lines[i] != nullptr) {
+      return fail(Errc::report_mismatch, "report-status has more than one line for " + wire::printable(status.ref));
+    }
+    lines[i] = &status;
   }
   if (!report.unpack_ok()) {
-    if (ours != nullptr && ours->ok) {
-      return fail(Errc::report_mismatch, "report-status says ok for " + wire::printable(ref) +
-                                             " although unpacking failed: " + wire::printable(report.unpack));
+    for (const RefStatus* line : lines) {
+      if (line != nullptr && line->ok) {
+        return fail(Errc::report_mismatch, "report-status says ok for " + wire::printable(line->ref) +
+                                               " although unpacking failed: " + wire::printable(report.unpack));
+      }
     }
     return fail(Errc::unpack_failed, "the remote could not unpack the pack: " + wire::printable(report.unpack));
   }
-  if (ours == nullptr) return fail(Errc::report_incomplete, "report-status has no line for " + wire::printable(ref));
-  if (ours->ok) return PushVerdict{PushStatus::delivered, {}};
-  return PushVerdict{PushStatus::rejected,
-                     ours->reason.empty() ? "(no reason given)" : wire::server_text(ours->reason)};
+  std::vector<RefVerdict> out;
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    if (lines[i] == nullptr) {
+      return fail(Errc::report_incomplete, "report-status has no line for " + wire::printable(refs[i]));
+    }
+    const RefStatus& line = *lines[i];
+    out.push_back(RefVerdict{refs[i], line.ok,
+                             line.ok               ? std::string()
+                             : line.reason.empty() ? "(no reason given)"
+                                                   : wire::server_text(line.reason)});
+  }
+  return out;
 }
 
 }  // namespace courier::transport

@@ -87,21 +87,20 @@ Result<ParsedReport> parse_report(std::string_view body, bool side_band);
 // (parameters after ';' tolerated). Errors: bad_content_type.
 Result<void> check_result_content_type(std::string_view content_type);
 
-enum class PushStatus { delivered, rejected };
-
-struct PushVerdict {
-  PushStatus status = PushStatus::rejected;
-  std::string reason;  // for rejected: the remote's reason, escaped for display
-  bool operator==(const PushVerdict&) const = default;
+// What the report says about one ref the request updated.
+struct RefVerdict {
+  std::string ref;
+  bool ok = false;
+  std::string reason;  // ng: the remote's reason, escaped for display
+  bool operator==(const RefVerdict&) const = default;
 };
 
-// What the report says about the one ref we asked to update:
-//   delivered  `unpack ok` and exactly one line for `ref`, and it is `ok`;
-//   rejected   `unpack ok` and exactly one line for `ref`, and it is `ng`.
-// Everything else is an error: unpack_failed (the remote could not unpack
-// the pack), report_incomplete (no line for `ref`), report_mismatch (a line
-// for a ref we did not send, several lines for `ref`, or `ok` for `ref`
-// beside an unpack failure).
-Result<PushVerdict> judge_report(const Report& report, std::string_view ref);
+// What the report says about the refs the request updated (`refs`, in
+// that order): `unpack ok` and exactly one line for each of them, ok or ng
+// (T4 for every ref). Everything else is an error: unpack_failed (the
+// remote could not unpack the pack), report_incomplete (no line for one of
+// `refs`), report_mismatch (a line for a ref not in the request, several
+// lines for one ref, or `ok` for a ref beside an unpack failure).
+Result<std::vector<RefVerdict>> judge_report(const Report& report, const std::vector<std::string>& refs);
 
 }  // namespace courier::transport

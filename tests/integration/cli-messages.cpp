@@ -143,10 +143,10 @@ TEST_SUITE("cli") {
   TEST_CASE("X-MSG1: `quiet` is asked for unless the remote's progress is wanted") {
     transport::Advertisement adv;
     adv.capabilities = transport::parse_capabilities("report-status side-band-64k quiet");
-    auto quiet = transport::build_push_request(adv, "refs/heads/main", std::string(40, 'b'));
+    auto quiet = transport::build_push_request(adv, {{"refs/heads/main", std::string(40, 'b')}});
     REQUIRE(quiet);
     CHECK(std::count(quiet->capabilities.begin(), quiet->capabilities.end(), "quiet") == 1);
-    auto talk = transport::build_push_request(adv, "refs/heads/main", std::string(40, 'b'), true);
+    auto talk = transport::build_push_request(adv, {{"refs/heads/main", std::string(40, 'b')}}, {true});
     REQUIRE(talk);
     CHECK(std::count(talk->capabilities.begin(), talk->capabilities.end(), "quiet") == 0);
     CHECK(talk->side_band);

@@ -73,7 +73,7 @@ std::vector<std::string> advertisement(const std::vector<std::string>& tips, int
 child::PackSpec spec_for(const EdgeRepo& repo, std::vector<std::string> hide) {
   child::PackSpec spec;
   spec.repo = repo.path;
-  spec.oid = repo.tip;
+  spec.oids = {repo.tip};
   spec.hide = std::move(hide);
   spec.deadline = sys::mono_now_ns() + 60'000 * sys::kNsPerMs;
   spec.sink = [](const void*, std::size_t) -> Result<void> { return {}; };

@@ -40,10 +40,13 @@ std::string sideband(std::string_view inner, std::size_t chunk = 65000) {
   return out + "0000";
 }
 
-Result<PushVerdict> verdict(std::string_view body, bool side_band) {
+Result<RefVerdict> verdict(std::string_view body, bool side_band) {
   auto parsed = parse_report(body, side_band);
   if (!parsed) return tl::unexpected<Error>(parsed.error());
-  return judge_report(parsed->report, kMain);
+  auto refs = judge_report(parsed->report, {std::string(kMain)});
+  if (!refs) return tl::unexpected<Error>(refs.error());
+  REQUIRE(refs->size() == 1);
+  return refs->front();
 }
 
 Errc error_of(std::string_view body, bool side_band) {
@@ -55,14 +58,14 @@ Errc error_of(std::string_view body, bool side_band) {
 void check_delivered(std::string_view body, bool side_band) {
   auto v = verdict(body, side_band);
   REQUIRE(v.has_value());
-  CHECK(v->status == PushStatus::delivered);
+  CHECK(v->ok);
   CHECK(v->reason.empty());
 }
 
 void check_rejected(std::string_view body, bool side_band, std::string_view reason) {
   auto v = verdict(body, side_band);
   REQUIRE(v.has_value());
-  CHECK(v->status == PushStatus::rejected);
+  CHECK_FALSE(v->ok);
   CHECK(v->reason == reason);
 }
 
