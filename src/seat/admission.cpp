@@ -304,7 +304,9 @@ std::vector<std::string> journalled_sent(const journal::Record& r) {
   for (const RefUpdate& u : r.submission.updates) {
     if (olds.count(u.ref) != 0) sent.push_back(u.ref);
   }
-  if (sent.empty() && !r.submission.ref.empty()) sent.push_back(r.submission.ref);
+  if (r.submission.updates.empty()) {
+    for (const auto& [ref, old] : olds) sent.push_back(ref);
+  }
   return sent;
 }
 
