@@ -160,7 +160,6 @@ std::optional<RevokeCause> revoke_cause_from_name(const std::string& name);
 // asked for: the same id runs again (DESIGN §6).
 bool revocation_is_final(RevokeCause c);
 
-
 // The release rule (S2, S3) as data: unconfirmed kinds retain, every other
 // kind releases. Callers must also have finished supervising (S2b): the
 // supervisor only reports an outcome after its loop is done.

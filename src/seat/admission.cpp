@@ -140,7 +140,8 @@ SameIdAgain run_again(const journal::Record& r, const Outcome& recorded, bool re
   std::string olds;
   for (const auto& [ref, old] : a.old_oids) olds += (olds.empty() ? "" : ", ") + ref + " " + old;
   a.why = "it may have been applied: it runs again as attempt " + std::to_string(a.attempt) +
-          ", a compare-and-swap on the old " + (a.old_oids.size() == 1 ? "id " + a.old_oids.begin()->second : "ids " + olds) +
+          ", a compare-and-swap on the old " +
+          (a.old_oids.size() == 1 ? "id " + a.old_oids.begin()->second : "ids " + olds) +
           " (a ref already at its object: up_to_date; at its old id: pushed; elsewhere: rejected as stale, and an "
           "atomic delivery only as a whole)";
   return a;

@@ -1,7 +1,6 @@
 // phases_seen.cpp — the phases as the parent saw them (phases_seen.hpp).
 #include "supervisor/phases_seen.hpp"
 
-
 namespace courier::supervisor {
 
 namespace {

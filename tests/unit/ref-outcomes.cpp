@@ -164,8 +164,8 @@ TEST_SUITE("ref-outcomes") {
   TEST_CASE("J2: the combined effect leaves out refs already up to date, and is none when every ref is") {
     using S = RefStatus;
     using E = RemoteEffect;
-    CHECK(combined_remote_effect({ref_outcome(kBranch, S::ok, E::applied), ref_outcome(kTag, S::up_to_date, E::none)}) ==
-          E::applied);
+    CHECK(combined_remote_effect(
+              {ref_outcome(kBranch, S::ok, E::applied), ref_outcome(kTag, S::up_to_date, E::none)}) == E::applied);
     CHECK(combined_remote_effect({ref_outcome(kBranch, S::up_to_date, E::none)}) == E::none);
     CHECK(combined_remote_effect({ref_outcome(kBranch, S::ok, E::applied), ref_outcome(kTag, S::ng, E::refused)}) ==
           E::mixed);
