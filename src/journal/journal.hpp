@@ -232,7 +232,9 @@ void read_request(const std::optional<std::string>& column, Submission& s);
 // their identities are equal (a legacy row: when ref and oid are).
 std::string set_identity(const Submission& s);
 // Whether two submissions name the same set (J4): their identities, or for
-// a legacy row (no set recorded) the one ref and object.
+// a legacy row (no set recorded) the one ref and object. An update asked in
+// the default rule (fast-forward, no expect_old) matches the known update
+// of its ref and object in any rule: a retry need not repeat --force.
 bool same_set(const Submission& known, const Submission& asked);
 
 // The note of a `submitted` entry's detail, in compact form ("" when it has

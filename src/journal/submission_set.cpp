@@ -106,7 +106,21 @@ bool same_set(const Submission& known, const Submission& asked) {
     return other.updates.size() == 1 && other.updates[0].ref == legacy.ref && other.updates[0].oid == legacy.oid &&
            other.push_options.empty();
   }
-  return set_identity(known) == set_identity(asked);
+  // A retry in the default rule (fast-forward, no expect_old) is the
+  // request first given, in whatever rule that was: a host retrying an id
+  // after `possible` need not repeat --force (the compare-and-swap on the
+  // journalled old id decides, J4).
+  Submission retry = asked;
+  for (RefUpdate& u : retry.updates) {
+    if (u.update != UpdateMode::fast_forward || u.expect_old) continue;
+    for (const RefUpdate& k : known.updates) {
+      if (k.ref == u.ref && k.oid == u.oid) {
+        u.update = k.update;
+        u.expect_old = k.expect_old;
+      }
+    }
+  }
+  return set_identity(known) == set_identity(retry);
 }
 
 }  // namespace courier::journal

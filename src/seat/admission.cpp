@@ -32,6 +32,17 @@ std::optional<std::string> mismatch(const journal::Submission& known, const jour
              *pair.second + "): a new delivery needs a new id";
     }
   }
+  // One ref each: said as before sets, the ref or the object that differs.
+  if (known.updates.size() == 1 && asked.updates.size() == 1) {
+    const RefUpdate& k = known.updates.front();
+    const RefUpdate& a = asked.updates.front();
+    const char* what = k.ref != a.ref ? "ref" : k.oid != a.oid ? "object" : nullptr;
+    if (what) {
+      const bool ref = k.ref != a.ref;
+      return "delivery id " + asked.id + " was submitted for another " + what + " (" + (ref ? k.ref : k.oid) +
+             ", not " + (ref ? a.ref : a.oid) + "): a new delivery needs a new id";
+    }
+  }
   if (!journal::same_set(known, asked)) {
     return "delivery id " + asked.id + " was submitted for another set of ref updates (" +
            journal::set_identity(known) + ", not " + journal::set_identity(asked) +

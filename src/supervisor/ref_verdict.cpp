@@ -18,6 +18,9 @@ bool ref_sent(const RefOutcome& r, const Outcome& observed) {
 }
 
 std::optional<std::string> misreported_ref(const Outcome& observed, const protocol::ResultMsg& r) {
+  // No POST was cleared: nothing could be sent, and settle_refs gives every
+  // ref none whatever the result says (J2).
+  if (observed.timings.post_started == 0) return std::nullopt;
   if (r.refs.size() != observed.refs.size()) {
     return "the child's result names " + std::to_string(r.refs.size()) + " refs, the delivery has " +
            std::to_string(observed.refs.size()) + " (T4)";
@@ -53,9 +56,11 @@ void settle_refs(Outcome& out) {
     out.remote_effect = remote_effect_of(out);
     return;
   }
+  const bool cleared = out.timings.post_started != 0;
   for (RefOutcome& r : out.refs) {
-    if (r.status == RefStatus::unknown && out.timings.post_started == 0) r.status = RefStatus::not_attempted;
-    r.remote_effect = ref_remote_effect(r.status);
+    if (r.status == RefStatus::unknown && !cleared) r.status = RefStatus::not_attempted;
+    // J2: without a cleared POST nothing the remote could apply was sent.
+    r.remote_effect = cleared ? ref_remote_effect(r.status) : RemoteEffect::none;
   }
   out.remote_effect = combined_remote_effect(out.refs);
 }

@@ -17,9 +17,11 @@ namespace courier::supervisor {
 bool ref_sent(const RefOutcome& r, const Outcome& observed);
 
 // A standing result of a remote answer (delivered, up_to_date, rejected)
-// against what was sent: every sent ref must have the report's word (ok or
-// ng), and no unsent ref may have one (nor be unknown). The first ref it
-// misstates, in words for the outcome's reason; nullopt when it agrees.
+// against what was sent, once a POST was cleared: every sent ref must have
+// the report's word (ok or ng), and no unsent ref may have one (nor be
+// unknown). The first ref it misstates, in words for the outcome's reason;
+// nullopt when it agrees (or no POST was cleared: then every ref's effect
+// is none, settle_refs).
 std::optional<std::string> misreported_ref(const Outcome& observed, const protocol::ResultMsg& r);
 
 // A standing result's word for each ref. After a remote answer, each ref's
@@ -31,7 +33,8 @@ void take_ref_statuses(const protocol::ResultMsg& r, bool remote_answer, Outcome
 
 // The last step of every verdict: a ref marked sent whose POST was never
 // cleared was not attempted; each ref's remote_effect from its status (ok:
-// applied, ng: refused, unknown: possible, else none), and the delivery's
+// applied, ng: refused, unknown: possible, else none; every ref none when
+// no POST was cleared, J2), and the delivery's
 // as combined_remote_effect of its refs (remote_effect_of for an outcome
 // without refs).
 void settle_refs(Outcome& out);

@@ -182,8 +182,13 @@ TEST_SUITE("ref-outcomes") {
     std::swap(b.updates[0], b.updates[1]);  // another order: the same set
     CHECK(journal::same_set(a, b));
     journal::Submission c = a;
-    c.updates[0].update = UpdateMode::fast_forward;
+    c.updates[0].update = UpdateMode::expect_old;
+    c.updates[0].expect_old = kOldB;
     CHECK_FALSE(journal::same_set(a, c));
+    // A retry in the default rule is the request first given (no --force again).
+    c = a;
+    c.updates[0].update = UpdateMode::fast_forward;
+    CHECK(journal::same_set(a, c));
     c = a;
     c.updates[1].expect_old = kOldA;
     CHECK_FALSE(journal::same_set(a, c));
