@@ -91,6 +91,17 @@ std::optional<RemoteEffect> remote_effect_from_name(const std::string& name);
 // The kind a name spells (nullopt: no such name).
 std::optional<OutcomeKind> outcome_from_name(const std::string& name);
 
+// A read-back (J2, J3): one advertisement GET made after the delivery's
+// turn ended and its seat was released. An observation with a time, never
+// a verdict: it may see a later delivery's update.
+struct ObservedAfter {
+  std::string oid;                     // the ref's id as advertised (40 zeros: the ref is absent)
+  std::int64_t at_unix_ms = 0;         // when the advertisement was read (wall clock)
+  bool matches_this_delivery = false;  // oid is this delivery's gated object
+  std::string error;                   // the read-back failed: why (oid empty)
+  bool operator==(const ObservedAfter&) const = default;
+};
+
 // What became of one ref of a delivery (Outcome::refs), as git's push
 // summary says it.
 #define COURIER_REF_STATUS_LIST(X)                                                          \
@@ -113,6 +124,10 @@ struct RefOutcome {
   RefStatus status = RefStatus::not_attempted;
   std::string reason;  // rejected, ng: why (git's or the remote's words)
   RemoteEffect remote_effect = RemoteEffect::none;
+  // Recovery's read-back of this ref after `possible` (J2: an observation
+  // with a time, never a verdict); matches_this_delivery: the ref was at
+  // its new id (a deletion: absent). Only for refs whose effect is possible.
+  std::optional<ObservedAfter> observed_after;
   bool operator==(const RefOutcome&) const = default;
 };
 
@@ -122,6 +137,11 @@ struct RefOutcome {
 // refused, or one refused here and one sent). None when every ref was up
 // to date.
 RemoteEffect combined_remote_effect(const std::vector<RefOutcome>& refs);
+
+// J2 per ref: a ref's remote_effect from its status (ok: applied, ng:
+// refused, unknown: possible; up_to_date, rejected, not_attempted: none, as
+// no command for it was sent).
+RemoteEffect ref_remote_effect(RefStatus status);
 
 // Why a delivery was revoked (J5): every revocation carries one.
 #define COURIER_REVOKE_CAUSE_LIST(X)                                                            \
@@ -139,16 +159,6 @@ std::optional<RevokeCause> revoke_cause_from_name(const std::string& name);
 // replays it and never runs again. shutdown and lease_lost are stops nobody
 // asked for: the same id runs again (DESIGN §6).
 bool revocation_is_final(RevokeCause c);
-
-// A read-back (J2, J3): one advertisement GET made after the delivery's
-// turn ended and its seat was released. An observation with a time, never
-// a verdict: it may see a later delivery's update.
-struct ObservedAfter {
-  std::string oid;                     // the ref's id as advertised (40 zeros: the ref is absent)
-  std::int64_t at_unix_ms = 0;         // when the advertisement was read (wall clock)
-  bool matches_this_delivery = false;  // oid is this delivery's gated object
-  std::string error;                   // the read-back failed: why (oid empty)
-};
 
 // The release rule (S2, S3) as data: unconfirmed kinds retain, every other
 // kind releases. Callers must also have finished supervising (S2b): the

@@ -90,6 +90,26 @@ std::pair<std::string, std::string> same_id_now(const journal::Record& r) {
   return {"refuse", again.why};
 }
 
+// The refs a delivery names, for a line: the one ref, or the first and how
+// many more.
+std::string refs_label(const journal::Submission& s) {
+  const std::string first = wire::printable(s.ref, 200);
+  if (s.updates.size() <= 1) return first;
+  return first + " (+" + std::to_string(s.updates.size() - 1) + " more)";
+}
+
+// Each ref of an outcome as git's summary names it: "  <ref>: <status>
+// (<remote_effect>)[: <reason>]", and a read-back recovery made of it.
+void print_ref_lines(const Outcome& o) {
+  if (o.refs.size() < 2) return;
+  for (const RefOutcome& r : o.refs) {
+    std::printf("  %s: %s (%s)%s%s\n", wire::printable(r.ref, 200).c_str(), std::string(enum_word(r.status)).c_str(),
+                remote_effect_name(r.remote_effect), r.reason.empty() ? "" : ": ",
+                wire::printable(r.reason, 500).c_str());
+    if (r.observed_after) std::printf("    %s\n", observed_line(*r.observed_after).c_str());
+  }
+}
+
 json record_json(const journal::Record& r, bool entries) {
   std::string effect;
   json j{{"id", r.submission.id},
@@ -106,6 +126,8 @@ json record_json(const journal::Record& r, bool entries) {
          {"remote_effect", effect}};
   // The host that submitted it, in a fleet's shared journal (absent when none was recorded).
   if (!r.submission.host.empty()) j["host"] = r.submission.host;
+  // The whole set (absent for a row written before sets were recorded).
+  if (!r.submission.legacy_set) j["request"] = detail_json(journal::request_detail(r.submission));
   if (auto done = r.last(journal::Step::finished)) j["outcome"] = detail_json(done->detail);
   if (entries) {
     const auto [action, why] = same_id_now(r);
@@ -225,7 +247,7 @@ int run_log(const JournalArgs& a) {
     std::printf("%s  %s  %-22s %-9s %s %s at %s\n", r.submission.id.c_str(),
                 iso_time(r.entries.empty() ? 0 : r.entries.front().at_unix_ms).c_str(),
                 wire::printable(state, 64).c_str(), effect.c_str(), r.submission.oid.substr(0, 12).c_str(),
-                wire::printable(r.submission.ref, 200).c_str(), wire::printable(r.submission.remote, 300).c_str());
+                refs_label(r.submission).c_str(), wire::printable(r.submission.remote, 300).c_str());
   }
   if (a.json) std::printf("%s\n", dump(all).c_str());
   return kExitOk;
@@ -243,10 +265,19 @@ int run_show(const JournalArgs& a) {
   }
   const auto& s = (*r)->submission;
   std::printf("delivery %s (attempt %d): %s to %s at %s\n", s.id.c_str(), s.attempt, s.oid.c_str(),
-              wire::printable(s.ref, 200).c_str(), wire::printable(s.remote, 300).c_str());
+              refs_label(s).c_str(), wire::printable(s.remote, 300).c_str());
+  if (s.updates.size() > 1) {
+    for (const RefUpdate& u : s.updates) {
+      std::printf("  update %s to %s (%s)\n", wire::printable(u.ref, 200).c_str(), u.oid.c_str(),
+                  std::string(update_mode_word(u.update)).c_str());
+    }
+  }
   for (const auto& e : (*r)->entries) {
     std::printf("  %s  #%d %-16s %s\n", iso_time(e.at_unix_ms).c_str(), e.attempt, journal::step_name(e.step),
                 shown_detail(e.detail).c_str());
+  }
+  if (auto done = (*r)->last(journal::Step::finished)) {
+    if (auto o = journal::outcome_from_detail(done->detail)) print_ref_lines(*o);
   }
   std::printf("the same id again: %s\n", wire::printable(same_id_now(**r).second, 2000).c_str());
   return kExitOk;
@@ -278,7 +309,8 @@ int run_recover(const JournalArgs& a) {
     } else {
       std::printf("recovered %s: %s, remote_effect %s: %s\n", o.delivery_id.c_str(), outcome_name(o.kind),
                   remote_effect_name(o.remote_effect), wire::printable(o.reason, 2000).c_str());
-      if (o.observed_after) std::printf("  %s\n", observed_line(*o.observed_after).c_str());
+      if (o.observed_after && o.refs.size() < 2) std::printf("  %s\n", observed_line(*o.observed_after).c_str());
+      print_ref_lines(o);
     }
   }
   if (a.json) std::printf("%s\n", dump(all).c_str());

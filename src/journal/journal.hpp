@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "courier/outcome.hpp"
+#include "courier/ref_update.hpp"
 #include "courier/result.hpp"
 #include "state/state_url.hpp"
 
@@ -62,9 +63,22 @@ struct Submission {
   std::string repo;
   std::string remote;  // canonical, redacted (no user information, H2)
   std::string lane;
+  // The first update's ref and object, and this attempt's expect_old for it
+  // (a compare-and-swap re-delivery's: the journalled old id): the row's
+  // columns, what a reader of one ref reads.
   std::string ref;
   std::string oid;
   std::optional<std::string> expect_old;
+  // The whole set as the request gave it (J4's identity, set_identity): its
+  // updates in the request's order, each with its update rule and its own
+  // expect_old; whether they move together (the resolved atomic choice);
+  // the push options in order. Journalled in the row's `request` column. A
+  // row written before sets were recorded has none: it reads as one update
+  // from ref/oid/expect_old (legacy_set true, its update rule not known).
+  std::vector<RefUpdate> updates;
+  bool atomic = false;
+  std::vector<std::string> push_options;
+  bool legacy_set = false;
   // The deadline as a wall-clock instant (a monotonic one means nothing
   // after a reboot), with the boot it was fixed in.
   std::int64_t deadline_unix_ms = 0;
@@ -205,6 +219,24 @@ std::optional<bool> detail_flag(std::string_view detail, std::string_view field)
 // submitter {pid, start_ticks, boot_id}, note {the host's object} when
 // there is one, and host when it is named).
 std::string submission_detail(const Submission& s);
+// The set a submission carries, as its `request` column holds it: {"updates":
+// [{ref, oid, update, expect_old}], "atomic", "push_options"}.
+std::string request_detail(const Submission& s);
+// The set from a `request` column into `s` (updates, atomic, push_options);
+// null or unreadable (a row written before sets were recorded): one update
+// from s.ref/s.oid/s.expect_old, legacy_set.
+void read_request(const std::optional<std::string>& column, Submission& s);
+// J4's identity of a submission: its updates sorted by ref (ref, oid,
+// update rule, expect_old), its push options in order and its atomic
+// choice, as one canonical text. Two submissions are the same request when
+// their identities are equal (a legacy row: when ref and oid are).
+std::string set_identity(const Submission& s);
+// Whether two submissions name the same set (J4): their identities, or for
+// a legacy row (no set recorded) the one ref and object. An update asked in
+// the default rule (fast-forward, no expect_old) matches the known update
+// of its ref and object in any rule: a retry need not repeat --force.
+bool same_set(const Submission& known, const Submission& asked);
+
 // The note of a `submitted` entry's detail, in compact form ("" when it has
 // none, or it is not an object).
 std::string note_of_detail(std::string_view detail);

@@ -164,11 +164,12 @@ Result<void> PgJournal::write_row(const Submission& s, std::int64_t at_unix_ms, 
   // One parameter order for both: $1 is the id.
   const char* sql =
       insert ? "INSERT INTO courier_delivery (id, attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,"
-               " submitter_pid, submitter_start_ticks, submitter_boot_id, submitted_unix_ms, host, finished)"
-               " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, false)"
+               " submitter_pid, submitter_start_ticks, submitter_boot_id, submitted_unix_ms, host, request, finished)"
+               " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, false)"
              : "UPDATE courier_delivery SET attempt = $2, repo = $3, remote = $4, lane = $5, ref = $6, oid = $7,"
                " expect_old = $8, deadline_unix_ms = $9, submitter_pid = $10, submitter_start_ticks = $11,"
-               " submitter_boot_id = $12, submitted_unix_ms = $13, host = $14, finished = false WHERE id = $1";
+               " submitter_boot_id = $12, submitted_unix_ms = $13, host = $14, request = $15, finished = false"
+               " WHERE id = $1";
   const Params params = {s.id,
                          number(s.attempt),
                          s.repo,
@@ -182,7 +183,8 @@ Result<void> PgJournal::write_row(const Submission& s, std::int64_t at_unix_ms, 
                          number(static_cast<std::int64_t>(s.submitter.start_ticks)),
                          s.submitter.boot_id,
                          number(at_unix_ms),
-                         s.host};
+                         s.host,
+                         request_detail(s)};
   auto q = txn_->exec(sql, params, txn_until_);
   if (q) return {};
   // Two hosts inserted the same new id at once (neither read a row): the
@@ -224,7 +226,7 @@ Result<std::vector<Entry>> PgJournal::load_entries(pg::Connection& c, const std:
 Result<std::optional<Record>> PgJournal::load(pg::Connection& c, const std::string& id, sys::MonoNs until) const {
   auto q = c.exec(
       "SELECT attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms, submitter_pid,"
-      " submitter_start_ticks, submitter_boot_id, finished, host FROM courier_delivery WHERE id = $1",
+      " submitter_start_ticks, submitter_boot_id, finished, host, request FROM courier_delivery WHERE id = $1",
       {id}, until);
   if (!q) return tl::unexpected(q.error());
   if (q->rows.empty()) return std::optional<Record>();
@@ -243,6 +245,7 @@ Result<std::optional<Record>> PgJournal::load(pg::Connection& c, const std::stri
   s.submitter = ProcessIdentity{integer(row, 8), static_cast<std::uint64_t>(integer(row, 9)), str(row, 10)};
   r.finished = str(row, 11) == "t";
   s.host = str(row, 12);
+  read_request(row[13], s);
   auto entries = load_entries(c, id, std::nullopt, until);
   if (!entries) return tl::unexpected(entries.error());
   r.entries = std::move(*entries);

@@ -37,7 +37,10 @@ namespace courier::journal {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+// Version 2 added deliveries.request (the set of ref updates, J4); a
+// version 1 journal is migrated when opened for writing, and read as it is
+// (every row one update) when opened read-only.
+constexpr int kSchemaVersion = 2;
 constexpr unsigned kFileMode = 0600;  // SQLite gives -wal and -shm the main file's mode
 
 // Fixed text only (no data): every statement that carries data is prepared
@@ -59,7 +62,8 @@ CREATE TABLE IF NOT EXISTS deliveries (
   submitter_boot_id TEXT NOT NULL,
   submitted_unix_ms INTEGER NOT NULL,
   finished INTEGER NOT NULL DEFAULT 0, -- the current attempt has its finished entry
-  outcome TEXT                         -- the latest finished entry's detail (any attempt), or null
+  outcome TEXT,                        -- the latest finished entry's detail (any attempt), or null
+  request TEXT                         -- the set of ref updates (request_detail), or null: written before sets
 );
 CREATE TABLE IF NOT EXISTS entries (
   seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -196,6 +200,8 @@ class SqliteJournal final : public JournalStore {
   Result<void> ensure_schema(bool read_only = false);
 
  private:
+  Result<void> migrate_to_sets();
+  int version_ = kSchemaVersion;  // the file's schema (1: read-only, not migrated)
   // Runs body in one transaction under mu_ (two threads' BEGIN..COMMIT never
   // interleave on the connection); commits when it succeeds, rolls back
   // otherwise.
@@ -270,15 +276,16 @@ Result<void> SqliteJournal::write_row(const Submission& s, std::int64_t at_unix_
   // One parameter order for both: ?1 is the id.
   auto q = conn_->prepare(
       insert ? "INSERT INTO deliveries (id, attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,"
-               " submitter_pid, submitter_start_ticks, submitter_boot_id, submitted_unix_ms, finished)"
-               " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, 0)"
+               " submitter_pid, submitter_start_ticks, submitter_boot_id, submitted_unix_ms, request, finished)"
+               " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, 0)"
              : "UPDATE deliveries SET attempt = ?2, repo = ?3, remote = ?4, lane = ?5, ref = ?6, oid = ?7,"
                " expect_old = ?8, deadline_unix_ms = ?9, submitter_pid = ?10, submitter_start_ticks = ?11,"
-               " submitter_boot_id = ?12, submitted_unix_ms = ?13, finished = 0 WHERE id = ?1");
+               " submitter_boot_id = ?12, submitted_unix_ms = ?13, request = ?14, finished = 0 WHERE id = ?1");
   if (!q) return tl::unexpected(q.error());
   q->arg(s.id).arg(std::int64_t{s.attempt}).arg(s.repo).arg(s.remote).arg(s.lane).arg(s.ref).arg(s.oid);
   q->arg(s.expect_old).arg(s.deadline_unix_ms).arg(s.submitter.pid);
   q->arg(static_cast<std::int64_t>(s.submitter.start_ticks)).arg(s.submitter.boot_id).arg(at_unix_ms);
+  q->arg(request_detail(s));
   return q->run();
 }
 
@@ -311,9 +318,14 @@ Result<std::vector<Entry>> SqliteJournal::load_entries(const std::string& id, st
 }
 
 Result<std::optional<Record>> SqliteJournal::load(const std::string& id) const {
-  auto q = conn_->prepare(
-      "SELECT attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms, submitter_pid,"
-      " submitter_start_ticks, submitter_boot_id, finished FROM deliveries WHERE id = ?1");
+  // A version 1 journal read as it is has no request column: every row is
+  // one update.
+  auto q = conn_->prepare(version_ == 1 ? "SELECT attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,"
+                                          " submitter_pid, submitter_start_ticks, submitter_boot_id, finished, NULL"
+                                          " FROM deliveries WHERE id = ?1"
+                                        : "SELECT attempt, repo, remote, lane, ref, oid, expect_old, deadline_unix_ms,"
+                                          " submitter_pid, submitter_start_ticks, submitter_boot_id, finished, request"
+                                          " FROM deliveries WHERE id = ?1");
   if (!q) return tl::unexpected(q.error());
   auto row = q->arg(id).next();
   if (!row) return tl::unexpected(row.error());
@@ -331,6 +343,7 @@ Result<std::optional<Record>> SqliteJournal::load(const std::string& id) const {
   s.deadline_unix_ms = q->integer(7);
   s.submitter = ProcessIdentity{q->integer(8), static_cast<std::uint64_t>(q->integer(9)), q->text(10)};
   r.finished = q->integer(11) != 0;
+  read_request(q->opt_text(12), s);
   auto entries = load_entries(id);
   if (!entries) return tl::unexpected(entries.error());
   r.entries = std::move(*entries);
@@ -441,10 +454,35 @@ Result<void> SqliteJournal::ensure_schema(bool read_only) {
   if (!q) return tl::unexpected(q.error());
   auto row = q->next();
   if (!row) return tl::unexpected(row.error());
-  if (!*row || q->integer(0) != kSchemaVersion) {
+  if (!*row || (q->integer(0) != kSchemaVersion && q->integer(0) != 1)) {
     return journal_failure(where(), "schema version " + (*row ? std::to_string(q->integer(0)) : std::string("none")) +
                                         ", this program knows version " + std::to_string(kSchemaVersion));
   }
+  version_ = static_cast<int>(q->integer(0));
+  if (version_ == 1 && !read_only) return migrate_to_sets();
+  return {};
+}
+
+// Version 1 to 2: the set of ref updates (null in every older row: each
+// reads as its one update).
+Result<void> SqliteJournal::migrate_to_sets() {
+  auto done = transaction(Txn::durable, [&]() -> Result<void> {
+    // Another process may have migrated it since it was read: the write
+    // lock is held from here.
+    auto current = [&]() -> Result<std::int64_t> {
+      auto q = conn_->prepare("SELECT version FROM schema_version");
+      if (!q) return tl::unexpected(q.error());
+      auto row = q->next();
+      if (!row) return tl::unexpected(row.error());
+      return *row ? q->integer(0) : 0;
+    }();
+    if (!current) return tl::unexpected(current.error());
+    if (*current == kSchemaVersion) return {};
+    if (auto ddl = conn_->exec("ALTER TABLE deliveries ADD COLUMN request TEXT"); !ddl) return ddl;
+    return conn_->exec("UPDATE schema_version SET version = 2");
+  });
+  if (!done) return done;
+  version_ = kSchemaVersion;
   return {};
 }
 

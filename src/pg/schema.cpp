@@ -80,7 +80,14 @@ constexpr const char* kVersion2 = R"sql(
 ALTER TABLE courier_lease ADD COLUMN margin_ms bigint NOT NULL DEFAULT 0;
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{{1, kVersion1}, {2, kVersion2}}};
+// Version 3: a delivery carries the set of ref updates it was submitted
+// with (journal::request_detail; J4's identity). Rows written before read
+// as their one update (ref, oid, expect_old): null here.
+constexpr const char* kVersion3 = R"sql(
+ALTER TABLE courier_delivery ADD COLUMN request text;
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{{1, kVersion1}, {2, kVersion2}, {3, kVersion3}}};
 
 // Reads the version under the lock; 0 for a database without our schema.
 Result<int> current_version(Connection& c, sys::MonoNs until) {

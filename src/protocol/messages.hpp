@@ -65,9 +65,20 @@ inline constexpr std::string_view kCheckPost = "upload";
 // absent), by ref name.
 using OldOids = std::map<std::string, std::string>;
 
+// The POST check (kCheckPost) names what the parent must know even if no
+// result ever comes (a kill, a crash, a deadline during the POST): its
+// old_oids name EXACTLY the refs whose commands go in this POST, each with
+// the old id its command carries (the journal keeps them at post_started
+// for a compare-and-swap, J4). A ref left out (up to date, refused here, not
+// sent) had no command: its remote_effect stays none whatever happens to the
+// POST (J2 per ref); its advertised id came with the advertise frame. A
+// check naming no ref at all (the encoding of one ref, before sets) sends
+// every ref of the job. The parent takes no result of a remote answer that
+// says ok or ng for a ref the check left out, or anything but ok or ng for a
+// ref it named (T4).
 struct Check {
   std::string phase;
-  OldOids old_oids;  // kCheckPost: every ref's advertised old id (encoded only when there are any)
+  OldOids old_oids;  // kCheckPost: the refs sent and their old ids (encoded only when there are any)
   bool operator==(const Check&) const = default;
 };
 

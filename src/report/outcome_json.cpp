@@ -56,13 +56,33 @@ json child_json(const Outcome& o) {
   return child;
 }
 
-json observed_json(const Outcome& o) {
-  if (!o.observed_after) return nullptr;
-  const auto& seen = *o.observed_after;
+json observed_json(const std::optional<ObservedAfter>& observed) {
+  if (!observed) return nullptr;
+  const auto& seen = *observed;
   return {{"oid", or_null(seen.oid)},
           {"at_unix_ms", seen.at_unix_ms},
           {"matches_this_delivery", seen.matches_this_delivery},
           {"error", or_null(seen.error)}};
+}
+
+// Every ref of the delivery in the request's order, as git's push summary
+// would name it: {ref, oid (the zero id: a deletion), old_oid (null: not
+// known), status, reason (null: none), remote_effect (J2 per ref)}, plus
+// observed_after for a ref recovery read back. The same form in the
+// document and in the journal's record.
+json refs_json(const Outcome& o) {
+  json refs = json::array();
+  for (const RefOutcome& r : o.refs) {
+    json one = {{"ref", r.ref},
+                {"oid", r.oid},
+                {"old_oid", or_null(r.old_oid)},
+                {"status", std::string(enum_word(r.status))},
+                {"reason", or_null(r.reason)},
+                {"remote_effect", remote_effect_name(r.remote_effect)}};
+    if (r.observed_after) one["observed_after"] = observed_json(r.observed_after);
+    refs.push_back(std::move(one));
+  }
+  return refs;
 }
 
 }  // namespace
@@ -105,7 +125,8 @@ json outcome_to_json(const Outcome& o, const OutcomeFacts& f) {
   j["stop_failure"] = o.stop_failure ? json(outcome_name(*o.stop_failure)) : json(nullptr);
   j["scratch_kept"] = or_null(o.scratch_kept);
   j["journal_error"] = or_null(o.journal_error);
-  j["observed_after"] = observed_json(o);
+  j["observed_after"] = observed_json(o.observed_after);
+  j["refs"] = refs_json(o);
   if (auto over = o.deadline_overrun()) j["deadline_overrun_ms"] = static_cast<double>(*over) / 1e6;
   return j;
 }
@@ -179,6 +200,36 @@ std::optional<ObservedAfter> decode_observed(Fields& top) {
   return seen;
 }
 
+// The refs array (absent: a document or record written before refs
+// existed; the caller fills them from what it knows).
+std::vector<RefOutcome> decode_refs(Fields& top) {
+  std::vector<RefOutcome> out;
+  const json* arr = top.field("refs", true);
+  if (!arr) return out;
+  if (!arr->is_array()) {
+    top.problem(top.where() + ".refs is not an array");
+    return out;
+  }
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    const std::string where = top.where() + ".refs[" + std::to_string(i) + "]";
+    if (!(*arr)[i].is_object()) {
+      top.problem(where + " is not an object");
+      continue;
+    }
+    Fields r((*arr)[i], where, top.errors(), top.mode());
+    RefOutcome one;
+    one.ref = r.str("ref");
+    one.oid = r.str("oid");
+    one.old_oid = r.opt_str("old_oid");
+    one.status = r.named("status", enum_from_word<RefStatus>, RefStatus::unknown);
+    one.reason = r.opt_str("reason").value_or("");
+    one.remote_effect = r.named("remote_effect", remote_effect_from_name, RemoteEffect::possible);
+    one.observed_after = decode_observed(r);
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
 std::optional<double> decode_overrun(Fields& r) {
   const json* v = r.field("deadline_overrun_ms", true);
   if (!v) return std::nullopt;
@@ -226,6 +277,7 @@ Result<DecodedOutcome> outcome_from_json(const json& doc) {
   decode_timings(r, decode_overrun(r), o);
   decode_child(r, o);
   o.observed_after = decode_observed(r);
+  o.refs = decode_refs(r);
   if (!error.empty()) return fail(Errc::invalid_argument, "the outcome document: " + error);
   return d;
 }
@@ -266,6 +318,7 @@ std::string outcome_record(const Outcome& o) {
                                {"matches_this_delivery", seen.matches_this_delivery},
                                {"error", seen.error}};
   }
+  if (!o.refs.empty()) j["refs"] = refs_json(o);
   // Text from elsewhere (a remote's reason) may hold invalid UTF-8: replaced, never thrown.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
@@ -307,6 +360,7 @@ Result<Outcome> outcome_from_record(std::string_view detail) {
     o.child.pid = c.integer("pid");
   }
   o.observed_after = decode_observed(r);
+  o.refs = decode_refs(r);
   return o;
 }
 

@@ -3,6 +3,7 @@
 #include "seat/admission.hpp"
 
 #include "sys/random.hpp"
+#include "wire/json.hpp"
 #include "wire/hex.hpp"
 
 namespace courier::seat {
@@ -16,20 +17,37 @@ Admission refuse(std::string why) {
   return a;
 }
 
-// The same id must name the same delivery: a different repo, remote, ref or
-// object under a known id is a mistake, never a new delivery.
+// The same id must name the same delivery (J4): a different repo, remote,
+// or set of ref updates (journal::same_set: the updates sorted by ref with
+// their rules and expected old ids, the push options, the atomic choice)
+// under a known id is a mistake, never a new delivery.
 std::optional<std::string> mismatch(const journal::Submission& known, const journal::Submission& asked) {
   const std::pair<const char*, std::pair<const std::string*, const std::string*>> fields[] = {
       {"repository", {&known.repo, &asked.repo}},
       {"remote", {&known.remote, &asked.remote}},
-      {"ref", {&known.ref, &asked.ref}},
-      {"object", {&known.oid, &asked.oid}},
   };
   for (const auto& [name, pair] : fields) {
     if (*pair.first != *pair.second) {
       return "delivery id " + asked.id + " was submitted for another " + name + " (" + *pair.first + ", not " +
              *pair.second + "): a new delivery needs a new id";
     }
+  }
+  // One ref each: said as before sets, the ref or the object that differs.
+  if (known.updates.size() == 1 && asked.updates.size() == 1) {
+    const RefUpdate& k = known.updates.front();
+    const RefUpdate& a = asked.updates.front();
+    const char* what = k.ref != a.ref ? "ref" : k.oid != a.oid ? "object" : nullptr;
+    if (what) {
+      const bool ref = k.ref != a.ref;
+      return "delivery id " + asked.id + " was submitted for another " + what + " (" + (ref ? k.ref : k.oid) +
+             ", not " + (ref ? a.ref : a.oid) + "): a new delivery needs a new id";
+    }
+  }
+  if (!journal::same_set(known, asked)) {
+    return "delivery id " + asked.id + " was submitted for another set of ref updates (" +
+           journal::set_identity(known) + ", not " + journal::set_identity(asked) +
+           "): the same id must name the same refs, objects, update rules, push options and atomic choice; a new "
+           "delivery needs a new id";
   }
   return std::nullopt;
 }
@@ -114,15 +132,29 @@ SameIdAgain run_again(const journal::Record& r, const Outcome& recorded, bool re
     a.why = "nothing was sent: it runs again as attempt " + std::to_string(a.attempt);
     return a;
   }
-  a.old_oid = journalled_old_oid(r);
-  if (!a.old_oid) {
+  // J4 per ref: every ref whose command was sent needs its recorded old id.
+  const auto old_oids = journalled_old_oids(r);
+  for (const std::string& ref : journalled_sent(r)) {
+    const auto it = old_oids.find(ref);
+    if (it == old_oids.end()) {
+      return refused("it may have been applied (" + std::string(remote_effect_name(recorded.remote_effect)) +
+                     "), and the journal has no old id of " + ref + " to compare against");
+    }
+    a.old_oids.emplace(ref, it->second);
+  }
+  if (a.old_oids.empty()) {
     return refused("it may have been applied (" + std::string(remote_effect_name(recorded.remote_effect)) +
                    "), and the journal has no old id to compare against");
   }
+  a.old_oid = journalled_old_oid(r);
   a.action = SameIdAgain::Action::compare_and_swap;
+  std::string olds;
+  for (const auto& [ref, old] : a.old_oids) olds += (olds.empty() ? "" : ", ") + ref + " " + old;
   a.why = "it may have been applied: it runs again as attempt " + std::to_string(a.attempt) +
-          ", a compare-and-swap on the old id " + *a.old_oid +
-          " (the ref already at the object: up_to_date; at the old id: pushed; elsewhere: rejected)";
+          ", a compare-and-swap on the old " +
+          (a.old_oids.size() == 1 ? "id " + a.old_oids.begin()->second : "ids " + olds) +
+          " (a ref already at its object: up_to_date; at its old id: pushed; elsewhere: rejected as stale, and an "
+          "atomic delivery only as a whole)";
   return a;
 }
 
@@ -194,13 +226,22 @@ Admission finished(const journal::Record& r, const journal::Submission& asked) {
     case SameIdAgain::Action::compare_and_swap:
       break;
   }
-  if (asked.expect_old && *asked.expect_old != *again.old_oid) {
-    return refuse("delivery id " + asked.id + " may have been applied over " + *again.old_oid +
-                  "; a re-delivery compares against that, not " + *asked.expect_old);
+  // A ref whose own expect_old differs from the id it may have been
+  // applied over cannot be compared against both.
+  for (const RefUpdate& u : asked.updates) {
+    const auto it = again.old_oids.find(u.ref);
+    if (it != again.old_oids.end() && u.expect_old && *u.expect_old != it->second) {
+      return refuse("delivery id " + asked.id + " may have been applied over " + it->second + " for " + u.ref +
+                    "; a re-delivery compares against that, not " + *u.expect_old);
+    }
   }
   a.verdict = Admission::Verdict::run;
   a.attempt = again.attempt;
-  a.expect_old = again.old_oid;
+  a.compare_and_swap = again.old_oids;
+  if (!asked.updates.empty()) {
+    const auto first = again.old_oids.find(asked.updates.front().ref);
+    if (first != again.old_oids.end()) a.expect_old = first->second;
+  }
   return a;
 }
 
@@ -224,13 +265,69 @@ std::optional<Outcome> cancelled_before_dispatch(const journal::Record& r) {
   return o;
 }
 
-std::optional<std::string> journalled_old_oid(const journal::Record& r) {
-  for (auto step : {journal::Step::post_started, journal::Step::advertised}) {
-    if (auto e = r.last(step)) {
-      std::string old = journal::detail_text(e->detail, "old_oid");
-      if (!old.empty()) return old;
+namespace {
+
+// An entry's old ids: "old_oids" {ref: id}, else (written before sets) its
+// "old_oid" as the submission's one ref's.
+std::map<std::string, std::string> old_oids_in(const journal::Entry& e, const journal::Submission& s) {
+  std::map<std::string, std::string> out;
+  auto j = wire::parse_json(e.detail, "the entry");
+  if (j && j->is_object()) {
+    const auto it = j->find("old_oids");
+    if (it != j->end() && it->is_object()) {
+      for (const auto& [ref, old] : it->items()) {
+        if (old.is_string()) out.emplace(ref, old.get<std::string>());
+      }
     }
   }
+  const std::string one = journal::detail_text(e.detail, "old_oid");
+  if (out.empty() && !one.empty()) out.emplace(s.ref, one);
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> journalled_old_oids(const journal::Record& r) {
+  for (auto step : {journal::Step::post_started, journal::Step::advertised}) {
+    if (auto e = r.last(step)) {
+      auto olds = old_oids_in(*e, r.submission);
+      if (!olds.empty()) return olds;
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> journalled_sent(const journal::Record& r) {
+  auto e = r.last(journal::Step::post_started);
+  if (!e) return {};
+  std::vector<std::string> sent;
+  auto j = wire::parse_json(e->detail, "the entry");
+  if (j && j->is_object()) {
+    const auto it = j->find("sent");
+    if (it != j->end() && it->is_array()) {
+      for (const auto& ref : *it) {
+        if (ref.is_string()) sent.push_back(ref.get<std::string>());
+      }
+      return sent;
+    }
+  }
+  // Written before "sent": every ref it names was sent, in the request's order.
+  const auto olds = old_oids_in(*e, r.submission);
+  for (const RefUpdate& u : r.submission.updates) {
+    if (olds.count(u.ref) != 0) sent.push_back(u.ref);
+  }
+  if (r.submission.updates.empty()) {
+    for (const auto& [ref, old] : olds) sent.push_back(ref);
+  }
+  return sent;
+}
+
+std::optional<std::string> journalled_old_oid(const journal::Record& r) {
+  const auto olds = journalled_old_oids(r);
+  for (const RefUpdate& u : r.submission.updates) {
+    if (auto it = olds.find(u.ref); it != olds.end()) return it->second;
+  }
+  if (!olds.empty()) return olds.begin()->second;
   return std::nullopt;
 }
 

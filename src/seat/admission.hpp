@@ -4,8 +4,10 @@
 // precede any dispatch.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "courier/outcome.hpp"
 #include "journal/journal.hpp"
@@ -22,8 +24,12 @@ struct Admission {
   std::string why;
   Outcome recorded;  // replay
   int attempt = 1;   // run: this attempt's number
-  // run, attempt > 1: the compare-and-swap on the old id the journal
-  // recorded for the attempt that may have been applied (J4).
+  // run, attempt > 1: the compare-and-swap on the old ids the journal
+  // recorded for the attempt that may have been applied (J4): each ref whose
+  // command was sent, by ref, with its recorded old id (its update's
+  // expect_old). Refs not sent keep their own rule. expect_old: the first
+  // update's, for the journal's row.
+  std::map<std::string, std::string> compare_and_swap;
   std::optional<std::string> expect_old;
   // run, attempt > 1: the previous attempt was interrupted before its
   // dispatch claim (no child could have existed, nothing was sent), so this
@@ -51,6 +57,9 @@ struct SameIdAgain {
   std::string why;  // one line for people, for every action
   Outcome recorded;
   int attempt = 0;
+  // compare_and_swap: the recorded old id of every ref whose command was
+  // sent (by ref), and old_oid, the first of them (what one ref reads).
+  std::map<std::string, std::string> old_oids;
   std::optional<std::string> old_oid;
   // run: the previous attempt stopped before anything ran for a reason of
   // its own (interrupted before its claim, or stopped by a shutdown or a
@@ -75,7 +84,16 @@ std::string new_delivery_id();
 // the finished entry written after it; nullopt for any other attempt.
 std::optional<Outcome> cancelled_before_dispatch(const journal::Record& r);
 
-// The journalled old id of the latest attempt (advertised or post_started).
+// The journalled old ids of the latest attempt (post_started, else
+// advertised): every ref's, by ref, from "old_oids" (an entry written before
+// sets: "old_oid", the submission's one ref).
+std::map<std::string, std::string> journalled_old_oids(const journal::Record& r);
+// The refs whose commands the latest attempt's POST sent, in the request's
+// order: post_started's "sent" (absent: every ref it names an old id for,
+// or, for an entry written before sets, the one ref). Empty without a
+// post_started.
+std::vector<std::string> journalled_sent(const journal::Record& r);
+// The first of journalled_old_oids in the request's order.
 std::optional<std::string> journalled_old_oid(const journal::Record& r);
 
 }  // namespace courier::seat

@@ -54,10 +54,14 @@ void DeliveryRecord::dispatched(std::int64_t pid) {
 
 // An entry's old ids: "old_oids" {ref: id} for every ref, and "old_oid",
 // the one ref's id, for a delivery of one ref (what readers of one ref ask).
-std::string old_oids_detail(const OldOids& old_oids) {
+nlohmann::json old_oids_json(const OldOids& old_oids) {
   nlohmann::json detail{{"old_oids", old_oids}};
   if (old_oids.size() == 1) detail["old_oid"] = old_oids.begin()->second;
-  return detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return detail;
+}
+
+std::string old_oids_detail(const OldOids& old_oids) {
+  return old_oids_json(old_oids).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void DeliveryRecord::advertised(const OldOids& old_oids) {
@@ -65,12 +69,23 @@ void DeliveryRecord::advertised(const OldOids& old_oids) {
   sys::MutexLock lock(advertised_mu_);
   if (advertised_) return;
   advertised_ = true;
+  advertised_oids_ = old_oids;
   (void)note(journal::Step::advertised, old_oids_detail(old_oids), false);
 }
 
-Result<void> DeliveryRecord::post_started(const OldOids& old_oids) {
+Result<void> DeliveryRecord::post_started(const OldOids& old_oids, const std::vector<std::string>& sent) {
   advertised(old_oids);
-  return note(journal::Step::post_started, old_oids_detail(old_oids), true, false);
+  // Every ref's old id (J4): the sent refs' as their commands carry them,
+  // the others' as the advertisement named them.
+  OldOids every = old_oids;
+  {
+    sys::MutexLock lock(advertised_mu_);
+    every.insert(advertised_oids_.begin(), advertised_oids_.end());
+  }
+  nlohmann::json detail = old_oids_json(every);
+  detail["sent"] = sent;
+  return note(journal::Step::post_started, detail.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), true,
+              false);
 }
 
 Result<void> DeliveryRecord::revoke_requested(const std::string& reason, RevokeCause cause, bool claimed) {
@@ -88,7 +103,9 @@ void DeliveryRecord::finish(Outcome& o) {
     if (r.old_oid) old_oids.emplace(r.ref, *r.old_oid);
   }
   advertised(old_oids);
-  if (o.remote_effect == RemoteEffect::applied || o.remote_effect == RemoteEffect::refused) {
+  // A report was read for at least one ref (mixed: for some of them).
+  if (o.remote_effect == RemoteEffect::applied || o.remote_effect == RemoteEffect::refused ||
+      o.remote_effect == RemoteEffect::mixed) {
     (void)note(journal::Step::answered, detail_of("remote_effect", remote_effect_name(o.remote_effect)), false);
   }
   {

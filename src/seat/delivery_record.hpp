@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sys/mutex.hpp"
 #include "courier/outcome.hpp"
@@ -50,7 +51,9 @@ class DeliveryRecord {
   // J1: durable before the child hears it may begin the POST, with every
   // ref's old id, which the journal keeps for a compare-and-swap
   // re-delivery (J4).
-  Result<void> post_started(const OldOids& old_oids);
+  // Detail {"old_oids": {ref: id}, "sent": [the refs whose commands go in
+  // the POST], "old_oid": the id when there is one ref}.
+  Result<void> post_started(const OldOids& old_oids, const std::vector<std::string>& sent);
   // Every ref's old id as the remote advertised it (J4), once: from the
   // child's advertise frame, else at the write-ahead of the POST, else at
   // the end. Written before post_started whichever thread comes first.
@@ -72,6 +75,7 @@ class DeliveryRecord {
   int attempt_ = 1;
   sys::Mutex advertised_mu_;  // held while the entry is written: post_started waits for it
   bool advertised_ COURIER_GUARDED_BY(advertised_mu_) = false;
+  OldOids advertised_oids_ COURIER_GUARDED_BY(advertised_mu_);  // what the advertised entry named
   sys::Mutex mu_;
   std::string first_error_ COURIER_GUARDED_BY(mu_);
 };

@@ -7,6 +7,7 @@
 #include <future>
 
 #include "courier/host_api.hpp"
+#include "seat/outcome_refs.hpp"
 
 namespace courier {
 
@@ -38,6 +39,9 @@ void DeliveryHandle::Shared::finish(Outcome o) {
     }
   }
   if (writer.joinable()) writer.join();  // its revoke_requested entry precedes `finished`
+  // Every ref of the request, also in an outcome no child's result named
+  // (decided before dispatch, or replayed from a row without refs).
+  seat::fill_refs(o, updates.empty() ? seat::updates_of(req) : updates);
   {
     sys::MutexLock lock(mu);
     o.timings.revoke_journalled = revoke_journalled_ns;

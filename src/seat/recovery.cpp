@@ -11,6 +11,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -69,6 +70,26 @@ bool hold_lane(const RecoveryOptions& opt, const std::string& lane, LaneHold& ho
   return true;
 }
 
+// Every ref of the submission (J2 per ref): a ref whose command the POST
+// sent (post_started's "sent") is unknown, its effect possible, unless the
+// delivery's effect is none; every other ref was not attempted. Each takes
+// its journalled old id.
+void interrupted_refs(const journal::Record& r, RemoteEffect effect, Outcome& o) {
+  const auto olds = journalled_old_oids(r);
+  const auto sent = journalled_sent(r);
+  for (const RefUpdate& u : r.submission.updates) {
+    RefOutcome one;
+    one.ref = u.ref;
+    one.oid = u.oid;
+    if (auto it = olds.find(u.ref); it != olds.end()) one.old_oid = it->second;
+    const bool was_sent = std::find(sent.begin(), sent.end(), u.ref) != sent.end();
+    one.status = was_sent && effect != RemoteEffect::none ? RefStatus::unknown : RefStatus::not_attempted;
+    one.remote_effect = ref_remote_effect(one.status);
+    o.refs.push_back(std::move(one));
+  }
+  if (!o.refs.empty() && o.refs.front().old_oid) o.old_oid = o.refs.front().old_oid;
+}
+
 Outcome interrupted_outcome(const journal::Record& r, RemoteEffect effect) {
   Outcome o;
   o.kind = OutcomeKind::interrupted;
@@ -79,6 +100,7 @@ Outcome interrupted_outcome(const journal::Record& r, RemoteEffect effect) {
   // known here (the process that counted is gone): no figure is claimed.
   if (effect == RemoteEffect::none) o.bytes_sent = 0;
   if (auto old = r.last(journal::Step::advertised)) o.old_oid = journal::detail_text(old->detail, "old_oid");
+  interrupted_refs(r, effect, o);
   if (auto d = r.last(journal::Step::dispatched)) {
     o.dispatched = true;
     o.kill_domain = journal::detail_text(d->detail, "kill_domain");
@@ -90,14 +112,26 @@ Outcome interrupted_outcome(const journal::Record& r, RemoteEffect effect) {
 }
 
 void read_back(const RecoveryOptions& opt, const journal::Record& r, Outcome& o) {
-  if (o.remote_effect != RemoteEffect::possible) return;
+  if (o.remote_effect != RemoteEffect::possible && o.remote_effect != RemoteEffect::mixed) return;
   if (!opt.read_back) {
     o.reason += "; no read-back was made (none configured)";
     return;
   }
-  ObservedAfter seen = opt.read_back(r.submission.remote, r.submission.ref);
-  seen.matches_this_delivery = seen.error.empty() && seen.oid == r.submission.oid;
-  o.observed_after = std::move(seen);
+  // J2 per ref: each ref whose command may have been applied is read back
+  // (an observation with a time, never a verdict); the outcome's own
+  // observed_after is the first one's (what a reader of one ref reads).
+  for (RefOutcome& ref : o.refs) {
+    if (ref.status != RefStatus::unknown) continue;
+    ObservedAfter seen = opt.read_back(r.submission.remote, ref.ref);
+    seen.matches_this_delivery = seen.error.empty() && seen.oid == ref.oid;
+    ref.observed_after = seen;
+    if (!o.observed_after) o.observed_after = std::move(seen);
+  }
+  if (o.refs.empty()) {
+    ObservedAfter seen = opt.read_back(r.submission.remote, r.submission.ref);
+    seen.matches_this_delivery = seen.error.empty() && seen.oid == r.submission.oid;
+    o.observed_after = std::move(seen);
+  }
 }
 
 // One unfinished delivery whose submitter is gone. nullopt: left alone.

@@ -80,9 +80,16 @@ bool Executor::Impl::admit(const DeliveryPtr& d) {
   sub.repo = d->req.repo;
   sub.remote = d->remote;
   sub.lane = d->lane;
-  sub.ref = d->req.ref;
-  sub.oid = d->req.oid;
-  sub.expect_old = d->req.expect_old;
+  // The whole set as asked (J4's identity); the row's ref/oid/expect_old
+  // are the first update's.
+  sub.updates = d->updates;
+  sub.atomic = d->atomic;
+  sub.push_options = d->req.push_options;
+  if (!d->updates.empty()) {
+    sub.ref = d->updates.front().ref;
+    sub.oid = d->updates.front().oid;
+    sub.expect_old = d->updates.front().expect_old;
+  }
   sub.deadline_unix_ms = d->deadline_unix_ms;
   sub.submitter = self;
   sub.host = seat::host_id_of(opt);
@@ -104,13 +111,16 @@ bool Executor::Impl::admit(const DeliveryPtr& d) {
     d->finish(d->never_dispatched(OutcomeKind::failed, a.why));
     return false;
   }
-  if (a.expect_old) {
-    // J4: a lease on the journalled old id. The move from it was allowed
-    // when the first attempt was cleared for its POST (fast-forward
-    // checked, or forced), so the fast-forward rules are not asked again:
-    // a forced first attempt must be able to finish too.
+  if (!a.compare_and_swap.empty()) {
+    // J4: a lease on each sent ref's journalled old id. Its move from there
+    // was allowed when the first attempt was cleared for its POST
+    // (fast-forward checked, or forced), so the fast-forward rules are not
+    // asked again: a forced first attempt must be able to finish too. A
+    // ref whose command was not sent keeps its own rule.
     for (RefUpdate& u : d->updates) {
-      u.expect_old = a.expect_old;
+      const auto old = a.compare_and_swap.find(u.ref);
+      if (old == a.compare_and_swap.end()) continue;
+      u.expect_old = old->second;
       u.update = UpdateMode::expect_old;
     }
     d->redelivery = true;

@@ -28,11 +28,17 @@ std::function<bool()> result_first(const Weak& weak) {
 // J1: post_started durable before the child hears it may begin the POST,
 // with the old id it will compare against (and the journal keeps for a
 // compare-and-swap re-delivery, J4).
-std::function<Result<void>(const protocol::OldOids&)> write_ahead(const Weak& weak) {
-  return [weak](const protocol::OldOids& old_oids) -> Result<void> {
+std::function<Result<void>(const protocol::Check&)> write_ahead(const Weak& weak) {
+  return [weak](const protocol::Check& post) -> Result<void> {
     auto s = weak.lock();
     if (!s) return fail(Errc::journal_failed, "the delivery is gone");
-    return s->record.post_started(old_oids);
+    // The refs whose commands go in the POST, in the request's order (a
+    // check naming none: every ref).
+    std::vector<std::string> sent;
+    for (const RefUpdate& u : s->updates) {
+      if (post.old_oids.empty() || post.old_oids.count(u.ref) != 0) sent.push_back(u.ref);
+    }
+    return s->record.post_started(post.old_oids, sent);
   };
 }
 

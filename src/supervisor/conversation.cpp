@@ -322,7 +322,7 @@ void Conversation::on_mint(const protocol::Mint& m) {
 void Conversation::on_check(const protocol::Check& c) {
   if (driver_.stopping()) return;
   const bool post = c.phase == protocol::kCheckPost;
-  if (post) PhasesSeen::on_post_check(c.old_oids, obs_.out);
+  if (post) PhasesSeen::on_post_check(c, obs_.out);
   auto before_post = post ? opt().before_post : nullptr;
   if (!opt().authority && !before_post) {
     if (post) post_cleared();
@@ -334,7 +334,7 @@ void Conversation::on_check(const protocol::Check& c) {
   auto before_revoke = opt().before_authority_revoke;
   const bool queued =
       host_->submit(HostRequest::Kind::check, c.phase,
-                    [authority, before_post, before_revoke, phase = c.phase, old = c.old_oids](HostAnswer& a) {
+                    [authority, before_post, before_revoke, phase = c.phase, post_check = c](HostAnswer& a) {
                       AuthorityAnswer ans = authority ? authority(phase) : AuthorityAnswer{true, {}};
                       a.ok = ans.ok;
                       a.refusal = ans.reason;
@@ -345,7 +345,7 @@ void Conversation::on_check(const protocol::Check& c) {
                       }
                       // J1: durable before the child hears it may begin the POST.
                       if (a.ok && before_post) {
-                        if (auto durable = before_post(old); !durable) {
+                        if (auto durable = before_post(post_check); !durable) {
                           a.ok = false;
                           a.not_durable = durable.error().message;
                         }

@@ -47,6 +47,22 @@ RemoteEffect combined_remote_effect(const std::vector<RefOutcome>& refs) {
   return common.value_or(RemoteEffect::none);
 }
 
+RemoteEffect ref_remote_effect(RefStatus status) {
+  switch (status) {
+    case RefStatus::ok:
+      return RemoteEffect::applied;
+    case RefStatus::ng:
+      return RemoteEffect::refused;
+    case RefStatus::unknown:
+      return RemoteEffect::possible;
+    case RefStatus::up_to_date:
+    case RefStatus::rejected:
+    case RefStatus::not_attempted:
+      return RemoteEffect::none;
+  }
+  return RemoteEffect::possible;
+}
+
 const char* revoke_cause_name(RevokeCause c) { return enum_word(c).data(); }
 
 std::optional<RevokeCause> revoke_cause_from_name(const std::string& name) { return enum_from_word<RevokeCause>(name); }

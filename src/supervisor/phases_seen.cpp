@@ -34,7 +34,12 @@ void PhasesSeen::on_job(const protocol::Job& job, Outcome& out) {
   }
 }
 
-void PhasesSeen::on_post_check(const protocol::OldOids& old_oids, Outcome& out) { take_old_oids(old_oids, true, out); }
+void PhasesSeen::on_post_check(const protocol::Check& post, Outcome& out) {
+  take_old_oids(post.old_oids, true, out);
+  for (RefOutcome& r : out.refs) {
+    if (post.old_oids.empty() || post.old_oids.count(r.ref) != 0) r.status = RefStatus::unknown;
+  }
+}
 
 void PhasesSeen::take_old_oids(const protocol::OldOids& old_oids, bool keep, Outcome& out) {
   for (RefOutcome& r : out.refs) {

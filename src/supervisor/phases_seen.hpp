@@ -24,8 +24,11 @@ class PhasesSeen {
   // ref's old id, pack_engine, advertise_ms once the advertisement is done).
   void on_progress(const protocol::Progress& p, sys::MonoNs now, Outcome& out);
   // The child asks to begin the POST, naming the old ids it compares
-  // against (kept for refs no advertise frame named).
-  static void on_post_check(const protocol::OldOids& old_oids, Outcome& out);
+  // against (kept for refs no advertise frame named): exactly the refs whose
+  // commands it sends, which become `unknown` (sent, nothing read) and
+  // which the verdict undoes if the POST was never cleared. A check that
+  // names no ref at all (the encoding of one ref) sends every ref of the job.
+  static void on_post_check(const protocol::Check& post, Outcome& out);
   // The POST was cleared to begin at `now` (J1).
   void on_post(sys::MonoNs now);
   // The delivery stopped at `stop`: a phase still open ends there (as far

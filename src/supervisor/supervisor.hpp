@@ -114,12 +114,12 @@ struct SupervisorOptions {
   // right before the leg starts, and never after a stop began.
   std::optional<std::string> proxy_authorization;
   // The write-ahead of the POST (J1): called on the host-call thread when
-  // the child asks at protocol::kCheckPost and authority holds, with the
-  // ref's advertised old id. The child is told it may begin the POST only
+  // the child asks at protocol::kCheckPost and authority holds, with that
+  // check (every ref's advertised old id, and the refs the POST sends). The child is told it may begin the POST only
   // after this returns success; an error refuses the POST (the delivery
   // ends `failed`, remote_effect none, with the error as its reason).
   // Null: nothing to record, the POST is cleared at once.
-  std::function<Result<void>(const protocol::OldOids& old_oids)> before_post;
+  std::function<Result<void>(const protocol::Check& post)> before_post;
   // J1 for authority's revocation: called on the host-call thread with the
   // revocation's words when authority said no (at a check, or after a
   // mint), before the answer reaches the loop that kills. It may block for

@@ -1,6 +1,8 @@
 // verdict.cpp — the verdict: observed facts in, the Outcome out. Pure.
 #include "supervisor/verdict.hpp"
 
+#include "supervisor/ref_verdict.hpp"
+
 #include <csignal>
 #include <cstring>
 
@@ -8,12 +10,16 @@ namespace courier::supervisor {
 
 namespace {
 
+// What only the remote can say: the report's answer, or no POST needed.
+bool is_remote_answer(OutcomeKind k) {
+  return k == OutcomeKind::delivered || k == OutcomeKind::up_to_date || k == OutcomeKind::rejected;
+}
+
 // A failure the child reports at or after a deadline kill is the deadline's
 // doing (its own timeouts race our kill); a remote's answer is not.
 bool result_stands(const StopFacts& f) {
   if (!f.result || f.result_after_revocation) return false;
-  const OutcomeKind k = kind_from_status(f.result->status);
-  const bool remote_answer = k == OutcomeKind::delivered || k == OutcomeKind::up_to_date || k == OutcomeKind::rejected;
+  const bool remote_answer = is_remote_answer(kind_from_status(f.result->status));
   const bool after_kill = (f.cause == StopCause::deadline && f.result_ns >= f.deadline) ||
                           (f.cause == StopCause::lease && f.result_ns >= f.lease_bound);
   return !(after_kill && !remote_answer);
@@ -27,15 +33,12 @@ bool killed_by_own_lease_timer(const StopFacts& f) {
          *c.signal == SIGKILL && f.observed.timings.exited >= f.lease_bound;
 }
 
-// Every ref as the result names it (the session took only a result that
-// names the job's refs in the job's order).
-void take_refs(const protocol::ResultMsg& r, Outcome& out) {
+// Every ref's old id as the result names it (the session took only a
+// result that names the job's refs in the job's order); their statuses
+// only from a result that stands (take_result).
+void take_ref_old_oids(const protocol::ResultMsg& r, Outcome& out) {
   for (std::size_t i = 0; i < r.refs.size() && i < out.refs.size(); ++i) {
-    const protocol::RefResult& x = r.refs[i];
-    RefOutcome& o = out.refs[i];
-    o.status = x.status;
-    o.reason = x.reason.value_or("");
-    if (x.old_oid) o.old_oid = x.old_oid;
+    if (r.refs[i].old_oid) out.refs[i].old_oid = r.refs[i].old_oid;
   }
   if (!out.refs.empty() && out.refs.front().old_oid) out.old_oid = out.refs.front().old_oid;
 }
@@ -43,7 +46,7 @@ void take_refs(const protocol::ResultMsg& r, Outcome& out) {
 // What a result says of the delivery's work, whether or not its status
 // stands: the child's own figures replace what the frames said.
 void take_facts(const protocol::ResultMsg& r, Outcome& out) {
-  take_refs(r, out);
+  take_ref_old_oids(r, out);
   if (r.pack_engine) out.pack_engine = r.pack_engine;
   if (r.advertise_ms) out.advertise_ms = r.advertise_ms;
   if (r.pack_ms) out.pack_ms = r.pack_ms;
@@ -54,11 +57,22 @@ void take_facts(const protocol::ResultMsg& r, Outcome& out) {
   out.remote_messages_dropped = r.remote_messages_dropped.value_or(0);
 }
 
+// A standing result: its kind and words, and each ref's status, unless it
+// misstates a ref against what was sent (T4): then the child broke the
+// protocol, and every sent ref stays unknown.
 void take_result(const protocol::ResultMsg& r, Outcome& out) {
-  out.kind = kind_from_status(r.status);
+  const OutcomeKind kind = kind_from_status(r.status);
+  if (is_remote_answer(kind)) {
+    if (auto wrong = misreported_ref(out, r)) {
+      out.kind = OutcomeKind::protocol_fault;
+      out.reason = *wrong;
+      return;
+    }
+  }
+  out.kind = kind;
   out.reason = r.reason.value_or("");
   if (r.detail) out.reason += ": " + *r.detail;
-  take_facts(r, out);
+  take_ref_statuses(r, is_remote_answer(kind), out);
 }
 
 // Our own stop came first (J5): the deadline, a revocation, the lease.
@@ -192,7 +206,7 @@ void finish_facts(const StopFacts& f, Outcome& out) {
     out.revoke_cause = std::string(kLeaseLostCause);
     out.revoked_by = RevokeCause::lease_lost;
   }
-  out.remote_effect = remote_effect_of(out);
+  settle_refs(out);
 }
 
 }  // namespace
