@@ -50,9 +50,13 @@ Result<protocol::RefResult> judge_ref(const protocol::Job& job, const RefUpdate&
 void apply_atomic_rule(const protocol::Job& job, RefPlan& plan) {
   bool any_refused = false;
   bool any_current = false;
-  for (const auto& r : plan.refs) {
+  for (std::size_t i = 0; i < plan.refs.size(); ++i) {
+    const auto& r = plan.refs[i];
     any_refused = any_refused || r.status == RefStatus::rejected;
-    any_current = any_current || r.status == RefStatus::up_to_date;
+    // On a re-delivery only the refs the first attempt sent carry their
+    // journalled old id: one of those at its new id was applied. A ref
+    // that was already up to date then was never sent, and says nothing.
+    any_current = any_current || (r.status == RefStatus::up_to_date && job.updates[i].expect_old.has_value());
   }
   if (!any_refused && job.redelivery && any_current && !plan.send.empty()) {
     for (std::size_t i : plan.send) {

@@ -38,7 +38,9 @@ struct RefPlan {
 // Atomic: one ref rejected here makes every ref to send not_attempted
 // ("atomic push failed"), and a re-delivery (J4) whose refs are partly at
 // their new ids and partly to send is stale as a whole (an atomic attempt
-// cannot have applied half). Errors: those of repo::fast_forward_refusal
+// cannot have applied half: one of its sent refs, those carrying their
+// journalled old id, is at its new id while another is still to send).
+// Errors: those of repo::fast_forward_refusal
 // (the history could not be read).
 Result<RefPlan> plan_refs(const protocol::Job& job, const transport::Advertisement& adv);
 
