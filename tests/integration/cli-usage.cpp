@@ -142,8 +142,9 @@ TEST_SUITE("cli") {
     CHECK(complete(file, "_git_courier_main", "git-courier" + c + "push origin +to", 5) == "\n+topic\n");
     CHECK(complete(file, "_git_courier_main", "git-courier push --repo " + repo + " --rev v", 5) == "\nv1\n");
     CHECK(complete(file, "_git_courier_main", "git-courier push --repo=" + repo + " --ref ma", 4) == "\nmain\n");
-    // No third word, and no file names where a remote or a ref goes.
-    CHECK(complete(file, "_git_courier_main", "git-courier" + c + "push origin main ''", 6) == "\n\n");
+    // Every later refspec word is a ref too (several refspecs, X-CLI6), and
+    // no file names where a remote or a ref goes.
+    CHECK(complete(file, "_git_courier_main", "git-courier" + c + "push origin main ''", 6) == refs);
     CHECK(complete(file, "_git_courier_main", "git-courier" + c + "push gi", 4) == "\n\n");
   }
 
@@ -197,7 +198,9 @@ TEST_SUITE("cli") {
   TEST_CASE("help COMMAND prints that command's help; the hidden generators refuse stray arguments") {
     auto push = test::run({COURIER_BINARY, "help", "push"});
     CHECK(push.exit_code == 0);
-    CHECK(push.out.rfind("usage: git-courier push [options] [<remote> [[+]<src>[:<dst>]]]", 0) == 0);
+    CHECK(push.out.rfind("usage: git-courier push [options] [--atomic | --no-atomic] [-o OPTION]... "
+                         "[<remote> [[+]<src>[:<dst>] | :<dst>]...]",
+                         0) == 0);
     auto unknown = test::run({COURIER_BINARY, "help", "frobnicate"});
     CHECK(unknown.exit_code == 2);
     CHECK(unknown.err.find("no help for 'frobnicate': not a command") != std::string::npos);
