@@ -14,6 +14,7 @@
 #include "cli/args.hpp"
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
+#include "twins.hpp"
 #include "support.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
@@ -27,71 +28,7 @@ namespace {
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// One comparison: the same repository cloned twice (`ours` pushed by
-// git-courier, `theirs` by git), each with an origin of its own on the
-// server, trusted through http.sslCAInfo as a user would configure it.
-struct Twins {
-  test::NginxServer& nginx;
-  test::TempDir dir;
-  std::string ours;
-  std::string theirs;
-  std::string ours_remote;
-  std::string theirs_remote;
-
-  Twins(test::NginxServer& n, const std::string& base, const std::string& name) : nginx(n) {
-    ours = dir.path() + "/ours";
-    theirs = dir.path() + "/theirs";
-    ours_remote = name + "-ours";
-    theirs_remote = name + "-theirs";
-    for (const auto& [clone, remote] : {std::pair{ours, ours_remote}, {theirs, theirs_remote}}) {
-      std::filesystem::copy(base, clone, std::filesystem::copy_options::recursive);
-      nginx.create_bare_repo(remote);
-      test::git_ok({"remote", "add", "origin", nginx.url(remote)}, clone);
-      test::git_ok({"config", "http.sslCAInfo", nginx.ca_file()}, clone);
-      std::filesystem::create_directories(clone + "/sub/dir");
-    }
-  }
-
-  // The same git command in both clones (configuration, commits, resets).
-  void both(const std::vector<std::string>& args) const {
-    test::git_ok(args, ours);
-    test::git_ok(args, theirs);
-  }
-
-  // `git-courier push ARGS` with its working directory at `ours`/`cwd`.
-  test::RunResult courier(const std::vector<std::string>& args, const std::string& cwd = "") const {
-    std::vector<std::string> argv = {"/bin/sh",     "-c",         "cd \"$1\" && shift && exec \"$@\"",
-                                     "sh",          ours + cwd,   COURIER_BINARY,
-                                     "push",        "--lane-dir", dir.path() + "/lanes",
-                                     "--no-journal"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return test::run(argv, {}, test::Stdin::bytes, test::git_env());
-  }
-
-  test::GitResult git_push(const std::vector<std::string>& args, const std::string& cwd = "") const {
-    std::vector<std::string> a = {"push"};
-    a.insert(a.end(), args.begin(), args.end());
-    return test::git(a, theirs + cwd);
-  }
-
-  // Every ref of a remote, as `git for-each-ref` prints it.
-  std::string refs_of(const std::string& remote) const {
-    return test::git_ok({"--git-dir", nginx.repo_path(remote), "for-each-ref", "--format=%(objectname) %(refname)"});
-  }
-
-  // Runs ARGS both ways and checks that both pushed or both refused, and
-  // that both remotes hold the same refs afterwards. Returns both results.
-  std::pair<test::RunResult, test::GitResult> same(const std::vector<std::string>& args,
-                                                   const std::string& cwd = "") const {
-    auto c = courier(args, cwd);
-    auto g = git_push(args, cwd);
-    INFO("git-courier push: exit " << c.exit_code << "\n" << c.err);
-    INFO("git push: exit " << g.exit_code << "\n" << g.err);
-    CHECK((c.exit_code == cli::kExitOk) == g.ok());
-    CHECK(refs_of(ours_remote) == refs_of(theirs_remote));
-    return {c, g};
-  }
-};
+using test::Twins;
 
 }  // namespace
 

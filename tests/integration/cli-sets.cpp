@@ -17,6 +17,7 @@
 #include "cli/args.hpp"
 #include "fixture_server.hpp"
 #include "nginx_server.hpp"
+#include "twins.hpp"
 #include "support.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
@@ -50,78 +51,16 @@ std::vector<std::string> summary_lines(const std::string& err) {
   return out;
 }
 
-// The same repository cloned twice (`ours` pushed by git-courier, `theirs`
-// by git), each with an origin of its own on the server.
-struct Twins {
-  test::NginxServer& nginx;
-  test::TempDir dir;
-  std::string ours;
-  std::string theirs;
-  std::string ours_remote;
-  std::string theirs_remote;
+using test::Twins;
 
-  Twins(test::NginxServer& n, const std::string& base, const std::string& name) : nginx(n) {
-    ours = dir.path() + "/ours";
-    theirs = dir.path() + "/theirs";
-    ours_remote = name + "-ours";
-    theirs_remote = name + "-theirs";
-    for (const auto& [clone, remote] : {std::pair{ours, ours_remote}, {theirs, theirs_remote}}) {
-      std::filesystem::copy(base, clone, std::filesystem::copy_options::recursive);
-      nginx.create_bare_repo(remote);
-      test::git_ok({"remote", "add", "origin", nginx.url(remote)}, clone);
-      test::git_ok({"config", "http.sslCAInfo", nginx.ca_file()}, clone);
-    }
-  }
-
-  // The same configuration in both remotes (receive.*).
-  void remotes_config(const std::string& key, const std::string& value) const {
-    for (const auto& r : {ours_remote, theirs_remote})
-      test::git_ok({"--git-dir", nginx.repo_path(r), "config", key, value});
-  }
-
-  // The same hook in both remotes.
-  void hook(const std::string& name, const std::string& body) const {
-    for (const auto& r : {ours_remote, theirs_remote}) {
-      const std::string path = nginx.repo_path(r) + "/hooks/" + name;
-      std::ofstream(path) << "#!/bin/sh\n" << body;
-      ::chmod(path.c_str(), 0755);
-    }
-  }
-
-  test::RunResult courier(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {COURIER_BINARY,        "-C",          ours, "push", "--lane-dir",
-                                     dir.path() + "/lanes", "--no-journal"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return test::run(argv, {}, test::Stdin::bytes, test::git_env());
-  }
-
-  test::GitResult git_push(const std::vector<std::string>& args) const {
-    std::vector<std::string> a = {"push"};
-    a.insert(a.end(), args.begin(), args.end());
-    return test::git(a, theirs);
-  }
-
-  std::string refs_of(const std::string& remote) const {
-    return test::git_ok({"--git-dir", nginx.repo_path(remote), "for-each-ref", "--format=%(objectname) %(refname)"});
-  }
-
-  // Both pushes: the same exit code (git's 1 for a refused ref is
-  // kExitRejected), the same refs on both remotes, and every per-ref line
-  // git printed printed by git-courier too.
-  std::pair<test::RunResult, test::GitResult> same(const std::vector<std::string>& ours_args,
-                                                   const std::vector<std::string>& git_args,
-                                                   bool per_ref_lines = true) const {
-    auto c = courier(ours_args);
-    auto g = git_push(git_args);
-    INFO("git-courier push: exit " << c.exit_code << "\n" << c.err);
-    INFO("git push: exit " << g.exit_code << "\n" << g.err);
-    CHECK((c.exit_code == cli::kExitOk) == g.ok());
-    CHECK(refs_of(ours_remote) == refs_of(theirs_remote));
-    if (!per_ref_lines) return {c, g};
-    for (const auto& line : summary_lines(g.err)) CHECK_MESSAGE(contains(c.err, line), line);
-    return {c, g};
-  }
-};
+// Both pushes as Twins::compare judges them, and every per-ref line git
+// printed printed by git-courier too.
+std::pair<test::RunResult, test::GitResult> same_lines(const Twins& t, const std::vector<std::string>& ours_args,
+                                                       const std::vector<std::string>& git_args) {
+  auto both = t.compare(ours_args, git_args);
+  for (const auto& line : summary_lines(both.second.err)) CHECK_MESSAGE(contains(both.first.err, line), line);
+  return both;
+}
 
 // A source repository with main (3 commits), a branch topic one behind and
 // an annotated tag v1 at main.
@@ -150,7 +89,7 @@ TEST_SUITE("cli-sets") {
     }
     test::TempDir base_dir;
     Twins t(nginx, make_base(base_dir), "pair");
-    auto [c, g] = t.same({"origin", "main", "v1"}, {"--atomic", "origin", "main", "v1"});
+    auto [c, g] = same_lines(t, {"origin", "main", "v1"}, {"--atomic", "origin", "main", "v1"});
     CHECK(c.exit_code == cli::kExitOk);
     CHECK(contains(c.err, " * [new branch]      main -> main"));
     CHECK(contains(c.err, " * [new tag]         v1 -> v1"));
@@ -174,7 +113,7 @@ TEST_SUITE("cli-sets") {
     test::TempDir base_dir;
     Twins t(nginx, make_base(base_dir), "hooked");
     t.hook("update", "case \"$1\" in refs/tags/*) echo \"tags are frozen\" >&2; exit 1;; esac\nexit 0\n");
-    auto [ac, ag] = t.same({"origin", "main", "v1"}, {"--atomic", "origin", "main", "v1"});
+    auto [ac, ag] = same_lines(t, {"origin", "main", "v1"}, {"--atomic", "origin", "main", "v1"});
     CHECK(ac.exit_code == cli::kExitRejected);
     CHECK(ag.exit_code == 1);
     CHECK(t.refs_of(t.ours_remote).empty());
@@ -182,7 +121,7 @@ TEST_SUITE("cli-sets") {
     CHECK(contains(ac.err, "error: failed to push some refs to"));
     CHECK_FALSE(has_ref(t.ours, "refs/remotes/origin/main"));
     // Non-atomic: the branch lands, the tag is refused; exit 1, as git.
-    auto [nc, ng] = t.same({"--no-atomic", "origin", "main", "v1"}, {"origin", "main", "v1"});
+    auto [nc, ng] = same_lines(t, {"--no-atomic", "origin", "main", "v1"}, {"origin", "main", "v1"});
     CHECK(nc.exit_code == cli::kExitRejected);
     CHECK(ng.exit_code == 1);
     CHECK(contains(t.refs_of(t.ours_remote), " refs/heads/main"));
@@ -221,18 +160,18 @@ TEST_SUITE("cli-sets") {
     Twins t(nginx, make_base(base_dir), "deletes");
     for (const auto& clone : {t.ours, t.theirs}) test::git_ok({"push", "origin", "main", "topic", "other"}, clone);
     REQUIRE(has_ref(t.ours, "refs/remotes/origin/topic"));
-    auto [c, g] = t.same({"origin", ":topic"}, {"origin", ":topic"});
+    auto [c, g] = same_lines(t, {"origin", ":topic"}, {"origin", ":topic"});
     CHECK(c.exit_code == cli::kExitOk);
     CHECK(contains(c.err, " - [deleted]         topic"));
     CHECK_FALSE(contains(t.refs_of(t.ours_remote), " refs/heads/topic"));
     CHECK_FALSE(has_ref(t.ours, "refs/remotes/origin/topic"));
-    auto [dc, dg] = t.same({"--delete", "origin", "other"}, {"--delete", "origin", "other"});
+    auto [dc, dg] = same_lines(t, {"--delete", "origin", "other"}, {"--delete", "origin", "other"});
     CHECK(dc.exit_code == cli::kExitOk);
     CHECK_FALSE(contains(t.refs_of(t.ours_remote), " refs/heads/other"));
     // A ref the remote does not have: git says "unable to delete 'nosuch':
     // remote ref does not exist" and exits 1; so does this command, and
     // nothing moves.
-    auto [nc, ng] = t.same({"origin", ":nosuch"}, {"origin", ":nosuch"});
+    auto [nc, ng] = same_lines(t, {"origin", ":nosuch"}, {"origin", ":nosuch"});
     CHECK(nc.exit_code == cli::kExitRejected);
     CHECK(ng.exit_code == 1);
     CHECK(contains(ng.err, "remote ref does not exist"));
@@ -262,8 +201,7 @@ TEST_SUITE("cli-sets") {
            "cat >/dev/null\nprintf '%s|%s|%s' \"$GIT_PUSH_OPTION_COUNT\" \"$GIT_PUSH_OPTION_0\" "
            "\"$GIT_PUSH_OPTION_1\" > \"$GIT_DIR/options-seen\"\n");
     // One ref: told in one line, not git's summary (X-OUT1).
-    auto [c, g] = t.same({"-o", "ci.skip", "--push-option=note=two words", "origin", "main"},
-                         {"-o", "ci.skip", "--push-option=note=two words", "origin", "main"}, false);
+    auto [c, g] = t.same({"-o", "ci.skip", "--push-option=note=two words", "origin", "main"});
     CHECK(c.exit_code == cli::kExitOk);
     const std::string seen = read_file(t.nginx.repo_path(t.ours_remote) + "/options-seen");
     CHECK(seen == "2|ci.skip|note=two words");
@@ -277,7 +215,7 @@ TEST_SUITE("cli-sets") {
     // A server that does not advertise push-options: refused before anything
     // is sent, as git refuses it.
     Twins plain(nginx, base, "no-options");
-    auto [pc, pg] = plain.same({"-o", "ci.skip", "origin", "main"}, {"-o", "ci.skip", "origin", "main"}, false);
+    auto [pc, pg] = plain.same({"-o", "ci.skip", "origin", "main"});
     CHECK(pc.exit_code != cli::kExitOk);
     CHECK(pc.exit_code != cli::kExitUsage);
     CHECK(contains(pc.err, "push-options"));
@@ -295,12 +233,12 @@ TEST_SUITE("cli-sets") {
     test::TempDir base_dir;
     Twins t(nginx, make_base(base_dir), "no-atomic");
     t.remotes_config("receive.advertiseAtomic", "false");
-    auto [c, g] = t.same({"origin", "main", "v1"}, {"--atomic", "origin", "main", "v1"});
+    auto [c, g] = same_lines(t, {"origin", "main", "v1"}, {"--atomic", "origin", "main", "v1"});
     CHECK(c.exit_code != cli::kExitOk);
     CHECK(contains(c.err, "atomic"));
     CHECK(contains(c.err, "--no-atomic"));
     CHECK(t.refs_of(t.ours_remote).empty());
-    auto [nc, ng] = t.same({"--no-atomic", "origin", "main", "v1"}, {"origin", "main", "v1"});
+    auto [nc, ng] = same_lines(t, {"--no-atomic", "origin", "main", "v1"}, {"origin", "main", "v1"});
     CHECK(nc.exit_code == cli::kExitOk);
     CHECK(contains(t.refs_of(t.ours_remote), " refs/tags/v1"));
   }
