@@ -17,7 +17,6 @@
 namespace {
 
 const std::string kGatedRef = "refs/heads/main";
-const std::string kGatedOid(40, 'a');
 
 // The oracle for duplicate keys: a permissive parse (last key wins) keeps one
 // member per distinct key, while a SAX pass counts every key as written. The
@@ -64,8 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace courier::protocol;
   FrameDecoder decoder;
   ParentSession::Config config;
-  config.gated_oid = kGatedOid;
-  config.gated_ref = kGatedRef;
+  config.gated_refs = {std::string(kGatedRef)};
   config.authenticated = (size % 2) == 0;
   ParentSession session(config);
   // Feed in two pieces so split frames are exercised too.
@@ -82,7 +80,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (child) {
         if (session.accept(*child)) {
           const auto* r = std::get_if<ResultMsg>(&*child);
-          if (r && (r->ref != kGatedRef || r->oid != kGatedOid)) __builtin_trap();  // another job's result taken
+          // Another job's result taken, or delivered while its ref was not ok.
+          if (r && (r->refs.size() != 1 || r->refs[0].ref != kGatedRef)) __builtin_trap();
+          if (r && r->status == courier::wire::DeliveryStatus::delivered &&
+              r->refs[0].status != courier::RefStatus::ok) {
+            __builtin_trap();
+          }
         }
         auto again = encode(*child);
         if (!again) __builtin_trap();  // what decodes must encode

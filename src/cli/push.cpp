@@ -136,7 +136,7 @@ void tell_refs(const PushArgs& a, const Outcome& o, const DeliveryFacts& facts) 
   if (facts.asked.empty() || o.refs.empty()) return;
   if (a.quiet && !any_ref_refused(o.refs)) return;
   const std::string repo = a.repo;
-  const ForcedProbe forced = [&repo, &o](const AskedRef& asked, const RefOutcome& r) {
+  const ForcedProbe forced = [&repo](const AskedRef& asked, const RefOutcome& r) {
     Outcome one;
     one.kind = OutcomeKind::delivered;
     one.old_oid = r.old_oid;
