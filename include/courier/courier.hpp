@@ -28,6 +28,7 @@
 #include "courier/outcome.hpp"
 #include "courier/ref_update.hpp"
 #include "courier/result.hpp"
+#include "courier/ssh_key.hpp"
 #include "courier/update_mode.hpp"
 #include "courier/words.hpp"
 
@@ -186,6 +187,19 @@ struct DeliveryRequest {
   // the reap or the seat. pending, seat_granted and finished come from the
   // executor's worker, which they do hold while they run.
   std::function<void(const DeliveryEvent&)> on_event;
+  // SSH remotes (A5): the key the parent's agent signs with for this
+  // delivery (load_ssh_key). It stays in this process; the child and ssh see
+  // its public half and one agent socket. Required for an ssh:// remote,
+  // refused for an http(s) one.
+  std::shared_ptr<const SshKey> ssh_key;
+  // The known-hosts file the remote's host key must be listed in (hashed
+  // entries and @revoked read; never written: host keys are verified,
+  // never learned). Empty: ~/.ssh/known_hosts of the user running this
+  // process.
+  std::string known_hosts;
+  // OpenSSH's ssh program (absolute path; a user's core.sshCommand may name
+  // it, never its options). Empty: /usr/bin/ssh.
+  std::string ssh_program;
   // Tests only: mint every credential with this lease fence (L3), as a
   // holder of the lane's lease under this fence would, and journal it with
   // the `claimed` entry. It stands in for the fence of a lease taken from

@@ -95,6 +95,9 @@ class Fields {
         out.emplace(it.key(), it->get<std::string>());
       }
       return out;
+    } else if constexpr (std::is_same_v<T, json>) {
+      if (!v.is_object()) return wrong("an object");
+      return v;
     } else if constexpr (std::is_same_v<T, std::vector<json>>) {
       if (!v.is_array()) return wrong("an array of objects");
       std::vector<json> out;
@@ -315,6 +318,29 @@ Result<ChildMessage> decode_result(Fields& f) {
   return m;
 }
 
+// A job's `ssh` object: every field present, every path absolute.
+Result<std::optional<SshJob>> decode_ssh_job(Fields& f) {
+  std::optional<json> raw;
+  COURIER_TRY_FIELD(raw, f.opt<json>("ssh"));
+  if (!raw) return std::optional<SshJob>{};
+  Fields g(*raw, "job.ssh");
+  SshJob s;
+  const std::pair<const char*, std::string*> parts[] = {{"program", &s.program},
+                                                        {"agent_socket", &s.agent_socket},
+                                                        {"known_hosts", &s.known_hosts},
+                                                        {"identity", &s.identity}};
+  for (auto [name, v] : parts) {
+    COURIER_TRY_FIELD(*v, g.req<std::string>(name));
+    if (v->empty() || v->front() != '/') {
+      return fail(Errc::invalid_value, std::string("job: field 'ssh.") + name + "' must be an absolute path");
+    }
+  }
+  COURIER_TRY_FIELD(s.host_key_alias, g.req<std::string>("host_key_alias"));
+  if (auto r = nonempty("job", "ssh.host_key_alias", s.host_key_alias); !r) return tl::unexpected(r.error());
+  if (auto r = g.no_extra(); !r) return tl::unexpected(r.error());
+  return std::optional<SshJob>{std::move(s)};
+}
+
 Result<ParentMessage> decode_job(Fields& f) {
   Job m;
   COURIER_TRY_FIELD(m.version, f.req<int>("version"));
@@ -380,6 +406,7 @@ Result<ParentMessage> decode_job(Fields& f) {
   for (auto [name, v] : {std::pair{"repo", &m.repo}, {"remote", &m.remote}, {"scratch_dir", &m.scratch_dir}}) {
     if (auto r = nonempty("job", name, *v); !r) return tl::unexpected(r.error());
   }
+  COURIER_TRY_FIELD(m.ssh, decode_ssh_job(f));
   return m;
 }
 
@@ -532,6 +559,13 @@ Result<std::string> encode(const ParentMessage& msg) {
           if (m.bind_payload) j["bind_payload"] = true;
           if (m.pack_auto) j["pack_auto"] = true;
           if (m.challenge_first) j["challenge_first"] = true;
+          if (m.ssh) {
+            j["ssh"] = {{"program", m.ssh->program},
+                        {"agent_socket", m.ssh->agent_socket},
+                        {"known_hosts", m.ssh->known_hosts},
+                        {"identity", m.ssh->identity},
+                        {"host_key_alias", m.ssh->host_key_alias}};
+          }
         } else if constexpr (std::is_same_v<T, Minted>) {
           ambiguous = m.header.has_value() == m.refused.has_value();
           j = {{"type", "minted"}, {"leg", m.leg}};

@@ -146,6 +146,18 @@ struct ResultMsg {
 using ChildMessage = std::variant<Hello, Mint, Check, Progress, ResultMsg>;
 
 // ---- parent -> child ----------------------------------------------------
+// What the child needs to reach an SSH remote (A5, T5); the remote itself
+// (user, host, port, path) is the job's canonical `remote`. Every path is
+// absolute and was made by the parent for this delivery, except `program`.
+struct SshJob {
+  std::string program;       // OpenSSH's ssh, run by this absolute path
+  std::string agent_socket;  // the parent's agent for this delivery (IdentityAgent)
+  std::string known_hosts;   // the entries the parent accepts for this host (UserKnownHostsFile)
+  std::string identity;      // the key's public half (IdentityFile, with IdentitiesOnly)
+  std::string host_key_alias;  // the name the host key is looked up under: host, or [host]:port
+  bool operator==(const SshJob&) const = default;
+};
+
 struct Job {
   int version = kProtocolVersion;
   std::int64_t parent_pid = 0;
@@ -202,6 +214,8 @@ struct Job {
   // the parent does; each later bound comes in a Lease frame. Absent: no
   // lease (one host, or no shared state).
   std::optional<std::int64_t> lease_bound_mono_ns;
+  // An ssh:// remote: how to reach it. Absent: an http(s) remote.
+  std::optional<SshJob> ssh;
   bool operator==(const Job&) const = default;
 };
 
