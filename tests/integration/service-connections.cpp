@@ -253,19 +253,44 @@ TEST_SUITE("service-load") {
     const auto get = [&] { return request_on(connect_unix(svc->socket()), request_text("GET", "/healthz", "", "")); };
     const long fds_before = open_fds(svc->pid());
     REQUIRE(status_of(get()) == 200);
-    // The cap taken by idle connections (held by the service: its descriptors).
-    Sockets idle{open_many(static_cast<int>(cap), [&] { return connect_unix(svc->socket()); })};
-    REQUIRE(idle.fds.size() == static_cast<std::size_t>(cap));
-    REQUIRE_MESSAGE(test::wait_for_fact([&] { return open_fds(svc->pid()) >= fds_before + cap; }, 4'000, 10'000),
-                    "the service holds " << open_fds(svc->pid()) << " descriptors, " << fds_before << " before");
+    // The cap taken by idle connections (held by the service: its
+    // descriptors). The service closes them kPreAuthTimeoutS after it took
+    // them (X-SVC4), so on a slow machine the cap can be given back in the
+    // middle of the refusals: then it is taken again, a bounded number of
+    // times, and a 200 counts as wrong only while every idle connection is
+    // still open.
+    Sockets idle;
+    const auto take_cap = [&] {
+      // Again: the service has closed some of the last ones; wait until it
+      // has closed them all, so that its descriptors count the new ones.
+      REQUIRE(test::wait_for_fact([&] { return std::all_of(idle.fds.begin(), idle.fds.end(), closed_by_peer); },
+                                  (service::kPreAuthTimeoutS + 2) * 1000L, 20'000));
+      for (int fd : idle.fds) ::close(fd);
+      idle.fds = open_many(static_cast<int>(cap), [&] { return connect_unix(svc->socket()); });
+      REQUIRE(idle.fds.size() == static_cast<std::size_t>(cap));
+      REQUIRE_MESSAGE(test::wait_for_fact([&] { return open_fds(svc->pid()) >= fds_before + cap; }, 4'000, 10'000),
+                      "the service holds " << open_fds(svc->pid()) << " descriptors, " << fds_before << " before");
+    };
+    take_cap();
+    const auto timed_out = [&] { return std::any_of(idle.fds.begin(), idle.fds.end(), closed_by_peer); };
     // Past it: 503 at once, 30 times within a second or two.
     constexpr int kRefused = 30;
+    constexpr int kRetakes = 3;
+    int retakes = 0;
     std::vector<double> ms;
     const auto refusals_from = sys::mono_now_ns();
     for (int i = 0; i < kRefused; ++i) {
       const auto a = sys::mono_now_ns();
       const std::string answer = get();
-      ms.push_back(sys::ns_to_ms(sys::mono_now_ns() - a));
+      const double took = sys::ns_to_ms(sys::mono_now_ns() - a);
+      if (status_of(answer) == 200 && timed_out() && retakes < kRetakes) {
+        MESSAGE("the idle connections timed out during the refusals; the cap is taken again");
+        ++retakes;
+        take_cap();
+        --i;
+        continue;
+      }
+      ms.push_back(took);
       REQUIRE_MESSAGE(status_of(answer) == 503, "past the cap: " << answer);
       CHECK(answer.find("over_capacity") != std::string::npos);
       CHECK(answer.find("Retry-After: 1") != std::string::npos);
