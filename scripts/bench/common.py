@@ -16,10 +16,11 @@ import sys
 # This file is scripts/bench/common.py: the repository is three levels up.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "scripts")
-SECTIONS = ["startup", "small", "journal", "inproc", "large", "stop", "spawn", "lanes", "service", "fleet", "curve"]
+SECTIONS = ["startup", "small", "journal", "inproc", "large", "stop", "spawn", "lanes", "service", "fleet", "ssh",
+            "curve"]
 # Run unless --only names others; curve only with --scale-curve or --only
 # curve, service only when named.
-DEFAULT_SECTIONS = [s for s in SECTIONS if s not in ("curve", "service", "fleet")]
+DEFAULT_SECTIONS = [s for s in SECTIONS if s not in ("curve", "service", "fleet", "ssh")]
 AUTH_MODES = ["none", "bearer", "credential", "key"]
 # What --baseline-build measures again with the earlier binaries.
 BEFORE_SECTIONS = ["startup", "stop", "spawn", "lanes"]
