@@ -255,8 +255,9 @@ struct CheckedParts;
 // uses the parsed remote as it is: nothing reads it again. The request's
 // other members (budget, deadline_unix_ms, mint, authority, on_event, ...)
 // may still be set through request(); a judged one (repo, remote, ref, oid,
-// update, expect_old, proxy, allow_http_loopback) changed after validation
-// makes submit() validate the request anew.
+// update, expect_old, proxy, allow_http_loopback, ssh_key, known_hosts,
+// ssh_program) changed after validation makes submit() validate the request
+// anew.
 class CheckedRequest {
  public:
   CheckedRequest() = default;

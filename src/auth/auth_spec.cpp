@@ -28,8 +28,9 @@ Result<AuthSpec> parse_auth_spec(std::string_view text) {
   }
   if (text.rfind("key:", 0) == 0) return with_file("key:", AuthSpec::Kind::key);
   if (text.rfind("bearer:", 0) == 0) return with_file("bearer:", AuthSpec::Kind::bearer);
-  return fail(Errc::invalid_argument,
-              "unknown auth '" + std::string(text) + "' (expected none, key:FILE, credential or bearer:FILE)");
+  if (text.rfind("ssh-key:", 0) == 0) return with_file("ssh-key:", AuthSpec::Kind::ssh_key);
+  return fail(Errc::invalid_argument, "unknown auth '" + std::string(text) +
+                                          "' (expected none, key:FILE, credential, bearer:FILE or ssh-key:FILE)");
 }
 
 Result<MinterFactory> make_minter_factory(const AuthSpec& spec, FactoryOptions options) {
@@ -61,6 +62,11 @@ Result<MinterFactory> make_minter_factory(const AuthSpec& spec, FactoryOptions o
         return std::make_shared<BearerMinter>(std::move(*token));
       });
     }
+    case AuthSpec::Kind::ssh_key:
+      // Nothing goes in an HTTP header: the key is loaded by whoever holds
+      // it (the command line, with its passphrase; the service, at start)
+      // and rides in DeliveryRequest::ssh_key.
+      return MinterFactory([](const MintContext&) -> Result<std::shared_ptr<Minter>> { return nullptr; });
   }
   return fail(Errc::invalid_argument, "unknown auth kind");
 }

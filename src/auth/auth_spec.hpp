@@ -5,6 +5,10 @@
 //   key:FILE        Ed25519 private key (PEM); per-leg signed tokens
 //   credential      git credential helpers, run in the parent; HTTP Basic
 //   bearer:FILE     a static bearer token read from FILE
+//   ssh-key:FILE    an SSH private key as ssh-keygen writes it, for ssh
+//                   remotes only (A5): no minter (nothing goes in an HTTP
+//                   header); the key rides in DeliveryRequest::ssh_key and
+//                   the parent's agent signs with it
 //
 // Files are checked when the spec is parsed into a factory, so a typo or a
 // wrong key fails before any delivery starts.
@@ -22,9 +26,12 @@
 namespace courier::auth {
 
 struct AuthSpec {
-  enum class Kind { none, key, credential, bearer };
+  enum class Kind { none, key, credential, bearer, ssh_key };
   Kind kind = Kind::none;
-  std::string file;  // key, bearer: the file, made absolute
+  std::string file;  // key, bearer, ssh_key: the file, made absolute
+
+  // Whether the spec is for ssh remotes (ssh-key:FILE) rather than http(s).
+  bool for_ssh() const { return kind == Kind::ssh_key; }
 };
 
 // Errors: invalid_argument ("unknown auth 'x'", "key: needs a file", ...).
@@ -39,7 +46,9 @@ struct FactoryOptions {
 
 // Loads and checks what the spec names: the key (missing file, unreadable,
 // not a PEM private key, not Ed25519), the bearer token file (missing,
-// unreadable, empty). A bearer file is read again for each delivery, so a
+// unreadable, empty). An ssh-key spec makes no minter and loads nothing
+// here: its holder loads the key (load_ssh_key; the command line asks for
+// a passphrase) into DeliveryRequest::ssh_key. A bearer file is read again for each delivery, so a
 // rotated token is picked up. Errors: invalid_argument naming the problem.
 Result<MinterFactory> make_minter_factory(const AuthSpec& spec, FactoryOptions options = {});
 

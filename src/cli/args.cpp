@@ -23,13 +23,17 @@ Result<std::chrono::milliseconds> parse_deadline(const std::string& v) {
   return *d;
 }
 
-// --auth: none, credential, key:FILE or bearer:FILE, with a file name.
+// --auth: none, credential, key:FILE, bearer:FILE or ssh-key:FILE, with a
+// file name.
 Result<void> check_auth_spelling(const std::string& auth) {
-  if (auth != "none" && auth != "credential" && auth.rfind("key:", 0) != 0 && auth.rfind("bearer:", 0) != 0) {
+  if (auth != "none" && auth != "credential" && auth.rfind("key:", 0) != 0 && auth.rfind("bearer:", 0) != 0 &&
+      auth.rfind("ssh-key:", 0) != 0) {
     return fail(Errc::invalid_argument,
-                "--auth must be none, credential, key:FILE or bearer:FILE (got '" + auth + "')");
+                "--auth must be none, credential, key:FILE, bearer:FILE or ssh-key:FILE (got '" + auth + "')");
   }
-  if (auth == "key:" || auth == "bearer:") return fail(Errc::invalid_argument, "--auth " + auth + " needs a file name");
+  if (auth == "key:" || auth == "bearer:" || auth == "ssh-key:") {
+    return fail(Errc::invalid_argument, "--auth " + auth + " needs a file name");
+  }
   return {};
 }
 
@@ -149,6 +153,8 @@ Result<void> apply_push_option(OptionReader& o, PushArgs& out) {
   if (flag == "--oid") return o.set(out.oid);
   if (flag == "--rev") return o.set(out.rev);
   if (flag == "--ca-file") return o.set(out.ca_file);
+  if (flag == "--known-hosts") return o.set(out.known_hosts);
+  if (flag == "--ssh-passphrase-file") return o.set(out.ssh_passphrase_file);
   if (flag == "--lane-dir") return o.set(out.lane_dir);
   if (flag == "--allow-http-loopback") return o.set_switch(out.allow_http_loopback);
   if (flag == "--json") return o.set_switch(out.json);
@@ -218,6 +224,8 @@ const char* service_config_flag_reason(const std::string& flag) {
       {"--auth",
        "the service holds the credentials (serve --credential NAME=...): name one of them with --credential NAME"},
       {"--ca-file", "trust is the service's configuration (serve --ca-file)"},
+      {"--known-hosts", "the host keys the service trusts are its configuration (serve --known-hosts)"},
+      {"--ssh-passphrase-file", "the service holds the keys (serve --credential NAME=ssh-key:FILE)"},
       {"--allow-http-loopback",
        "which remotes may be plain http:// is the service's configuration "
        "(serve --allow-http-loopback)"},

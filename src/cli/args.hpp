@@ -80,6 +80,11 @@ struct PushArgs {
   std::chrono::milliseconds deadline = kDefaultDeadline;
   std::string auth = "none";
   std::optional<std::string> ca_file;
+  // ssh remotes (A5): --known-hosts FILE (default: ~/.ssh/known_hosts) and
+  // --ssh-passphrase-file FILE (an encrypted key's passphrase; default: asked
+  // on the terminal).
+  std::optional<std::string> known_hosts;
+  std::optional<std::string> ssh_passphrase_file;
   std::optional<std::string> lane_dir;
   bool allow_http_loopback = false;
   std::string pack_engine = "auto";  // auto | libgit2 | git

@@ -53,10 +53,16 @@ namespace {
 
 // What the remote may have done, for people: every `possible` says what to
 // do, by the id table's row for this outcome (seat::id_table_row, J4).
-std::string effect_advice(const Outcome& o, const std::string& where) {
+std::string effect_advice(const Outcome& o, const DeliveryFacts& f) {
   if (o.remote_effect != RemoteEffect::possible) return "";
+  // Over ssh no read-back is made by default (docs/operations.md "SSH
+  // remotes"): the ref is checked with git's own ssh.
+  const bool ssh = f.remote.rfind("ssh://", 0) == 0;
   const std::string head =
-      ". The remote may have applied it (the POST had begun and no answer was read): check " + where;
+      ssh ? ". The remote may have applied it (the update commands had been sent and no answer was read): check " +
+                f.ref + " with git ls-remote " + f.remote + " " + f.ref
+          : ". The remote may have applied it (the POST had begun and no answer was read): check " + f.ref + " at " +
+                f.remote;
   const std::string old = !o.old_oid              ? std::string()
                           : is_absent(*o.old_oid) ? ", the ref absent"
                                                   : " " + short_id(*o.old_oid);
@@ -80,7 +86,7 @@ std::string human_kind_line(const Outcome& o, const DeliveryFacts& f);
 std::string human_line(const Outcome& o, const DeliveryFacts& f) {
   std::string line = human_kind_line(o, f);
   if (o.replayed) line = "already done (delivery " + o.delivery_id + ", from the journal; nothing sent now): " + line;
-  line += effect_advice(o, f.ref + " at " + f.remote);
+  line += effect_advice(o, f);
   if (!o.journal_error.empty()) line += " [journal: " + o.journal_error + "]";
   return line;
 }

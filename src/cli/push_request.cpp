@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "auth/auth_spec.hpp"
 #include "cli/refspec_resolve.hpp"
+#include "cli/ssh_settings.hpp"
 #include "repo/remote_tracking.hpp"
 #include "repo/repository.hpp"
 #include "request/checked_parts.hpp"
@@ -25,8 +27,9 @@ void refuse(FieldErrors& errors, std::string field, const char* code, std::strin
 // Where a field's refusal stands among the others: the order a person
 // would fix them in.
 int rank(const std::string& field) {
-  const char* const order[] = {"repo",    "remote",       "ref",         "oid",   "rev",     "update",  "expect_old",
-                               "updates", "push_options", "pack_engine", "proxy", "ca_file", "lane_dir"};
+  const char* const order[] = {"repo",       "remote",  "ref",          "oid",         "rev",         "update",
+                               "expect_old", "updates", "push_options", "pack_engine", "proxy",       "ca_file",
+                               "lane_dir",   "auth",    "ssh_key",      "known_hosts", "ssh_program", "read_back"};
   for (int i = 0; i < static_cast<int>(std::size(order)); ++i) {
     if (field == order[i]) return i;
   }
@@ -193,12 +196,55 @@ void clear_via_revisions(const PushArgs& a, DeliveryRequest& req) {
   if (!a.oid && req.oid == kViaRevision) req.oid.clear();
 }
 
+// A5: a push to an ssh remote reads its key (--auth ssh-key:FILE), the
+// known-hosts file and the ssh program (ssh_settings.hpp); --auth meant for
+// the other kind of remote is refused, as --read-back over ssh is. With
+// --via the service holds the key and the known hosts: nothing is read.
+void read_ssh(const PushArgs& a, PushSide side, Reading& r, FieldErrors& errors) {
+  auto parsed = wire::parse_remote(r.req.remote);
+  if (!r.remote_ok || !parsed || side == PushSide::via) return;  // validate() says what is wrong
+  const bool ssh = parsed->url.scheme == "ssh";
+  const bool ssh_auth = a.auth.rfind("ssh-key:", 0) == 0;
+  if (ssh && !ssh_auth && a.auth != "none") {
+    return refuse(errors, "auth", kBadField,
+                  "--auth " + a.auth + " is for https remotes; " + parsed->canonical +
+                      " is an ssh remote: give --auth ssh-key:FILE");
+  }
+  if (!ssh) {
+    if (ssh_auth) {
+      refuse(errors, "auth", kBadField,
+             "--auth ssh-key:FILE is for ssh remotes; " + parsed->canonical +
+                 " is not one: give --auth credential, bearer:FILE or key:FILE");
+    }
+    return;
+  }
+  if (a.read_back) {
+    refuse(errors, "read_back", kBadField,
+           "--read-back is not available for an ssh remote: check the ref with git ls-remote " + parsed->canonical);
+  }
+  std::error_code ec;
+  if (a.known_hosts) r.req.known_hosts = std::filesystem::absolute(*a.known_hosts, ec).lexically_normal().string();
+  auto program = resolve_ssh_program(r.config ? &*r.config : nullptr, process_env());
+  if (!program) refuse(errors, "ssh_program", kBadField, program.error().message);
+  if (program) r.req.ssh_program = *program;
+  if (!ssh_auth) return;
+  auto spec = auth::parse_auth_spec(a.auth);
+  if (!spec) return refuse(errors, "auth", kBadField, spec.error().message);
+  auto key = load_cli_ssh_key(spec->file, a.ssh_passphrase_file);
+  if (!key) return refuse(errors, "auth", kBadField, key.error().message);
+  r.req.ssh_key = *key;
+}
+
 // validate()'s refusals as this command line names them: what an earlier
-// reading already refused is not said twice; the object of --rev is "rev".
+// reading already refused is not said twice; the object of --rev is "rev";
+// with --via the service names the ssh key (its credential).
 void take_refusals(const PushArgs& a, PushSide side, const Reading& r, FieldErrors refused, FieldErrors& errors) {
+  const bool auth_refused =
+      std::any_of(errors.begin(), errors.end(), [](const FieldError& e) { return e.field == "auth"; });
   for (auto& e : refused) {
     if (e.field == "repo" && !r.repo_ok) continue;
     if (e.field == "remote" && !r.remote_ok) continue;
+    if (e.field == "ssh_key" && (side == PushSide::via || auth_refused)) continue;
     if (e.field == "oid" && !a.oid) {
       if (!r.object_ok || side == PushSide::via) continue;
       e.field = "rev";
@@ -298,6 +344,7 @@ tl::expected<PushRequest, FieldErrors> read_push_request(const PushArgs& a, Push
     read_refs(a, side, r, errors);
   }
   read_set_options(a, r);
+  read_ssh(a, side, r, errors);
   // H2: a password, an ambiguous spelling or a malformed URL is a usage
   // error here, before anything runs (with --via: before anything leaves
   // this process); from here on only the canonical form is used or printed.
@@ -332,7 +379,7 @@ tl::expected<PushRequest, FieldErrors> read_push_request(const PushArgs& a, Push
       refuse(errors, "pack_engine", kBadField, "--pack-engine git: " + git.error().message);
     }
   }
-  if (out.checked.valid() && r.config) read_http(a, r, out, errors);
+  if (out.checked.valid() && r.config && out.checked.parts()->remote.url.scheme != "ssh") read_http(a, r, out, errors);
   check_lane_dir(a, errors);
   if (!errors.empty()) return refused(std::move(errors));
   return out;

@@ -32,8 +32,9 @@ constexpr OptionDoc kJsonOption = {"--json", nullptr, nullptr,
                                    nullptr};
 constexpr OptionDoc kAuthOption = {"--auth", nullptr, "MODE",
                                    "none (default), key:FILE (Ed25519 per-request token), credential (git credential "
-                                   "helper), bearer:FILE",
-                                   "none credential key: bearer:"};
+                                   "helper), bearer:FILE; for an ssh remote ssh-key:FILE (a private key as ssh-keygen "
+                                   "writes it, kept in this process: ssh signs through its agent)",
+                                   "none credential key: bearer: ssh-key:"};
 constexpr OptionDoc kCaFileOption = {"--ca-file", nullptr, "FILE",
                                      "the only CA trusted for TLS (otherwise GIT_SSL_CAINFO, http.<url>.sslCAInfo, "
                                      "http.sslCAInfo, or the system store)",
@@ -53,8 +54,9 @@ const std::vector<OptionDoc> kPushOptions = {
      "subdirectory of a work tree will do); default: found as git finds it, from GIT_DIR or the working directory",
      nullptr},
     {"--remote", nullptr, "URL|NAME",
-     "as <remote>: https:// smart-HTTP remote (http:// only to loopback, with --allow-http-loopback); no password in "
-     "it, no '.', "
+     "as <remote>: https:// smart-HTTP remote (http:// only to loopback, with --allow-http-loopback), or an ssh "
+     "remote (ssh://[USER@]HOST[:PORT]/PATH, git+ssh://, or [USER@]HOST:PATH, relative to the user's home); no "
+     "password in it, no '.', "
      "'..', '//' or needless %-escapes in its path; or the name of a remote configured in git "
      "(remote.NAME.pushurl, else remote.NAME.url)",
      nullptr},
@@ -96,6 +98,15 @@ const std::vector<OptionDoc> kPushOptions = {
     {"--delete", "-d", nullptr, "every <refspec> names a remote ref to delete (as :<ref>)", nullptr},
     kAuthOption,
     kCaFileOption,
+    {"--known-hosts", nullptr, "FILE",
+     "ssh remotes: the known-hosts file the host key must be in (default ~/.ssh/known_hosts); host keys are "
+     "verified, never learned. The ssh program is GIT_SSH_COMMAND, core.sshCommand or GIT_SSH (a program only, "
+     "no options), else /usr/bin/ssh",
+     nullptr},
+    {"--ssh-passphrase-file", nullptr, "FILE",
+     "the passphrase of an encrypted ssh-key:FILE, its first line (a file of mode 0600 or stricter); default: asked "
+     "on the terminal",
+     nullptr},
     kLaneDirOption,
     kLoopbackOption,
     {"--pack-engine", nullptr, "ENGINE",
@@ -160,8 +171,9 @@ const ManualDoc kManual = {
          {"push [options] [--atomic | --no-atomic] [-o OPTION]... [<remote> [[+]<src>[:<dst>] | :<dst>]...]",
           "push [options] [--repo DIR] --remote URL|NAME [--ref REF] (--oid OID | --rev REV)",
           "     [--force | --force-with-lease[=REF[:EXPECT]] | --expect-old OID]",
-          "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE]",
-          "     [--ca-file FILE] [--lane-dir DIR] [--allow-http-loopback]",
+          "     [--deadline DURATION] [--auth none|key:FILE|credential|bearer:FILE|ssh-key:FILE]",
+          "     [--ca-file FILE] [--known-hosts FILE] [--ssh-passphrase-file FILE] [--lane-dir DIR]",
+          "     [--allow-http-loopback]",
           "     [--pack-engine auto|libgit2|git] [--json] [-q | --quiet] [-v | --verbose]",
           "     [--progress | --no-progress]",
           "     [--journal FILE | --no-journal | --state URL] [--host-id NAME] [--delivery-id ID] [--read-back]",
@@ -198,11 +210,11 @@ const ManualDoc kManual = {
          "run the delivery service: a socket API for any language",
          {"serve --repo-root DIR [--socket PATH] [--listen 127.0.0.1:PORT --api-token-file FILE]",
           "      [--workers N] [--warm N] [--journal FILE | --state URL | --state-file FILE] [--host-id NAME]",
-          "      [--lane-dir DIR] [--credential NAME=key:FILE|bearer:FILE|credential]...",
+          "      [--lane-dir DIR] [--credential NAME=key:FILE|bearer:FILE|ssh-key:FILE|credential]...",
           "      [--credential-scope NAME=URL]... [--allow-uid UID]... [--allow-gid GID]...",
           "      [--max-queued N] [--drain-timeout DURATION]",
           "      [--lease-ttl DURATION] [--lease-margin DURATION] [--stop-bound DURATION]",
-          "      [--ca-file FILE] [--allow-http-loopback] [--config FILE]"},
+          "      [--ca-file FILE] [--known-hosts FILE] [--allow-http-loopback] [--config FILE]"},
          {{"--repo-root", nullptr, "DIR", "only repositories under DIR (symbolic links resolved) may be delivered from",
            nullptr},
           {"--socket", nullptr, "PATH",
@@ -226,7 +238,8 @@ const ManualDoc kManual = {
           kLaneDirOption,
           {"--credential", nullptr, "NAME=SPEC",
            "a credential requests may name: key:FILE (Ed25519 per-request token), bearer:FILE or credential (git "
-           "credential helper); repeatable; each needs --credential-scope",
+           "credential helper) for https remotes, ssh-key:FILE (an SSH private key without a passphrase) for ssh "
+           "remotes; repeatable; each needs --credential-scope of its kind of remote",
            nullptr},
           {"--credential-scope", nullptr, "NAME=URL",
            "a remote, or a URL prefix (whole path segments, same scheme, host and port), that credential NAME may be "
@@ -256,6 +269,10 @@ const ManualDoc kManual = {
            "as unconfirmed and the lane is poisoned (default 5s)",
            nullptr},
           kCaFileOption,
+          {"--known-hosts", nullptr, "FILE",
+           "ssh remotes: the known-hosts file host keys are verified against (default ~/.ssh/known_hosts of the "
+           "service's user)",
+           nullptr},
           kLoopbackOption,
           {"--config", nullptr, "FILE",
            "a JSON object whose keys are these options without dashes (lists for the repeatable ones); options on "

@@ -27,6 +27,9 @@ struct CheckedParts {
   std::string remote_text;
   std::optional<std::string> proxy_text;
   bool allow_http_loopback = false;
+  bool has_ssh_key = false;  // an ssh remote needs one, an http(s) one refuses one
+  std::string known_hosts;
+  std::string ssh_program;
 
   // Whether `request` still says what was judged (string comparisons only:
   // nothing is parsed again).

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "request/checked_parts.hpp"
+#include "sys/process.hpp"
 #include "transport/oid.hpp"
 #include "transport/refname.hpp"
 #include "wire/text.hpp"
@@ -36,7 +37,8 @@ std::optional<wire::Remote> check_remote(const DeliveryRequest& r, const Validat
     refuse(errors, "remote", kBadRemote, parsed.error().message);
     return std::nullopt;
   }
-  if (parsed->user && options.refuse_user_in_remote) {
+  // An ssh remote's user name is part of the remote (H2), not a credential.
+  if (parsed->user && options.refuse_user_in_remote && parsed->url.scheme != "ssh") {
     refuse(errors, "remote", kBadRemote,
            "remote '" + parsed->canonical + "' carries user information; " + *options.refuse_user_in_remote);
     return std::nullopt;
@@ -49,6 +51,30 @@ std::optional<wire::Remote> check_remote(const DeliveryRequest& r, const Validat
     if (auto refused = options.remote_check(parsed->canonical)) errors.push_back(std::move(*refused));
   }
   return std::move(*parsed);
+}
+
+// A5: an ssh remote is reached with the request's key and nothing else (the
+// parent is the only agent); an http(s) one never carries a key. The files
+// ssh is given are named absolutely: the child runs in another directory.
+void check_ssh(const DeliveryRequest& r, const std::optional<wire::Remote>& remote, FieldErrors& errors) {
+  const bool ssh = remote && remote->url.scheme == "ssh";
+  if (ssh && !r.ssh_key) {
+    refuse(errors, "ssh_key", kMissingField,
+           "ssh_key is required for the ssh remote " + remote->canonical + " (--auth ssh-key:FILE)");
+  } else if (remote && !ssh && r.ssh_key) {
+    refuse(
+        errors, "ssh_key", kBadField,
+        "ssh_key is for ssh remotes; " + remote->canonical + " is " + remote->url.scheme + " (use --auth credential)");
+  }
+  if (!r.known_hosts.empty() && r.known_hosts.front() != '/') {
+    refuse(errors, "known_hosts", kBadField, "known_hosts " + quoted(r.known_hosts) + " must be an absolute path");
+  }
+  if (r.ssh_program.empty()) return;
+  if (r.ssh_program.front() != '/') {
+    refuse(errors, "ssh_program", kBadField, "ssh_program " + quoted(r.ssh_program) + " must be an absolute path");
+  } else if (!sys::is_executable_file(r.ssh_program)) {
+    refuse(errors, "ssh_program", kBadField, "ssh_program " + quoted(r.ssh_program) + " is not an executable file");
+  }
 }
 
 // T1: a proxy kind other than an http:// CONNECT tunnel is refused, never
@@ -148,7 +174,8 @@ bool CheckedParts::still_describes(const DeliveryRequest& r) const {
                         : r.updates == updates;
   return r.repo == repo && r.remote == remote_text && r.proxy == proxy_text &&
          r.allow_http_loopback == allow_http_loopback && same_updates && r.push_options == push_options &&
-         r.atomic == atomic;
+         r.atomic == atomic && (r.ssh_key != nullptr) == has_ssh_key && r.known_hosts == known_hosts &&
+         r.ssh_program == ssh_program;
 }
 
 std::string describe(const FieldErrors& errors) {
@@ -186,6 +213,7 @@ tl::expected<CheckedRequest, FieldErrors> validate(DeliveryRequest request, cons
   const bool repo_ok = !request.repo.empty();
   if (!repo_ok) refuse(errors, "repo", kMissingField, "repo is required (the local repository's path)");
   auto remote = check_remote(request, options, errors);
+  check_ssh(request, remote, errors);
   parts->updates = updates_of(request, errors);
   const bool one = request.updates.empty();
   for (std::size_t i = 0; i < parts->updates.size(); ++i) {
@@ -202,6 +230,9 @@ tl::expected<CheckedRequest, FieldErrors> validate(DeliveryRequest request, cons
   parts->remote_text = request.remote;
   parts->proxy_text = request.proxy;
   parts->allow_http_loopback = request.allow_http_loopback;
+  parts->has_ssh_key = request.ssh_key != nullptr;
+  parts->known_hosts = request.known_hosts;
+  parts->ssh_program = request.ssh_program;
   CheckedRequest out;
   out.request_ = std::move(request);
   out.parts_ = std::move(parts);

@@ -113,6 +113,14 @@ Outcome interrupted_outcome(const journal::Record& r, RemoteEffect effect) {
 
 void read_back(const RecoveryOptions& opt, const journal::Record& r, Outcome& o) {
   if (o.remote_effect != RemoteEffect::possible && o.remote_effect != RemoteEffect::mixed) return;
+  // A5: an ssh remote is not read back by default (a read-back would need
+  // the agent to sign once more, outside the delivery's own authority): the
+  // outcome says how to look (docs/operations.md "SSH remotes").
+  if (r.submission.remote.rfind("ssh://", 0) == 0) {
+    o.reason += "; not read back (an ssh remote is not read back by default): check the ref with git ls-remote " +
+                r.submission.remote + " " + r.submission.ref;
+    return;
+  }
   if (!opt.read_back) {
     o.reason += "; no read-back was made (none configured)";
     return;

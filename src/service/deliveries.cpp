@@ -247,6 +247,7 @@ CheckedRequest Deliveries::request_for(const SubmitInput& in, const std::shared_
   note.push_options = req.push_options;
   req.journal_note = note_text(note);
   req.ca_file = opt_.ca_file;
+  if (in.checked.remote().rfind("ssh://", 0) == 0) req.known_hosts = opt_.known_hosts;  // canonical: ssh:// only
   req.remote_progress = in.remote_progress;
   std::weak_ptr<Delivery::Impl> weak = d->impl;
   req.on_event = [this, weak](const DeliveryEvent& e) { on_event(weak, e); };

@@ -104,6 +104,7 @@ struct RegistryOptions {
   std::size_t workers = 4;
   // How the executor's request is completed (ca_file, allow_http_loopback).
   std::optional<std::string> ca_file;
+  std::string known_hosts;  // ssh remotes: --known-hosts, absolute ("" the default)
   bool allow_http_loopback = false;
   // Finished deliveries kept in memory (older ones are read from the journal).
   std::size_t keep_finished = 4096;

@@ -48,6 +48,11 @@ Result<SubmitInput> resubmission(const LeftBehind& lb, const ServiceCredentials&
   req.atomic = lb.note.atomic;
   req.push_options = lb.note.push_options;
   req.allow_http_loopback = allow_http_loopback;
+  // A5: an ssh remote's key is its credential's, looked up below.
+  if (lb.note.credential) {
+    if (const auto it = credentials.find(*lb.note.credential); it != credentials.end())
+      req.ssh_key = it->second.ssh_key;
+  }
   auto checked = validate(std::move(req));
   if (!checked) return fail(Errc::invalid_argument, describe(checked.error()));
   in.checked = std::move(*checked);

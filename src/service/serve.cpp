@@ -85,6 +85,7 @@ Result<ApiConfig> api_config(const ServiceOptions& o) {
   // Every credential names where it may be sent (credential_scope.hpp).
   auto credentials = service_credentials(o.credentials, o.credential_scopes);
   if (!credentials) return tl::unexpected(credentials.error());
+  if (auto ok = load_ssh_keys(*credentials); !ok) return tl::unexpected(ok.error());
   c.credentials = std::move(*credentials);
   c.allow_http_loopback = o.allow_http_loopback;
   return c;
@@ -170,6 +171,10 @@ RegistryOptions registry_options(const ServiceOptions& o) {
   ro.max_queued = o.max_queued;
   ro.workers = o.workers;
   ro.ca_file = o.ca_file;
+  if (o.known_hosts) {
+    std::error_code ec;
+    ro.known_hosts = std::filesystem::absolute(*o.known_hosts, ec).lexically_normal().string();
+  }
   ro.allow_http_loopback = o.allow_http_loopback;
   return ro;
 }

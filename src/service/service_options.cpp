@@ -21,10 +21,10 @@ using nlohmann::json;
 
 const std::set<std::string> kSwitches = {"allow-http-loopback", "help"};
 const std::set<std::string> kValued = {
-    "socket",        "listen",     "api-token-file",   "workers",   "warm",      "journal",
-    "lane-dir",      "repo-root",  "credential",       "allow-uid", "allow-gid", "max-queued",
-    "drain-timeout", "ca-file",    "config",           "state",     "host-id",   "lease-ttl",
-    "lease-margin",  "stop-bound", "credential-scope", "state-file"};
+    "socket",        "listen",     "api-token-file",   "workers",    "warm",       "journal",
+    "lane-dir",      "repo-root",  "credential",       "allow-uid",  "allow-gid",  "max-queued",
+    "drain-timeout", "ca-file",    "config",           "state",      "host-id",    "lease-ttl",
+    "lease-margin",  "stop-bound", "credential-scope", "state-file", "known-hosts"};
 const std::set<std::string> kRepeatable = {"credential", "credential-scope", "allow-uid", "allow-gid"};
 
 Result<std::uint64_t> count(const std::string& flag, const std::string& v, std::uint64_t min, std::uint64_t max) {
@@ -55,6 +55,7 @@ Result<void> apply(ServiceOptions& o, const std::string& flag, const std::string
   if (flag == "lane-dir") o.lane_dir = v;
   if (flag == "repo-root") o.repo_root = v;
   if (flag == "ca-file") o.ca_file = v;
+  if (flag == "known-hosts") o.known_hosts = v;
   if (flag == "config") o.config = v;
   if (flag == "workers" || flag == "warm" || flag == "max-queued" || flag == "allow-uid" || flag == "allow-gid") {
     const bool id = flag == "allow-uid" || flag == "allow-gid";
@@ -84,7 +85,8 @@ Result<void> apply(ServiceOptions& o, const std::string& flag, const std::string
   if (flag == "credential") {
     const auto eq = v.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
-      return fail(Errc::invalid_argument, "--credential is NAME=key:FILE, NAME=bearer:FILE or NAME=credential");
+      return fail(Errc::invalid_argument,
+                  "--credential is NAME=key:FILE, NAME=bearer:FILE, NAME=ssh-key:FILE or NAME=credential");
     }
     const std::string name = v.substr(0, eq);
     if (!wire::check_delivery_id(name)) {

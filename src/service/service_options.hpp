@@ -27,7 +27,7 @@ struct ServiceOptions {
   std::optional<std::string> host_id;              // this host's name in a shared state; default: the host name
   std::optional<std::string> lane_dir;             // default: default_lane_dir(), as push
   std::string repo_root;                           // required
-  std::map<std::string, std::string> credentials;  // NAME -> key:FILE | bearer:FILE | credential
+  std::map<std::string, std::string> credentials;  // NAME -> key:FILE | bearer:FILE | ssh-key:FILE | credential
   // NAME -> the remotes or URL prefixes it may be sent to, as given
   // (service_credentials() checks them; credential_scope.hpp).
   std::map<std::string, std::vector<std::string>> credential_scopes;
@@ -42,6 +42,9 @@ struct ServiceOptions {
   // before the stop counts as unconfirmed (default: kReapBound, kEofBound).
   std::optional<std::chrono::milliseconds> stop_bound;
   std::optional<std::string> ca_file;
+  // ssh remotes (A5): the known-hosts file host keys are verified against
+  // (default: ~/.ssh/known_hosts of the user the service runs as).
+  std::optional<std::string> known_hosts;
   bool allow_http_loopback = false;
   std::optional<std::string> config;
   bool help = false;

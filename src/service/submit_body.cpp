@@ -284,6 +284,14 @@ void take(const json& body, FieldErrors refused, bool repo_ok, bool object_ok, R
       e.field = "rev";
     }
     if (e.field == "expect_old") e.field = "update";
+    // A5: the service's SSH key is a named credential.
+    if (e.field == "ssh_key") {
+      if (said(out, "credential")) continue;
+      e.field = "credential";
+      e.message = e.code == std::string(kMissingField)
+                      ? e.message.substr(0, e.message.find(" (--auth")) + ": name a credential of kind ssh-key:FILE"
+                      : "an SSH key (ssh-key:FILE) goes to ssh remotes only";
+    }
     out.push_back(Refusal{e.code == kCredentialOutOfScope ? 403 : 400, e.code, e.field, e.message});
   }
 }
@@ -370,6 +378,8 @@ tl::expected<SubmitInput, Refusals> submission(const json& body, const ApiConfig
       return std::nullopt;
     };
   }
+  // A5: an ssh-key credential is the request's key (loaded at start).
+  if (named) req.ssh_key = (*named)->second.ssh_key;
   check_note_room(req, out);
   auto checked = validate(std::move(req), options);
   if (!checked) take(body, std::move(checked.error()), repo_ok, object_ok, out);

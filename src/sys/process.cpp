@@ -108,6 +108,11 @@ bool is_tty(int fd) { return ::isatty(fd) == 1; }
 
 bool pid_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
+bool is_executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
 Result<std::string> find_on_path(const std::string& name, const std::optional<std::string>& path) {
   const char* own = std::getenv("PATH");
   const std::string dirs = path ? *path : (own ? own : "/usr/bin:/bin");
@@ -118,10 +123,7 @@ Result<std::string> find_on_path(const std::string& name, const std::optional<st
     start = colon + 1;
     if (dir.empty() || dir.front() != '/') continue;  // only absolute entries
     const std::string candidate = dir + "/" + name;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
+    if (is_executable_file(candidate)) return candidate;
   }
   return fail(Errc::invalid_argument, "no executable '" + name + "' on PATH (" + dirs + ")");
 }

@@ -40,6 +40,10 @@ char proc_state(pid_t pid);
 // process: about a millisecond on a quiet machine).
 std::vector<pid_t> pids_in_group(pid_t pgid);
 
+// Whether `path` is a regular file this process may execute (stat and
+// access(X_OK); symbolic links followed).
+bool is_executable_file(const std::string& path);
+
 // The first executable regular file called `name` in the directories of
 // `path` (a PATH value; absent: this process's PATH, or /usr/bin:/bin), as
 // an absolute path. Relative entries are not searched. Errors:

@@ -19,6 +19,14 @@
 // percent-escape and folds the path's case (some servers ignore it). What no
 // client can know stays out of reach: a host name and its IP address, or two
 // names of one host, are two lanes (docs/design.md "Canonical remotes").
+//
+// SSH remotes (git's spellings: ssh://, git+ssh://, ssh+git:// and the
+// scp-like [user@]host:path, ssh_spelling.hpp) have one canonical form,
+// ssh://[user@]host[:port]/path (port 22 omitted, a path relative to the
+// user's home written /~/path). There the user name IS part of the
+// canonical remote and of the lane (H2): two users of one host may be two
+// accounts with two homes; no user at all is a lane of its own (ssh picks
+// the user then). A password is refused as for https.
 #pragma once
 
 #include <optional>
@@ -26,14 +34,15 @@
 #include <string_view>
 
 #include "courier/result.hpp"
+#include "wire/shell_quote.hpp"  // shell_quote: the path as ssh's command line gets it
 #include "wire/url.hpp"
 
 namespace courier::wire {
 
 struct Remote {
   Url url;                          // the canonical URL taken apart (no user information)
-  std::string canonical;            // scheme://host[:port]/path — sent, bound, printed
-  std::optional<std::string> user;  // user name from the URL (percent-encoded as given)
+  std::string canonical;            // scheme://host[:port]/path — sent, bound, printed (ssh: with user@)
+  std::optional<std::string> user;  // user name from the URL (percent-encoded as given; ssh: plain)
   std::string lane;                 // the lane key
 };
 
@@ -44,8 +53,14 @@ Result<Remote> parse_remote(std::string_view text);
 // The lane key of a remote. Errors: as parse_remote.
 Result<std::string> lane_key(std::string_view text);
 
+// The path git-receive-pack is asked to serve over ssh, as git passes it:
+// the canonical path decoded, a leading "/~" made "~" (home-relative, as
+// git does for ssh://host/~user/x). The command ssh runs is
+// "git-receive-pack " + shell_quote(ssh_receive_pack_path(remote)).
+std::string ssh_receive_pack_path(const Remote& remote);
+
 // T1: https, or plain http to a loopback address when the caller allowed
-// it. Errors: scheme_refused, saying which rule refused.
+// it; ssh (host keys verified, A5). Errors: scheme_refused, saying which rule refused.
 Result<void> check_scheme(const Url& url, bool allow_http_loopback);
 
 }  // namespace courier::wire

@@ -187,6 +187,7 @@ std::string ascii_lower(std::string_view s) {
 int default_port(std::string_view scheme) {
   if (scheme == "https") return 443;
   if (scheme == "http") return 80;
+  if (scheme == "ssh") return 22;
   return 0;
 }
 

@@ -47,7 +47,7 @@ std::string percent_escape(char byte);
 // ASCII letters lowered; every other byte kept.
 std::string ascii_lower(std::string_view s);
 
-// 443 for https, 80 for http, 0 for anything else.
+// 443 for https, 80 for http, 22 for ssh, 0 for anything else.
 int default_port(std::string_view scheme);
 
 struct Url {

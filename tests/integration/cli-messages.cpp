@@ -309,14 +309,25 @@ TEST_SUITE("cli") {
                   bearer.err);
   }
 
-  TEST_CASE("X-MSG2: ssh://, git:// and scp-like remotes are \"not supported\", not \"malformed\"") {
+  TEST_CASE("X-MSG2: git:// and file:// remotes are \"not supported\", not \"malformed\"") {
     Cli c;
-    for (const std::string remote : {"ssh://git@example.com/r.git", "git://example.com/r.git",
-                                     "git@example.com:owner/r.git", "example.com:r.git", "file:///srv/r.git"}) {
+    for (const std::string remote : {"git://example.com/r.git", "file:///srv/r.git"}) {
       CAPTURE(remote);
       auto r = c.push(remote, "", "refs/heads/main");
       CHECK(r.exit_code == cli::kExitUsage);
-      CHECK_MESSAGE(has(r.err, "only https:// (and http:// to loopback) are supported"), r.err);
+      CHECK_MESSAGE(has(r.err, "only https:// (and http:// to loopback) and ssh are supported"), r.err);
+      CHECK_MESSAGE(!has(r.err, "malformed"), r.err);
+    }
+  }
+
+  TEST_CASE("X-MSG2: an ssh remote pushed without a key names --auth ssh-key:FILE, in every spelling") {
+    Cli c;
+    for (const std::string remote : {"ssh://git@example.com/r.git", "git@example.com:owner/r.git", "example.com:r.git",
+                                     "git+ssh://git@example.com/r.git"}) {
+      CAPTURE(remote);
+      auto r = c.push(remote, "", "refs/heads/main");
+      CHECK(r.exit_code == cli::kExitUsage);
+      CHECK_MESSAGE(has(r.err, "--auth ssh-key:FILE"), r.err);
       CHECK_MESSAGE(!has(r.err, "malformed"), r.err);
     }
   }
@@ -329,7 +340,7 @@ TEST_SUITE("cli") {
     };
     const std::vector<Case> cases = {
         {{COURIER_BINARY, "push", "--json", "--bogus"}, "unknown option '--bogus'"},
-        {{COURIER_BINARY, "push", "--json", "--repo", c.source, "--remote", "ssh://h/r.git", "--ref", "refs/heads/m",
+        {{COURIER_BINARY, "push", "--json", "--repo", c.source, "--remote", "git://h/r.git", "--ref", "refs/heads/m",
           "--rev", "HEAD", "--no-journal"},
          "only https://"},
         {{COURIER_BINARY, "log", "--json", "--limit", "0"}, "--limit"},

@@ -107,6 +107,38 @@ TEST_SUITE("credential-scope") {
     REQUIRE(resumed.has_value());
     CHECK(resumed->credential_spec == "bearer:/t");
   }
+
+  TEST_CASE("A5 H2: an ssh-key credential is scoped to ssh remotes only, its user kept; an https one never to ssh") {
+    auto ok = service::service_credentials(
+        {{"deploy", "ssh-key:/k"}}, {{"deploy", {"git@Git.example:org/r.git", "ssh://git@h2:2222/", "ssh://h/x"}}});
+    REQUIRE(ok.has_value());
+    CHECK(ok->at("deploy").scope ==
+          std::vector<std::string>{"ssh://git@git.example/~/org/r.git", "ssh://git@h2:2222/", "ssh://h/x"});
+    const auto& scope = ok->at("deploy").scope;
+    CHECK(service::scope_admits(scope, "ssh://git@git.example/~/org/r.git"));
+    CHECK(service::scope_admits(scope, "git+ssh://git@h2:2222/srv/any.git"));
+    // Another user, no user, the absolute path beside the home-relative one, another port: not admitted.
+    CHECK_FALSE(service::scope_admits(scope, "alice@git.example:org/r.git"));
+    CHECK_FALSE(service::scope_admits(scope, "git.example:org/r.git"));
+    CHECK_FALSE(service::scope_admits(scope, "git@git.example:/org/r.git"));
+    CHECK_FALSE(service::scope_admits(scope, "ssh://git@h2/srv/any.git"));
+
+    // The kinds never cross: an SSH key with an https entry, an https credential with an ssh entry.
+    for (const auto& [spec, entry] : std::vector<std::pair<std::string, std::string>>{{"ssh-key:/k", "https://h/org"},
+                                                                                      {"bearer:/t", "ssh://git@h/org"},
+                                                                                      {"key:/k", "git@h:org"},
+                                                                                      {"credential", "ssh://git@h/"}}) {
+      CAPTURE(spec);
+      CAPTURE(entry);
+      auto refused = service::service_credentials({{"c", spec}}, {{"c", {entry}}});
+      REQUIRE_FALSE(refused.has_value());
+      CHECK(refused.error().message.rfind("--credential-scope c: ", 0) == 0);
+      CHECK(refused.error().message.find("ssh") != std::string::npos);
+    }
+    auto none = service::service_credentials({{"deploy", "ssh-key:/k"}}, {});
+    REQUIRE_FALSE(none.has_value());
+    CHECK(none.error().message.find("--credential-scope deploy=ssh://USER@HOST/PATH") != std::string::npos);
+  }
 }
 
 }  // namespace unit_credential_scope
