@@ -135,6 +135,8 @@ Result<void> SshConnection::write(std::string_view bytes) {
   State& s = *s_;
   sys::ScopedSigpipeBlock no_sigpipe;
   while (!bytes.empty()) {
+    // Checked before every chunk, as the HTTP leg's read callback does (T3).
+    if (sys::mono_now_ns() >= s.deadline) return timed_out("sending to the remote");
     if (!s.to_ssh.valid()) return fail(Errc::os_error, "ssh's input is closed");
     auto took = sys::write_nonblocking(s.to_ssh.get(), bytes.data(), bytes.size());
     if (!took) return tl::unexpected(took.error());
@@ -148,7 +150,6 @@ Result<void> SshConnection::write(std::string_view bytes) {
     }
     if (auto ok = s.drain_stderr(); !ok) return tl::unexpected(ok.error());
     const sys::MonoNs now = sys::mono_now_ns();
-    if (now >= s.deadline) return timed_out("sending to the remote");
     auto room = sys::wait_fd_until(s.to_ssh.get(), sys::kWritable, std::min(s.deadline, now + kWriteStep));
     if (!room) return tl::unexpected(room.error());
   }
