@@ -327,6 +327,24 @@ TEST_SUITE("ssh-child") {
     CHECK(SshSite::remote_ref(repo).empty());
   }
 
+  TEST_CASE("T5: a key the server does not authorize ends the delivery auth_failed, nothing sent") {
+    SshSite site;
+    const std::string repo = site.bare("r");
+    std::filesystem::create_directories(site.dir.path() + "/stranger");
+    const std::string stranger = SshSite::make_key(site.dir.path() + "/stranger");
+    StandInAgent agent(site.dir.path() + "/stranger", stranger);
+    auto o = site.options(repo, {RefUpdate{kMain, site.tip}});
+    o.job.ssh->agent_socket = agent.socket;
+    o.job.ssh->identity = stranger + ".pub";
+    supervisor::Supervisor sup(o);
+    const Outcome out = sup.run();
+    CHECK_MESSAGE(out.kind == OutcomeKind::auth_failed, out.reason);
+    CHECK(out.reason.find("Permission denied") != std::string::npos);
+    CHECK(out.remote_effect == RemoteEffect::none);
+    CHECK(site.logins() == 0);
+    CHECK(SshSite::remote_ref(repo).empty());
+  }
+
   TEST_CASE("T5: an ssh:// remote without the job's ssh part is refused before anything starts") {
     SshSite site;
     const std::string repo = site.bare("r");
