@@ -10,6 +10,8 @@
 
 #include "child/pack.hpp"
 #include "child/progress_out.hpp"
+#include "child/push_leg.hpp"
+#include "child/ssh_argv.hpp"
 #include "child/ref_plan.hpp"
 #include "sys/clock.hpp"
 #include "sys/file.hpp"
@@ -17,13 +19,11 @@
 #include "sys/process.hpp"
 #include "transport/advertisement.hpp"
 #include "transport/http_leg.hpp"
-#include "transport/tls_sessions.hpp"
 #include "transport/oid.hpp"
 #include "transport/report.hpp"
 #include "transport/sideband_text.hpp"
 #include "transport/request.hpp"
 #include "wire/digest.hpp"
-#include "wire/legs.hpp"
 #include "wire/status.hpp"
 #include "wire/text.hpp"
 
@@ -33,32 +33,14 @@ namespace {
 
 std::uint64_t ms_since(sys::MonoNs t) { return static_cast<std::uint64_t>((sys::mono_now_ns() - t) / sys::kNsPerMs); }
 
-// The status a failed leg reports: 401/403 is an auth failure; everything
-// else on the wire is a transport failure.
-wire::DeliveryStatus status_for(const Error& e) {
-  return e.code == Errc::http_auth ? wire::DeliveryStatus::auth_failed : wire::DeliveryStatus::transport_failed;
-}
-
 // A stage's answer: the value to go on with, or the result that ends the
 // delivery (a failure, or an answer that needs no POST).
 template <class T>
 using Step = tl::expected<T, protocol::ResultMsg>;
 
-// The POST's body: the request's prefix (commands, capabilities), then the
-// pack, either spooled (fd and len, with the digest the token binds) or
-// streamed from the pack engine as it is built (source; no length, no
-// digest: it is sent chunked).
-struct PostBody {
-  transport::PushRequest request;
-  sys::ScopedFd fd;
-  std::string body_sha256;  // spooled: of the whole body, prefix and pack
-  std::uint64_t body_len = 0;
-  std::function<Result<std::size_t>(char*, std::size_t)> source;
-};
-
 // One delivery, in stages (each below with its contract):
 //   preflight      the gated objects and the remote's scheme, before any I/O
-//   advertise      leg 1: the advertisement GET, parsed
+//   advertise      leg 1: the advertisement (a GET, or ssh's first words), parsed
 //   negotiate      what the job needs of the remote (atomic, push-options)
 //   settle         which refs the POST updates (ref_plan.hpp); an
 //                  advertisement that ends the delivery without a POST
@@ -67,8 +49,8 @@ struct PostBody {
 //                  the engine cannot stream (libgit2)
 //   start_stream   otherwise: git pack-objects started, its first bytes
 //                  read, so the POST begins only once the pack exists
-//   upload         leg 2: the receive-pack POST, sent at most once, its
-//                  report read
+//   upload         leg 2: the receive-pack POST (or the same bytes written to
+//                  ssh), sent at most once, its report read
 //   conclude       the report judged for every ref sent (T4)
 class Push {
  public:
@@ -83,8 +65,7 @@ class Push {
 
   protocol::ResultMsg run() {
     if (auto ok = preflight(); !ok) return ok.error();
-    const std::string adv_url = wire::leg_url(job_.remote, wire::Leg::advertisement);
-    auto adv = advertise(adv_url);
+    auto adv = advertise();
     if (!adv) return adv.error();
     if (auto ok = negotiate(*adv); !ok) return ok.error();
     if (auto ok = settle(*adv); !ok) return ok.error();
@@ -94,8 +75,7 @@ class Push {
     }
     auto body = streams() ? start_stream(*adv) : spool_pack(*adv);
     if (!body) return body.error();
-    const std::string post_url = wire::leg_url(job_.remote, wire::Leg::receive_pack);
-    auto report = upload(*body, post_url);
+    auto report = upload(*body);
     if (!report) return report.error();
     return conclude(*report);
   }
@@ -111,43 +91,37 @@ class Push {
         return stop(wire::DeliveryStatus::failed, ok.error().message);
       }
     }
-    if (auto ok = transport::check_remote_scheme(job_.remote, job_.allow_http_loopback); !ok) {
-      return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
-    }
+    if (auto ok = check_scheme(); !ok) return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
     return {};
   }
 
-  // Leg 1: a token for the GET, authority asked, the advertisement fetched,
-  // its content type checked and parsed. With challenge_first (git's
-  // credential helpers, T2) the GET goes first without credentials: a 200
-  // is the advertisement and the delivery asks for no token at all; a 401
-  // asks for the GET's token and sends the GET once more, the one
-  // authenticated GET. Records advertise_ms. Ends with auth_failed, failed
-  // (authority) or transport_failed.
-  Step<transport::Advertisement> advertise(const std::string& adv_url) {
+  // T1 for http(s) remotes; an ssh:// remote only with the job's ssh part
+  // (the parent's agent, known hosts and key for it: A5), and none without.
+  Result<void> check_scheme() const {
+    const bool ssh_remote = job_.remote.rfind("ssh://", 0) == 0;
+    if (job_.ssh && !ssh_remote) return fail(Errc::scheme_refused, "the job's ssh part names no ssh:// remote");
+    if (job_.ssh) {
+      if (job_.ssh->program.empty() || job_.ssh->program.front() != '/') {
+        return fail(Errc::scheme_refused, "ssh must be run by an absolute path, not '" + job_.ssh->program + "'");
+      }
+      auto target = parse_ssh_target(job_.remote);
+      if (!target) return tl::unexpected(target.error());
+      return {};
+    }
+    if (ssh_remote)
+      return fail(Errc::scheme_refused, "an ssh:// remote comes with the parent's ssh setup, and this job has none");
+    return transport::check_remote_scheme(job_.remote, job_.allow_http_loopback);
+  }
+
+  // Leg 1 (the job's leg, push_leg.hpp): authority asked, the
+  // advertisement fetched and parsed. Records advertise_ms. Ends with
+  // auth_failed, failed (authority) or transport_failed.
+  Step<transport::Advertisement> advertise() {
     const sys::MonoNs t_adv = sys::mono_now_ns();
     out_.progress("advertise", 0, 1);
-    std::string body;
-    std::optional<transport::LegResult> leg;
-    if (job_.challenge_first) {
-      auto open = get_advertisement(adv_url, std::nullopt, true, body);
-      if (!open) return tl::unexpected(open.error());
-      if (open->status == 200) {
-        anonymous_ = true;
-        leg = *open;
-      }
-    }
-    if (!leg) {
-      auto auth = token(std::string(protocol::kLegAdvertisement), "GET", adv_url, std::nullopt, std::nullopt);
-      if (!auth) return stop(wire::DeliveryStatus::auth_failed, auth.error().message);
-      auto got = get_advertisement(adv_url, *auth, false, body);
-      if (!got) return tl::unexpected(got.error());
-      leg = *got;
-    }
-    if (auto ok = transport::check_advertisement_content_type(leg->content_type); !ok) {
-      return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
-    }
-    auto adv = transport::parse_advertisement(body);
+    auto body = leg_->advertise();
+    if (!body) return stop(body.error().status, body.error().reason);
+    auto adv = transport::parse_advertisement(*body, leg_->form());
     if (!adv) return stop(wire::DeliveryStatus::transport_failed, adv.error().message);
     result_.advertise_ms = ms_since(t_adv);
     // The old id goes to the parent now: whatever ends the delivery from
@@ -159,25 +133,6 @@ class Push {
     protocol::Progress done{"advertise", 1, 1, std::nullopt, old_oids_, std::nullopt};
     out_.send(done);
     return std::move(*adv);
-  }
-
-  // One advertisement GET: authority asked, sent with `auth` (none: without
-  // credentials), its body into `body`. With `challenge` a 401 comes back
-  // as a result. Ends with auth_failed, failed (authority) or transport_failed.
-  Step<transport::LegResult> get_advertisement(const std::string& adv_url, const std::optional<std::string>& auth,
-                                               bool challenge, std::string& body) {
-    auto granted = ch_.check("advertisement");
-    if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
-    transport::LegOptions get = leg_options("GET", adv_url, auth, transport::kAdvertisementContentType);
-    get.proxy_authorization = *granted;
-    get.challenge = challenge;
-    get.on_body = [&](std::string_view chunk) -> Result<void> {
-      body.append(chunk);
-      return {};
-    };
-    auto leg = transport::perform_leg(get);
-    if (!leg) return stop(status_for(leg.error()), leg.error().message);
-    return *leg;
   }
 
   // What the job asks of the remote beyond pushing, checked before
@@ -394,38 +349,14 @@ class Push {
     return spec;
   }
 
-  // Leg 2, at most once (T2): a token bound to the body's digest and
-  // length, authority asked, the body sent and the report-status read.
-  // Records upload_ms and bytes_sent as the body leaves, so a leg that
-  // fails afterwards still says how much was sent. Ends with auth_failed,
-  // failed (authority) or transport_failed.
-  Step<transport::Report> upload(const PostBody& body, const std::string& post_url) {
+  // Leg 2, at most once (T2, T5; the job's leg, push_leg.hpp): the POST
+  // gate, the body sent and the report read. Records upload_ms and
+  // bytes_sent as the body leaves, so a leg that fails afterwards still says
+  // how much was sent. Ends with auth_failed, failed (authority) or
+  // transport_failed.
+  Step<transport::Report> upload(const PostBody& body) {
     const sys::MonoNs t_up = sys::mono_now_ns();
-    // A streamed body has no digest and no length yet: its token binds
-    // neither (the job says the minter does not ask for them).
-    auto post_auth =
-        body.source ? token(std::string(protocol::kLegReceivePack), "POST", post_url, std::nullopt, std::nullopt)
-                    : token(std::string(protocol::kLegReceivePack), "POST", post_url, body.body_sha256, body.body_len);
-    if (!post_auth) return stop(wire::DeliveryStatus::auth_failed, post_auth.error().message);
-    // The point of no return (J1): the parent makes post_started durable
-    // before it answers, and nothing of the POST leaves before its ok.
-    // The check names exactly the refs whose commands go in the POST, with
-    // their old ids (J4).
-    protocol::OldOids sent_old;
-    for (std::size_t i : send_) sent_old[result_.refs[i].ref] = result_.refs[i].old_oid.value_or("");
-    auto granted = ch_.check(std::string(protocol::kCheckPost), sent_old);
-    if (!granted) return stop(wire::DeliveryStatus::failed, granted.error().message);
     transport::ReportReader reader(body.request.side_band, body.request.report_v2);
-    transport::LegOptions post = leg_options("POST", post_url, *post_auth, transport::kResultContentType);
-    post.proxy_authorization = *granted;
-    post.content_type = std::string(wire::leg_spec(wire::Leg::receive_pack).request_type);
-    post.body_prefix = body.request.body_prefix;
-    if (body.source) {
-      post.body_source = body.source;
-    } else {
-      post.body_fd = body.fd.get();
-      post.body_len = body.body_len;
-    }
     result_.bytes_sent = 0;
     // A streamed body's length is known only once it has all left: its
     // meter ends with one frame whose total is what was sent, given when
@@ -437,42 +368,45 @@ class Push {
       upload_closed = true;
       out_.progress("upload", result_.bytes_sent.value_or(0), result_.bytes_sent.value_or(0));
     };
-    post.on_upload = [&](std::uint64_t sent, std::uint64_t total) {
-      result_.bytes_sent = sent;
-      if (upload_closed) return;
-      // A streamed body's total is 0 (unknown until its end): throttled too.
-      out_.progress("upload", sent, total, total == 0 || sent < total);
-    };
     transport::SidebandText remote_text(protocol::kMaxRemoteLine);
-    post.on_body = [&](std::string_view chunk) -> Result<void> {
-      close_upload();
-      auto said = reader.feed(chunk);
-      if (!said) return tl::unexpected(said.error());
-      for (const auto& text : *said) relay_remote_lines(remote_text.feed(text), out_, result_);
-      return {};
-    };
-    auto up = transport::perform_leg(post);
+    UploadIo io{body, [this]() { return post_gate(); },
+                [&](std::uint64_t sent, std::uint64_t total) {
+                  result_.bytes_sent = sent;
+                  if (upload_closed) return;
+                  // A streamed body's total is 0 (unknown until its end): throttled too.
+                  out_.progress("upload", sent, total, total == 0 || sent < total);
+                },
+                [&](std::string_view chunk) -> Result<void> {
+                  close_upload();
+                  auto said = reader.feed(chunk);
+                  if (!said) return tl::unexpected(said.error());
+                  for (const auto& text : *said) relay_remote_lines(remote_text.feed(text), out_, result_);
+                  return {};
+                }};
+    auto up = leg_->upload(io);
     if (up) {
-      result_.bytes_sent = up->bytes_sent;
+      result_.bytes_sent = *up;
       close_upload();
     }
     out_.flush();
     relay_remote_lines(remote_text.finish(), out_, result_);
     result_.upload_ms = ms_since(t_up);
-    if (!up && anonymous_ && up.error().code == Errc::http_auth) {
-      // T2: the POST is sent once (git would ask its helper and resend it).
-      return stop(wire::DeliveryStatus::auth_failed,
-                  up.error().message +
-                      " (the advertisement was served without credentials, so none were sent; the push is never "
-                      "sent twice: make the server ask for them on the advertisement too)");
-    }
-    if (!up) return stop(status_for(up.error()), up.error().message);
-    if (auto ok = transport::check_result_content_type(up->content_type); !ok) {
-      return stop(wire::DeliveryStatus::transport_failed, ok.error().message);
-    }
+    if (!up) return stop(up.error().status, up.error().reason);
     auto report = reader.finish();
     if (!report) return stop(wire::DeliveryStatus::transport_failed, report.error().message);
     return std::move(*report);
+  }
+
+  // The point of no return (J1): the parent makes post_started durable
+  // before it answers, and nothing of the update leaves before its ok. The
+  // check names exactly the refs whose commands are sent, with their old
+  // ids (J4).
+  LegStep<std::optional<std::string>> post_gate() {
+    protocol::OldOids sent_old;
+    for (std::size_t i : send_) sent_old[result_.refs[i].ref] = result_.refs[i].old_oid.value_or("");
+    auto granted = ch_.check(std::string(protocol::kCheckPost), sent_old);
+    if (!granted) return leg_stop(wire::DeliveryStatus::failed, granted.error().message);
+    return *granted;
   }
 
   // T4 for every ref sent: each ok or ng as the report says, and the
@@ -496,25 +430,6 @@ class Push {
     return result_;
   }
 
-  // What both legs share: the job's trust, proxy, loopback permission and
-  // deadline.
-  transport::LegOptions leg_options(const char* method, const std::string& url,
-                                    const std::optional<std::string>& authorization, std::string_view accept) const {
-    transport::LegOptions o;
-    o.method = method;
-    o.url = url;
-    o.remote = job_.remote;
-    o.authorization = authorization;
-    o.ca_file = job_.ca_file;
-    o.ca_source = job_.ca_source;
-    if (tls_sessions_) o.tls_sessions = &*tls_sessions_;
-    o.proxy = job_.proxy;  // its credentials come with each leg's grant
-    o.allow_http_loopback = job_.allow_http_loopback;
-    o.deadline = job_.deadline_mono_ns;
-    o.accept = std::string(accept);
-    return o;
-  }
-
   protocol::ResultMsg failed(wire::DeliveryStatus status, const std::string& reason) {
     result_.status = status;
     result_.reason = reason;
@@ -526,27 +441,6 @@ class Push {
     return tl::unexpected(failed(status, reason));
   }
 
-  Result<std::optional<std::string>> token(const std::string& leg, const std::string& method, const std::string& url,
-                                           std::optional<std::string> sha, std::optional<std::uint64_t> len) {
-    // An advertisement that came without credentials (anonymous_): the POST
-    // goes without them too, and a 401 to it ends the delivery (T2: never
-    // replayed).
-    if (!job_.authenticated || anonymous_) return std::optional<std::string>{};
-    protocol::Mint m{leg, method, url, std::move(sha), len};
-    auto header = ch_.mint(m);
-    if (!header) return tl::unexpected(header.error());
-    return std::optional<std::string>{*header};
-  }
-
-  // The legs' shared TLS session cache: the POST resumes the GET's session
-  // on a fresh connection. Without one (libcurl refused it) each leg makes
-  // a full handshake, as before.
-  static std::optional<transport::TlsSessions> shared_tls_sessions() {
-    auto made = transport::TlsSessions::make();
-    if (!made) return std::nullopt;
-    return std::optional<transport::TlsSessions>(std::move(*made));
-  }
-
   const protocol::Job& job_;
   protocol::OldOids old_oids_;
   // The refs whose commands go in the POST (indexes into the job's
@@ -556,11 +450,10 @@ class Push {
   std::vector<std::string> tips_;
   Channel& ch_;
   ProgressOut out_{ch_};
-  // The remote answered the unauthenticated advertisement GET (challenge
-  // first): no leg of this delivery asks for a token.
-  bool anonymous_ = false;
   protocol::ResultMsg result_;
-  std::optional<transport::TlsSessions> tls_sessions_ = shared_tls_sessions();
+  // What carries the legs: one ssh connection for an ssh:// remote, else
+  // two HTTP requests.
+  std::unique_ptr<PushLeg> leg_ = job_.ssh ? make_ssh_leg(job_, ch_) : make_http_leg(job_, ch_);
   // A streamed pack: its engine, the spec it reads (it must outlive the
   // stream), and the first bytes read before the POST began.
   static constexpr std::size_t kFirstRead = 64 * 1024;

@@ -77,9 +77,10 @@ std::string_view Advertisement::oid_of(std::string_view ref) const {
   return it == refs.end() ? kZeroOid : std::string_view(it->second);
 }
 
-Result<Advertisement> parse_advertisement(std::string_view body) {
-  Parser in(body);
+namespace {
 
+// Smart HTTP's service header: pkt("# service=git-receive-pack\n") flush.
+Result<void> take_service_header(Parser& in) {
   auto service = in.take("the service line");
   if (!service) return tl::unexpected<Error>(service.error());
   if (auto err = err_packet(*service)) return tl::unexpected<Error>(*err);
@@ -91,6 +92,16 @@ Result<Advertisement> parse_advertisement(std::string_view body) {
   auto flush = in.take("the flush after the service line");
   if (!flush) return tl::unexpected<Error>(flush.error());
   if (flush->kind != PktKind::flush) return malformed("no flush after the service line");
+  return {};
+}
+
+}  // namespace
+
+Result<Advertisement> parse_advertisement(std::string_view body, AdvertisementForm form) {
+  Parser in(body);
+  if (form == AdvertisementForm::http) {
+    if (auto ok = take_service_header(in); !ok) return tl::unexpected<Error>(ok.error());
+  }
 
   Advertisement adv;
   bool first = true;

@@ -1,6 +1,7 @@
 // advertisement.hpp — the receive-pack ref advertisement (the GET leg).
 //
-// `GET <repo>/info/refs?service=git-receive-pack` answers with
+// `GET <repo>/info/refs?service=git-receive-pack` answers with (over ssh,
+// git-receive-pack says the same without the service line and its flush)
 //   pkt("# service=git-receive-pack\n") flush
 //   pkt("<oid> <ref>\0<capabilities>\n") pkt("<oid> <ref>\n")... flush
 // or, for a repository with no refs, the single placeholder line
@@ -37,11 +38,16 @@ struct Advertisement {
   bool operator==(const Advertisement&) const = default;
 };
 
-// Parses the whole response body. Errors: advertisement_malformed,
+// Smart HTTP's advertisement starts with the service header; over ssh
+// (git-receive-pack run by ssh, T5) the ref lines come first.
+enum class AdvertisementForm { http, ssh };
+
+// Parses the whole response body (over ssh: the bytes up to and including
+// the final flush). Errors: advertisement_malformed,
 // unsupported_object_format (the server's object-format is not sha1),
 // remote_error (the server sent an `ERR` packet), and the pkt-line errors
 // (pkt_invalid_length, pkt_too_large, pkt_truncated).
-Result<Advertisement> parse_advertisement(std::string_view body);
+Result<Advertisement> parse_advertisement(std::string_view body, AdvertisementForm form = AdvertisementForm::http);
 
 // Ok when the GET response's Content-Type is the receive-pack
 // advertisement (parameters after ';' tolerated). Errors: bad_content_type.
