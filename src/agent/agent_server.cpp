@@ -92,11 +92,12 @@ void AgentServer::event(const std::string& line) const {
 
 void AgentServer::serve() {
   bool taken = false;
-  while (!stopped_.load()) {
+  // Serving ends at the deadline, whatever is ready then.
+  while (!stopped_.load() && sys::mono_now_ns() < rules_.deadline) {
     std::vector<int> fds = {wake_.fd(), listener_.fd.get()};
     if (conn_) fds.push_back(conn_.get());
     auto ready = sys::wait_readable_until(fds, rules_.deadline);
-    if (!ready || ready->empty()) break;  // the deadline (or poll failed): serving ends
+    if (!ready || ready->empty()) break;  // the deadline, or poll failed
     for (std::size_t i : *ready) {
       if (i == 1) on_listener(taken);
       if (i == 2 && !on_connection()) conn_.reset();
