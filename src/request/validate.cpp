@@ -51,6 +51,20 @@ std::optional<wire::Remote> check_remote(const DeliveryRequest& r, const Validat
   return std::move(*parsed);
 }
 
+// A5: an ssh:// remote is pushed with the host's SSH key (the parent is
+// the agent), and only an ssh:// remote: a key given for an https one, or
+// none for an ssh one, is refused here, before any seat or child.
+void check_ssh_key(const DeliveryRequest& r, const wire::Remote& remote, FieldErrors& errors) {
+  const bool ssh = remote.url.scheme == "ssh";
+  if (ssh && !r.ssh_key) {
+    refuse(errors, "ssh_key", kMissingField,
+           "remote '" + remote.canonical + "' is reached over SSH and needs an SSH key (--auth ssh-key:FILE)");
+  } else if (!ssh && r.ssh_key) {
+    refuse(errors, "ssh_key", kBadField,
+           "an SSH key was given for remote '" + remote.canonical + "', which is not an ssh:// remote");
+  }
+}
+
 // T1: a proxy kind other than an http:// CONNECT tunnel is refused, never
 // bypassed; the message never shows its credentials.
 std::optional<wire::Proxy> check_proxy(const std::string& text, FieldErrors& errors) {
@@ -186,6 +200,7 @@ tl::expected<CheckedRequest, FieldErrors> validate(DeliveryRequest request, cons
   const bool repo_ok = !request.repo.empty();
   if (!repo_ok) refuse(errors, "repo", kMissingField, "repo is required (the local repository's path)");
   auto remote = check_remote(request, options, errors);
+  if (remote) check_ssh_key(request, *remote, errors);
   parts->updates = updates_of(request, errors);
   const bool one = request.updates.empty();
   for (std::size_t i = 0; i < parts->updates.size(); ++i) {
