@@ -20,8 +20,8 @@ constexpr std::size_t kSha512Bytes = 64;
 std::string sha512(std::string_view data) {
   std::string out(kSha512Bytes, '\0');
   unsigned len = 0;
-  if (EVP_Digest(data.data(), data.size(), reinterpret_cast<unsigned char*>(out.data()), &len, EVP_sha512(),
-                 nullptr) != 1) {
+  if (EVP_Digest(data.data(), data.size(), reinterpret_cast<unsigned char*>(out.data()), &len, EVP_sha512(), nullptr) !=
+      1) {
     return {};
   }
   return out;

@@ -21,7 +21,7 @@ struct BlowfishState {
   std::uint32_t s[4 * 256];
   std::uint32_t p[18];
 
-  BlowfishState();  // the initial state
+  BlowfishState();   // the initial state
   ~BlowfishState();  // wiped: it holds a passphrase's hash
   BlowfishState(const BlowfishState&) = delete;
   BlowfishState& operator=(const BlowfishState&) = delete;

@@ -37,8 +37,7 @@ const EcdsaCurve* ecdsa_curve(std::string_view ssh_name) {
   return nullptr;
 }
 
-std::unique_ptr<EVP_PKEY, wire::PkeyFree> ecdsa_pkey(const EcdsaCurve& curve, std::string_view q,
-                                                     std::string_view d) {
+std::unique_ptr<EVP_PKEY, wire::PkeyFree> ecdsa_pkey(const EcdsaCurve& curve, std::string_view q, std::string_view d) {
   std::unique_ptr<OSSL_PARAM_BLD, BldFree> bld(OSSL_PARAM_BLD_new());
   std::unique_ptr<BIGNUM, BnClearFree> priv;
   if (!d.empty()) {

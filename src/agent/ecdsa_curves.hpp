@@ -23,7 +23,6 @@ const EcdsaCurve* ecdsa_curve(std::string_view ssh_name);
 
 // The key on `curve` whose public point is `q` (uncompressed); with `d`
 // non-empty, the private key too. Null when OpenSSL refuses them.
-std::unique_ptr<EVP_PKEY, wire::PkeyFree> ecdsa_pkey(const EcdsaCurve& curve, std::string_view q,
-                                                     std::string_view d);
+std::unique_ptr<EVP_PKEY, wire::PkeyFree> ecdsa_pkey(const EcdsaCurve& curve, std::string_view q, std::string_view d);
 
 }  // namespace courier::agent

@@ -106,9 +106,9 @@ std::string host_of(const std::string& alias) {
 
 Error no_key(const std::string& alias, const std::string& file) {
   const std::string port = port_of(alias);
-  return Error{Errc::invalid_argument, "no host key known for " + alias + " in " + file +
-                                           "; add it with ssh-keyscan " + (port.empty() ? "" : "-p " + port + " ") +
-                                           host_of(alias) + " >> " + file + " after checking its fingerprint"};
+  return Error{Errc::invalid_argument, "no host key known for " + alias + " in " + file + "; add it with ssh-keyscan " +
+                                           (port.empty() ? "" : "-p " + port + " ") + host_of(alias) + " >> " + file +
+                                           " after checking its fingerprint"};
 }
 
 }  // namespace

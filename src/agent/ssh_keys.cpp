@@ -92,8 +92,8 @@ Error bad_key(const std::string& what) { return Error{Errc::invalid_argument, "n
 
 Result<std::shared_ptr<const SshKey>> make_ed25519_key(std::string_view pub, std::string_view priv) {
   if (pub.size() != 32 || priv.size() != 64 || priv.substr(32) != pub) return tl::unexpected(bad_key("Ed25519"));
-  Pkey pkey(EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr,
-                                         reinterpret_cast<const unsigned char*>(priv.data()), 32));
+  Pkey pkey(
+      EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nullptr, reinterpret_cast<const unsigned char*>(priv.data()), 32));
   if (!pkey) return tl::unexpected(wire::openssl_error("ssh key: Ed25519"));
   std::string derived(32, '\0');
   std::size_t len = derived.size();
@@ -108,8 +108,7 @@ Result<std::shared_ptr<const SshKey>> make_ed25519_key(std::string_view pub, std
   return std::make_shared<OpenSslKey>(std::move(pkey), std::move(blob), nullptr);
 }
 
-Result<std::shared_ptr<const SshKey>> make_ecdsa_key(std::string_view curve, std::string_view q,
-                                                     std::string_view d) {
+Result<std::shared_ptr<const SshKey>> make_ecdsa_key(std::string_view curve, std::string_view q, std::string_view d) {
   const EcdsaCurve* c = ecdsa_curve(curve);
   if (!c) return fail(Errc::invalid_argument, "an ECDSA key on an unsupported curve");
   auto pkey = ecdsa_pkey(*c, q, d);

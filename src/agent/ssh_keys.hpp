@@ -19,8 +19,7 @@ Result<std::shared_ptr<const SshKey>> make_ed25519_key(std::string_view pub, std
 
 // From an ECDSA private section: the curve ("nistp256", ...), the public
 // point (uncompressed) and the private scalar. Errors: invalid_argument.
-Result<std::shared_ptr<const SshKey>> make_ecdsa_key(std::string_view curve, std::string_view q,
-                                                     std::string_view d);
+Result<std::shared_ptr<const SshKey>> make_ecdsa_key(std::string_view curve, std::string_view q, std::string_view d);
 
 // True when `signature` (an SSH signature blob: string algorithm, string
 // bytes) is `key_blob`'s valid signature over `data`. False for a bad

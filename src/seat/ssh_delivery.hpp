@@ -9,7 +9,6 @@
 
 namespace courier::seat {
 
-
 // For an ssh:// remote: sets so.prepare_job, which reads the host keys the
 // known-hosts file accepts for the remote (none: the delivery ends
 // transport_failed, nothing sent), starts the agent (serving only the

@@ -17,7 +17,8 @@ Result<UserAccount> current_user() {
   std::vector<char> buf(16 * 1024);
   const int err = ::getpwuid_r(::getuid(), &pw, buf.data(), buf.size(), &found);
   if (err != 0 || !found) {
-    return tl::unexpected(os_error("no password database entry for uid " + std::to_string(::getuid()), err ? err : ENOENT));
+    return tl::unexpected(
+        os_error("no password database entry for uid " + std::to_string(::getuid()), err ? err : ENOENT));
   }
   return UserAccount{pw.pw_name ? pw.pw_name : "", pw.pw_dir ? pw.pw_dir : ""};
 }

@@ -90,7 +90,8 @@ const std::string kHostLine =
 }  // namespace
 
 TEST_SUITE("agent-wiring") {
-  TEST_CASE("A5: the agent made for a cold child answers that child from its kill domain and is removed after the stop") {
+  TEST_CASE(
+      "A5: the agent made for a cold child answers that child from its kill domain and is removed after the stop") {
     Setup s;
     SupervisorOptions o = s.options("ssh-agent-ask");
     s.agent_for(o, kHostLine);

@@ -39,7 +39,9 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 TEST_SUITE("agent-known-hosts") {
-  TEST_CASE("A5: the name looked up is the host on port 22 and [host]:port otherwise, and [host]:port entries match only it") {
+  TEST_CASE(
+      "A5: the name looked up is the host on port 22 and [host]:port otherwise, and [host]:port entries match only "
+      "it") {
     CHECK(host_key_alias("git.example.com", 22) == "git.example.com");
     CHECK(host_key_alias("127.0.0.1", 2222) == "[127.0.0.1]:2222");
     const std::string text = "[127.0.0.1]:2222 " + kKeyA + "\n127.0.0.1 " + kKeyB + "\n";
@@ -117,8 +119,8 @@ TEST_SUITE("agent-known-hosts") {
   }
 
   TEST_CASE("A5: comments, blank lines, a key whose type does not match its bytes and malformed lines are skipped") {
-    const std::string text = "# comment\n\nh.example ssh-rsa " + kKeyA.substr(12) + "\nh.example\nh.example " + kKeyB +
-                             " a comment\r\n";
+    const std::string text =
+        "# comment\n\nh.example ssh-rsa " + kKeyA.substr(12) + "\nh.example\nh.example " + kKeyB + " a comment\r\n";
     auto keys = known_host_keys(text, "kh", "h.example");
     REQUIRE(keys.has_value());
     CHECK(keys->accepted == std::vector<std::string>{blob(kKeyB)});

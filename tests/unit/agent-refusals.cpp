@@ -96,7 +96,9 @@ struct Agent {
 }  // namespace
 
 TEST_SUITE("agent-refusals") {
-  TEST_CASE("A5: after a binding to the known host key, the agent signs the matching user-authentication request and the signature verifies") {
+  TEST_CASE(
+      "A5: after a binding to the known host key, the agent signs the matching user-authentication request and the "
+      "signature verifies") {
     Agent a;
     auto server = a.start(a.rules());
     AgentClient c(server->place().socket);
@@ -260,7 +262,9 @@ TEST_SUITE("agent-refusals") {
     CHECK(c.request(AgentClient::identities()).size() > 5);
   }
 
-  TEST_CASE("A5: the agent's directory is private, holds the public key, ssh's known hosts and the socket, and is gone after") {
+  TEST_CASE(
+      "A5: the agent's directory is private, holds the public key, ssh's known hosts and the socket, and is gone "
+      "after") {
     Agent a;
     std::string dir;
     {
@@ -275,7 +279,8 @@ TEST_SUITE("agent-refusals") {
       const auto pub = test::run({"/bin/cat", server->place().identity});
       CHECK(pub.out == a.key->public_line() + "\n");
       const auto kh = test::run({"/bin/cat", server->place().known_hosts});
-      CHECK(kh.out == "[127.0.0.1]:2222 " + a.host->public_line() + "\n@revoked * " + a.other_host->public_line() + "\n");
+      CHECK(kh.out ==
+            "[127.0.0.1]:2222 " + a.host->public_line() + "\n@revoked * " + a.other_host->public_line() + "\n");
     }
     CHECK(::access(dir.c_str(), F_OK) != 0);
   }
