@@ -83,15 +83,21 @@ void prepare_ssh(Executor::Impl& exec, const DeliveryPtr& d, supervisor::Supervi
       return inner(m);
     };
   }
-  so.prepare_job = [&exec, d, t = *target, mints](const supervisor::ChildDomain& child,
-                                                  protocol::Job& job) -> Result<std::shared_ptr<void>> {
-    auto plan = plan_of(*d, t);
+  // Weak: the supervisor keeps its options, and the delivery keeps its
+  // supervisor until the turn ends.
+  so.prepare_job = [&exec, weak = Weak(d), t = *target, mints](const supervisor::ChildDomain& child,
+                                                               protocol::Job& job) -> Result<std::shared_ptr<void>> {
+    auto s = weak.lock();
+    if (!s) return fail(Errc::invalid_argument, "the delivery is gone");
+    // validate() requires the key; a delivery resumed without one has none.
+    if (!s->req.ssh_key) return fail(Errc::invalid_argument, "no SSH key for the ssh:// remote " + s->remote);
+    auto plan = plan_of(*s, t);
     if (!plan) return tl::unexpected(plan.error());
     if (auto made = supervisor::open_scratch_parent(); !made) return tl::unexpected(made.error());
     const std::string alias = agent::host_key_alias(plan->target.host, plan->target.port);
     auto keys = agent::read_known_hosts(plan->known_hosts, alias);
     if (!keys) return tl::unexpected(keys.error());
-    agent::AgentRules rules = rules_of(exec, d, mints);
+    agent::AgentRules rules = rules_of(exec, s, mints);
     rules.user = plan->target.user;
     rules.host_keys = std::move(*keys);
     auto server = agent::AgentServer::start(plan->parent, plan->name_prefix, std::move(rules),

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "agent/known_hosts.hpp"
+#include "agent/ssh_target.hpp"
 #include "agent/ssh_text.hpp"
 #include "support.hpp"
 
@@ -116,6 +117,23 @@ TEST_SUITE("agent-known-hosts") {
     CHECK(known_host_keys(text, "/k", "h.other").has_value() == false);
     CHECK(known_host_keys("h.other " + kKeyB + "\n@cert-authority *.example " + kKeyA + "\n", "/k", "h.other")
               .has_value());
+  }
+
+  TEST_CASE("A5: an ssh:// remote's user, host and port give the expected user and the name looked up") {
+    auto t = agent::ssh_target("ssh://git@Example.com:2222/o/r.git");
+    REQUIRE(t.has_value());
+    CHECK(t->user == "git");
+    CHECK(t->host == "Example.com");
+    CHECK(t->port == 2222);
+    CHECK(host_key_alias(t->host, t->port) == "[Example.com]:2222");
+    auto v6 = agent::ssh_target("ssh://[::1]/~/r.git");
+    REQUIRE(v6.has_value());
+    CHECK(v6->user.empty());
+    CHECK(v6->host == "::1");
+    CHECK(host_key_alias(v6->host, v6->port) == "::1");
+    CHECK_FALSE(agent::ssh_target("https://example.com/r.git").has_value());
+    CHECK_FALSE(agent::ssh_target("ssh://h:99999/r").has_value());
+    CHECK_FALSE(agent::ssh_target("ssh:///r").has_value());
   }
 
   TEST_CASE("A5: comments, blank lines, a key whose type does not match its bytes and malformed lines are skipped") {
