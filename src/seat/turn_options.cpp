@@ -3,6 +3,7 @@
 // (progress, the spawn, the result against a revocation, the write-ahead
 // entry before the POST).
 #include "seat/executor_core.hpp"
+#include "seat/ssh_delivery.hpp"
 #include "seat/turn.hpp"
 
 namespace courier::seat {
@@ -132,6 +133,7 @@ SupervisorOptions turn_options(Executor::Impl& exec, const DeliveryPtr& d) {
   so.on_progress = progress_relay(weak);
   so.on_event = exec.log_sink();
   so.on_spawned = spawn_observer(exec, weak);
+  prepare_ssh(exec, d, so);  // A5: an ssh:// remote's agent, per child
   if (d->record.journalled()) {
     so.before_post = write_ahead(weak);
     so.before_authority_revoke = [weak](const std::string& words) {

@@ -22,7 +22,9 @@ namespace courier::supervisor {
 
 // Why the domain was killed first. The supervisor turns it into an outcome.
 // lease: the lane's lease bound (L1) passed before the deadline.
-enum class StopCause : int { none, deadline, revoked, protocol_fault, after_result, leader_exit, lease };
+// job_refused: the job could not be made ready for this child (an ssh://
+// remote's host key unknown, its agent not started): it never got it.
+enum class StopCause : int { none, deadline, revoked, protocol_fault, after_result, leader_exit, lease, job_refused };
 
 class KillDomain {
  public:

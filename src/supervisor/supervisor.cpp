@@ -65,6 +65,10 @@ struct Supervisor::Loop final : Conversation::Driver {
   // the registration that wakes the loop when the bound moves.
   sys::MonoNs lease_told = 0;
   LeaseListener lease_listener;
+  // What prepare_job made for this delivery (the agent), released with the
+  // loop after the confirmed stop; and why it refused the job.
+  std::shared_ptr<void> job_companion;
+  std::string job_refused;
 
   // The host's observers run here, off the loop (D2, S4): the loop only
   // queues, and a host callback that blocks holds nothing of ours.
@@ -108,6 +112,21 @@ struct Supervisor::Loop final : Conversation::Driver {
     if (opt().on_ready) opt().on_ready();
   }
   void result_received() override { child.update_bound(conv->result_ns()); }
+
+  // The job as this child gets it, completed by the host's prepare_job.
+  // Nullopt: refused, and the child is being stopped without it.
+  std::optional<protocol::Job> prepared_job() {
+    protocol::Job job = job_for(opt(), child.scratch());
+    if (!opt().prepare_job) return job;
+    auto held = opt().prepare_job(ChildDomain{child.pid(), child.cgroup_path()}, job);
+    if (!held) {
+      job_refused = held.error().message;
+      stop(StopCause::job_refused, "its job was refused before it was sent: " + job_refused);
+      return std::nullopt;
+    }
+    job_companion = std::move(*held);
+    return job;
+  }
 
   // The job goes to the child now: from here a moved lease bound is told to
   // the child (L2) and re-arms the loop's stop timer (L1).
@@ -181,9 +200,10 @@ struct Supervisor::Loop final : Conversation::Driver {
     (void)deadline_timer.arm_at(stop_instant(opt()));
     conv->bind_session(opt().job);
     spawned_observed();
-    const protocol::Job job = job_for(opt(), child.scratch());
-    job_queued(job);
-    conv->queue(job, opt().inherit_fd);
+    auto job = prepared_job();
+    if (!job) return;
+    job_queued(*job);
+    conv->queue(*job, opt().inherit_fd);
   }
 
   // One round of ready descriptors: stop decisions first (revocation, the
@@ -380,9 +400,10 @@ std::optional<Outcome> Supervisor::spawn(Loop& L) {
   }
   L.conv->start_session(opt_.job);
   if (watched && L.plan.job_at_spawn()) {
-    const protocol::Job job = job_for(opt_, L.child.scratch());
-    L.job_queued(job);
-    L.conv->queue(job);
+    if (auto job = L.prepared_job()) {
+      L.job_queued(*job);
+      L.conv->queue(*job);
+    }
   }
   L.child.update_bound(L.conv->result_ns());
   if (L.child.has_cgroup()) L.child.on_cgroup();
@@ -439,6 +460,7 @@ StopFacts Supervisor::stop_facts(Loop& L) {
   f.revoke_reason = revocation().reason;
   f.revoke_by = revocation().cause;
   f.upload_done = L.conv ? L.conv->upload_done() : std::nullopt;
+  f.job_refused = L.job_refused;
   return f;
 }
 

@@ -56,6 +56,12 @@ inline constexpr sys::MonoNs kObserverDrainBound = 100 * sys::kNsPerMs;
 inline constexpr std::string_view kChildEnvAllowlist[] = {"PATH",         "HOME", "TMPDIR", "SSL_CERT_FILE",
                                                           "SSL_CERT_DIR", "LANG", "TZ"};
 
+// The child's kill domain as SupervisorOptions::prepare_job sees it.
+struct ChildDomain {
+  std::int64_t pid = 0;  // the child, leader of its process group
+  std::string cgroup;    // its cgroup directory; "" without one
+};
+
 struct SupervisorOptions {
   // The job as the host describes it; parent_pid, deadline_mono_ns and
   // scratch_dir are filled in by the supervisor.
@@ -136,6 +142,15 @@ struct SupervisorOptions {
   std::function<void(std::string_view)> on_stderr;   // default: relayed to our stderr
   std::function<void(std::string_view)> on_event;    // one-line supervisor log (spawned, killed, ...)
   std::function<void(std::int64_t pid)> on_spawned;  // the child exists (posted before the job is sent)
+  // Called on the drive loop once the child exists (its kill domain is
+  // known) and right before its job frame is queued (a warm child: when its
+  // delivery is assigned). It may complete the job: an ssh:// remote's
+  // Job::ssh, the parent's agent for this delivery, which serves only this
+  // child's kill domain (A5). What it returns is kept until the stop is
+  // confirmed, then released. An error ends the delivery transport_failed
+  // with its message (remote_effect none): the child never gets the job.
+  // Null: the job goes as it is.
+  std::function<Result<std::shared_ptr<void>>(const ChildDomain&, protocol::Job&)> prepare_job;
   // A tap on the conversation: every frame body queued for the child
   // (to_child = true) and every frame body read from it. For audits and
   // tests; runs on the drive loop.

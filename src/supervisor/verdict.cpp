@@ -80,7 +80,7 @@ void take_result(const protocol::ResultMsg& r, Outcome& out) {
 // its doing. A deadline kill that found the child already dying did not
 // end it.
 bool own_stop_first(const StopFacts& f) {
-  if (f.cause == StopCause::revoked || f.cause == StopCause::lease) return true;
+  if (f.cause == StopCause::revoked || f.cause == StopCause::lease || f.cause == StopCause::job_refused) return true;
   if (f.cause != StopCause::deadline) return false;
   // Found already dying: a signal killed it before ours, unless it ended
   // by itself (an exit, no signal). The child keeps the same absolute
@@ -237,6 +237,10 @@ Outcome verdict(StopFacts f) {
     }
   } else if (result_stands(f)) {
     take_result(*f.result, out);
+  } else if (f.cause == StopCause::job_refused) {
+    // Nothing was sent: the child never had its job (A5: an unknown host).
+    out.kind = OutcomeKind::transport_failed;
+    out.reason = f.job_refused;
   } else if (f.cause == StopCause::deadline && own_stop_first(f)) {
     out.kind = OutcomeKind::deadline_killed;
     out.reason = "killed at the deadline; " + confirmed_scope(out.child);

@@ -73,6 +73,7 @@ struct StopFacts {
   std::optional<std::uint64_t> upload_done;     // the last upload progress (bytes)
   bool exiting_at_kill = false;                 // the leader was already dying at the first kill
   bool result_after_revocation = false;         // the result came after the delivery's revocation (J5)
+  std::string job_refused;                      // cause job_refused: why the job never went
 };
 
 // The outcome: unconfirmed first (seat retained, S3; cancel_uncertain when

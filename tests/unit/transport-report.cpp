@@ -80,7 +80,7 @@ TEST_SUITE("transport") {
 
     auto parsed = parse_report(cap::kUpdateOkSideband, true);
     REQUIRE(parsed.has_value());
-    CHECK(parsed->report == Report{"ok", {RefStatus{"refs/heads/main", true, ""}}});
+    CHECK(parsed->report == transport::Report{"ok", {transport::RefStatus{"refs/heads/main", true, ""}}});
     CHECK(parsed->progress.empty());
   }
 
