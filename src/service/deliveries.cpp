@@ -236,8 +236,7 @@ CheckedRequest Deliveries::request_for(const SubmitInput& in, const std::shared_
   req.id = d->id;
   req.budget = in.deadline;
   req.deadline_unix_ms = in.deadline_unix_ms;
-  // What a restarted service needs to submit it again (resume.hpp); the
-  // credential by its name only.
+  // What a restarted service needs to submit it again (resume.hpp); the credential by its name only.
   ServiceNote note;
   if (!in.credential.empty()) note.credential = in.credential;
   note.update = req.update;

@@ -350,6 +350,7 @@ tl::expected<SubmitInput, Refusals> submission(const json& body, const ApiConfig
       out.push_back(Refusal{400, "unknown_credential", "credential", "no credential named \"" + *credential + "\""});
     } else {
       named = it;
+      req.ssh_key = it->second.ssh_key;  // A5: an ssh-key credential is the request's key (loaded at start)
     }
   }
   keep(update_field(body, req), out);
@@ -378,8 +379,6 @@ tl::expected<SubmitInput, Refusals> submission(const json& body, const ApiConfig
       return std::nullopt;
     };
   }
-  // A5: an ssh-key credential is the request's key (loaded at start).
-  if (named) req.ssh_key = (*named)->second.ssh_key;
   check_note_room(req, out);
   auto checked = validate(std::move(req), options);
   if (!checked) take(body, std::move(checked.error()), repo_ok, object_ok, out);
