@@ -4,41 +4,21 @@
 #include <algorithm>
 
 #include "sys/process.hpp"
-#include "wire/url.hpp"
+#include "wire/remote.hpp"
 
 namespace courier::child {
 
 Result<SshTarget> parse_ssh_target(const std::string& remote) {
-  auto url = wire::parse_url(remote, "remote");
-  if (!url) return tl::unexpected(url.error());
-  if (url->scheme != "ssh") return fail(Errc::scheme_refused, "not an ssh:// remote: " + url->without_userinfo());
+  auto parsed = wire::parse_remote(remote);
+  if (!parsed) return tl::unexpected(parsed.error());
+  if (parsed->url.scheme != "ssh") return fail(Errc::scheme_refused, "not an ssh:// remote: " + parsed->canonical);
   SshTarget t;
-  if (url->userinfo) {
-    if (url->userinfo->find(':') != std::string::npos) {
-      return fail(Errc::invalid_argument, "a password in an ssh:// remote is refused: ssh authenticates with keys");
-    }
-    t.user = wire::percent_decode(*url->userinfo);
-  }
-  t.host = url->host;
+  t.user = parsed->user.value_or("");
+  t.host = parsed->url.host;
   if (t.host.size() > 2 && t.host.front() == '[') t.host = t.host.substr(1, t.host.size() - 2);
-  t.port = url->port_given ? url->port : 0;
-  t.path = wire::percent_decode(url->path);
-  if (t.path.rfind("/~", 0) == 0) t.path.erase(0, 1);
+  t.port = parsed->url.port_given ? parsed->url.port : 0;
+  t.path = wire::ssh_receive_pack_path(*parsed);
   return t;
-}
-
-std::string ssh_shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'' || c == '!') {
-      out += "'\\";
-      out += c;
-      out += '\'';
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
 }
 
 std::vector<std::string> ssh_argv(const protocol::SshJob& job, const SshTarget& target, sys::MonoNs deadline) {
@@ -72,7 +52,7 @@ std::vector<std::string> ssh_argv(const protocol::SshJob& job, const SshTarget& 
   }
   if (target.port != 0) argv.insert(argv.end(), {"-p", std::to_string(target.port)});
   if (!target.user.empty()) argv.insert(argv.end(), {"-l", target.user});
-  argv.insert(argv.end(), {"--", target.host, "git-receive-pack " + ssh_shell_quote(target.path)});
+  argv.insert(argv.end(), {"--", target.host, "git-receive-pack " + wire::shell_quote(target.path)});
   return argv;
 }
 

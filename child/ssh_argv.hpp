@@ -14,10 +14,8 @@
 
 namespace courier::child {
 
-// An ssh:// remote taken apart for ssh's command line.
-// TO BE REPLACED by wire::parse_remote, wire::ssh_receive_pack_path and
-// wire::shell_quote (src/wire/remote.hpp) once they read ssh remotes: this is
-// a stand-in that reads only the canonical form ssh://[user@]host[:port]/path.
+// An ssh:// remote taken apart for ssh's command line, as the one remote
+// parser reads it (wire::parse_remote, wire::ssh_receive_pack_path).
 struct SshTarget {
   std::string user;  // empty: ssh's own default
   std::string host;  // an IPv6 literal without its brackets
@@ -29,12 +27,8 @@ struct SshTarget {
 // password in it).
 Result<SshTarget> parse_ssh_target(const std::string& remote);
 
-// git's sq_quote: the text in single quotes, each ' written '\'' and each !
-// written '\!' (a shell's history expansion).
-std::string ssh_shell_quote(const std::string& text);
-
 // The whole argv: [job.program, -v, -o Name=value..., -p PORT, -l USER, "--",
-// host, "git-receive-pack '<path>'"]. ConnectTimeout is the seconds left
+// host, "git-receive-pack '<path>'"], the path quoted by wire::shell_quote. ConnectTimeout is the seconds left
 // until `deadline` (at least 1).
 std::vector<std::string> ssh_argv(const protocol::SshJob& job, const SshTarget& target, sys::MonoNs deadline);
 

@@ -1,6 +1,6 @@
 // ssh_target.hpp — who and where an ssh:// remote names, read from its
-// canonical form (ssh://[user@]host[:port]/path, as the remote's one parser
-// writes it): the user the agent expects in the authentication request and
+// canonical form (ssh://[user@]host[:port]/path), read by the remote's one
+// parser (wire::parse_remote): the user the agent expects in the authentication request and
 // the host and port the known-hosts name is made of.
 #pragma once
 

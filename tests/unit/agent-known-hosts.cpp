@@ -123,9 +123,9 @@ TEST_SUITE("agent-known-hosts") {
     auto t = agent::ssh_target("ssh://git@Example.com:2222/o/r.git");
     REQUIRE(t.has_value());
     CHECK(t->user == "git");
-    CHECK(t->host == "Example.com");
+    CHECK(t->host == "example.com");  // the remote's canonical host
     CHECK(t->port == 2222);
-    CHECK(host_key_alias(t->host, t->port) == "[Example.com]:2222");
+    CHECK(host_key_alias(t->host, t->port) == "[example.com]:2222");
     auto v6 = agent::ssh_target("ssh://[::1]/~/r.git");
     REQUIRE(v6.has_value());
     CHECK(v6->user.empty());
