@@ -51,6 +51,11 @@ class AgentClient {
     return read_n(len);
   }
 
+  // Bytes as they are, with no length put before them.
+  bool send_raw(const std::string& bytes) {
+    return fd_ >= 0 && ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
+  }
+
   // True when the agent closed the connection (end of file within 5 s).
   bool closed_by_agent() {
     pollfd p{fd_, POLLIN, 0};
