@@ -83,11 +83,12 @@ Result<ResolvedRemote> resolve_remote(const std::string& word, const repo::GitCo
     return ResolvedRemote{std::nullopt, push_url_from_url(config, word)};
   }
   if (urls.empty()) {
-    return fail(Errc::invalid_argument, "'" + word +
-                                            "' does not appear to be a git repository: it is not a URL, and no "
-                                            "remote." +
-                                            word + ".url or remote." + word +
-                                            ".pushurl is configured (give an https:// URL or a remote's name)");
+    return fail(Errc::invalid_argument,
+                "'" + word +
+                    "' does not appear to be a git repository: it is not a URL, and no "
+                    "remote." +
+                    word + ".url or remote." + word +
+                    ".pushurl is configured (give an https:// or ssh remote, or a remote's name)");
   }
   if (urls.size() > 1) {
     return fail(Errc::invalid_argument, "remote '" + word + "' has " + std::to_string(urls.size()) + " push URLs (" +

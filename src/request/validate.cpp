@@ -29,7 +29,7 @@ std::string quoted(const std::string& value) { return "'" + wire::printable(valu
 std::optional<wire::Remote> check_remote(const DeliveryRequest& r, const ValidateOptions& options,
                                          FieldErrors& errors) {
   if (r.remote.empty()) {
-    refuse(errors, "remote", kMissingField, "remote is required (an https:// URL)");
+    refuse(errors, "remote", kMissingField, "remote is required (an https:// URL or an ssh remote)");
     return std::nullopt;
   }
   auto parsed = wire::parse_remote(r.remote);

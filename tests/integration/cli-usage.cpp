@@ -116,6 +116,7 @@ TEST_SUITE("cli") {
     CHECK_FALSE(has_line(options, "--limit"));  // log's, not push's
     CHECK(complete(file, "_git_courier_main", "git-courier push --pack-engine ''", 3) == "\nauto\nlibgit2\ngit\n");
     CHECK(complete(file, "_git_courier", "git courier push --auth b", 4) == "\nbearer:\n");
+    CHECK(complete(file, "_git_courier", "git courier push --auth ss", 4) == "\nssh-key:\n");
   }
 
   TEST_CASE("X-CLI3: the completion offers the repository's remotes and refs for push's words, never file names") {
