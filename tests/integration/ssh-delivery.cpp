@@ -20,6 +20,7 @@
 #include "fixture_server.hpp"
 #include "service_support.hpp"
 #include "sshd_server.hpp"
+#include "supervisor/scratch_area.hpp"
 #include "support.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
@@ -119,6 +120,27 @@ std::vector<pid_t> tree_of(pid_t root) {
     }
   }
   return out;
+}
+
+// Whether any regular file under `root`, or open by `pid`, holds `needle`
+// (files up to 64 MiB; the count of files read goes to `files`).
+bool files_hold(const std::string& root, pid_t pid, const std::string& needle, std::size_t& files) {
+  std::vector<std::filesystem::path> paths;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file(ec)) paths.push_back(it->path());
+  }
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    paths.push_back(fd.path());
+  }
+  for (const auto& p : paths) {
+    struct stat st{};
+    if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) continue;
+    ++files;
+    if (test::read_file(p.string()).find(needle) != std::string::npos) return true;
+  }
+  return false;
 }
 
 std::string cmdline_of(pid_t pid) {
@@ -283,7 +305,16 @@ TEST_SUITE("ssh-delivery") {
       const std::string env = test::read_file("/proc/" + std::to_string(p) + "/environ");
       CHECK_MESSAGE(env.find("SSH_AUTH_SOCK") == std::string::npos, "SSH_AUTH_SOCK reached " << cmd);
     }
-    MESSAGE("scanned " << scanned << " bytes of " << tree.size() << " processes");
+    // The files: the scratch area (the child's scratch directory, the
+    // agent's directory with id.pub and known_hosts) and every file a
+    // process of the delivery has open.
+    std::size_t files = 0;
+    for (pid_t p : tree) {
+      CHECK_MESSAGE(!files_hold(supervisor::scratch_parent_path(), p, seed, files),
+                    "a file of the scratch area or open by " << p << " holds the key's seed");
+    }
+    MESSAGE("scanned " << scanned << " bytes of " << tree.size() << " processes and " << files << " files");
+    CHECK(files > 0);
     CHECK(saw_ssh);
     CHECK(scanned > 1'000'000);  // the child's and ssh's mappings, not an empty read
     // The parent holds the seed (the probe finds what it looks for).
