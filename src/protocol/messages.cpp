@@ -318,25 +318,24 @@ Result<ChildMessage> decode_result(Fields& f) {
   return m;
 }
 
-// A job's `ssh` object: every field present, every path absolute.
 Result<std::optional<SshJob>> decode_ssh_job(Fields& f) {
   std::optional<json> raw;
   COURIER_TRY_FIELD(raw, f.opt<json>("ssh"));
   if (!raw) return std::optional<SshJob>{};
   Fields g(*raw, "job.ssh");
   SshJob s;
-  const std::pair<const char*, std::string*> parts[] = {{"program", &s.program},
-                                                        {"agent_socket", &s.agent_socket},
-                                                        {"known_hosts", &s.known_hosts},
-                                                        {"identity", &s.identity}};
-  for (auto [name, v] : parts) {
+  for (auto [name, v] : {std::pair{"program", &s.program},
+                         {"agent_socket", &s.agent_socket},
+                         {"known_hosts", &s.known_hosts},
+                         {"identity", &s.identity},
+                         {"host_key_alias", &s.host_key_alias}}) {
     COURIER_TRY_FIELD(*v, g.req<std::string>(name));
-    if (v->empty() || v->front() != '/') {
-      return fail(Errc::invalid_value, std::string("job: field 'ssh.") + name + "' must be an absolute path");
+    const bool alias = v == &s.host_key_alias;  // every field a path but this name
+    if (v->empty() || (!alias && v->front() != '/')) {
+      return fail(Errc::invalid_value,
+                  std::string("job: field 'ssh.") + name + "' must be " + (alias ? "non-empty" : "an absolute path"));
     }
   }
-  COURIER_TRY_FIELD(s.host_key_alias, g.req<std::string>("host_key_alias"));
-  if (auto r = nonempty("job", "ssh.host_key_alias", s.host_key_alias); !r) return tl::unexpected(r.error());
   if (auto r = g.no_extra(); !r) return tl::unexpected(r.error());
   return std::optional<SshJob>{std::move(s)};
 }

@@ -71,9 +71,8 @@ std::string ed25519_seed(const std::string& key_file, const std::string& pub_lin
     if (line.rfind("-----", 0) != 0) b64 += line;
   }
   const std::string blob = base64_decode(b64);
-  const std::string pub_blob = base64_decode(pub_line.substr(pub_line.find(' ') + 1,
-                                                                   pub_line.find(' ', pub_line.find(' ') + 1) -
-                                                                       pub_line.find(' ') - 1));
+  const std::string pub_blob = base64_decode(
+      pub_line.substr(pub_line.find(' ') + 1, pub_line.find(' ', pub_line.find(' ') + 1) - pub_line.find(' ') - 1));
   const std::string pub = pub_blob.substr(pub_blob.size() - 32);
   const std::string priv_len("\0\0\0\x40", 4);
   for (std::size_t at = blob.find(priv_len); at != std::string::npos; at = blob.find(priv_len, at + 1)) {
@@ -135,7 +134,7 @@ bool files_hold(const std::string& root, pid_t pid, const std::string& needle, s
     paths.push_back(fd.path());
   }
   for (const auto& p : paths) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (64 << 20)) continue;
     ++files;
     if (test::read_file(p.string()).find(needle) != std::string::npos) return true;
@@ -263,11 +262,11 @@ TEST_SUITE("ssh-delivery") {
     CHECK(test::git({"--git-dir", ours, "fsck", "--strict"}).ok());
     // git push over ssh, the same key and known hosts, to a twin.
     const std::string theirs = s.bare("theirs");
-    const std::string ssh_cmd = "ssh -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none -o IdentityFile=" +
-                                s.key_file + " -o UserKnownHostsFile=" + s.known_hosts +
-                                " -o StrictHostKeyChecking=yes";
-    auto pushed = test::git({"-c", "core.sshCommand=" + ssh_cmd, "push", s.sshd->url(theirs), s.tip + ":" + kMain},
-                            s.source);
+    const std::string ssh_cmd =
+        "ssh -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityAgent=none -o IdentityFile=" + s.key_file +
+        " -o UserKnownHostsFile=" + s.known_hosts + " -o StrictHostKeyChecking=yes";
+    auto pushed =
+        test::git({"-c", "core.sshCommand=" + ssh_cmd, "push", s.sshd->url(theirs), s.tip + ":" + kMain}, s.source);
     REQUIRE_MESSAGE(pushed.ok(), pushed.err);
     CHECK(s.remote_ref(theirs) == s.remote_ref(ours));
     CHECK(test::git_ok({"--git-dir", ours, "rev-list", "--objects", "--all"}) ==
@@ -368,7 +367,8 @@ TEST_SUITE("ssh-delivery") {
     CHECK(s.remote_ref(remote).empty());
   }
 
-  TEST_CASE("T5: an unknown host key ends an SSH delivery transport_failed naming the key's fingerprint, nothing sent") {
+  TEST_CASE(
+      "T5: an unknown host key ends an SSH delivery transport_failed naming the key's fingerprint, nothing sent") {
     Setup s;
     const std::string remote = s.bare("unknown");
     HeldRemote held(s.dir.path(), remote);
@@ -381,8 +381,7 @@ TEST_SUITE("ssh-delivery") {
     const Outcome o = ex.submit(s.request(remote, s.tip)).wait();
     CHECK_MESSAGE(o.kind == OutcomeKind::transport_failed, outcome_name(o.kind), ": ", o.reason);
     CHECK(o.remote_effect == RemoteEffect::none);
-    const std::string fingerprint =
-        run_ok({"/usr/bin/ssh-keygen", "-l", "-f", s.dir.path() + "/sshd/host_key.pub"});
+    const std::string fingerprint = run_ok({"/usr/bin/ssh-keygen", "-l", "-f", s.dir.path() + "/sshd/host_key.pub"});
     const std::string sha = fingerprint.substr(fingerprint.find("SHA256:"), 50);
     CHECK_MESSAGE(o.reason.find(sha.substr(0, sha.find(' '))) != std::string::npos, o.reason);
     CHECK_FALSE(held.entered());
