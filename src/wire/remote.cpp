@@ -233,6 +233,10 @@ Result<std::string> lane_key(std::string_view url) {
 
 std::string ssh_receive_pack_path(const Remote& remote) {
   std::string path = percent_decode(remote.url.path);
+  // The home directory itself: sent relative, as git sends the scp-like
+  // spelling that most remotes are written in ("owner/r.git"); a forge's
+  // command wrapper may know no "~/".
+  if (path.rfind("/~/", 0) == 0) return path.substr(3);
   if (path.size() > 1 && path[0] == '/' && path[1] == '~') path.erase(0, 1);
   return path;
 }

@@ -54,8 +54,10 @@ Result<Remote> parse_remote(std::string_view text);
 Result<std::string> lane_key(std::string_view text);
 
 // The path git-receive-pack is asked to serve over ssh, as git passes it:
-// the canonical path decoded, a leading "/~" made "~" (home-relative, as
-// git does for ssh://host/~user/x). The command ssh runs is
+// the canonical path decoded; a home-relative "/~/x" sent as "x", as git
+// sends the scp-like `host:x` (the command runs in the home directory, so
+// it is the same repository as git's "~/x" for ssh://host/~/x), and
+// another user's "/~bob/x" as "~bob/x". The command ssh runs is
 // "git-receive-pack " + shell_quote(ssh_receive_pack_path(remote)).
 std::string ssh_receive_pack_path(const Remote& remote);
 

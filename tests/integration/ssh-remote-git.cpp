@@ -120,19 +120,17 @@ TEST_SUITE("ssh-remote-git") {
       CHECK(theirs.user == ours->user.value_or(""));
       CHECK(host_key(theirs.host) == bare_host(ours->url.host));
       CHECK(theirs.port == ours->url.port);
-      // git keeps an scp-like relative path relative ('x'); the canonical
-      // remote writes it home-relative ('~/x'), which the server reads as
-      // the same repository.
-      const bool relative =
-          theirs.command.rfind("git-receive-pack '~", 0) != 0 && theirs.command.rfind("git-receive-pack '/", 0) != 0;
-      if (relative) {
-        CHECK(command == "git-receive-pack '~/" + theirs.command.substr(std::string("git-receive-pack '").size()));
-      } else {
-        CHECK(command == theirs.command);
-      }
-      // The canonical remote, given to git, is what git-courier sends, byte for byte.
+      // A home-relative path goes relative ('x'), as git sends the
+      // scp-like spelling; git sends ssh://h/~/x as '~/x', which the server
+      // reads as the same repository (the command runs in the home).
+      const auto as_git = [](const std::string& git_command) {
+        const std::string home = "git-receive-pack '~/";
+        return git_command.rfind(home, 0) == 0 ? "git-receive-pack '" + git_command.substr(home.size()) : git_command;
+      };
+      CHECK(command == as_git(theirs.command));
+      // The canonical remote, given to git, reaches the same repository.
       const SshCall canonical = git.call(ours->canonical);
-      CHECK(canonical.command == command);
+      CHECK(as_git(canonical.command) == command);
       CHECK(canonical.user == theirs.user);
       CHECK(canonical.host == host_key(theirs.host));
       CHECK(canonical.port == theirs.port);

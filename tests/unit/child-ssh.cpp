@@ -54,14 +54,16 @@ TEST_SUITE("child") {
     CHECK(tail == std::vector<std::string>{"--", "git.example", "git-receive-pack '/srv/it'\\''s'\\!'.git'"});
   }
 
-  TEST_CASE("T5: a home-relative ssh path reaches git-receive-pack as ~, and no port or user is given when none is") {
+  TEST_CASE(
+      "T5: a home-relative ssh path reaches git-receive-pack relative, as git sends an scp-like path, and no port or "
+      "user is given when none is") {
     auto t = parse_ssh_target("ssh://git.example/~/repo.git");
     REQUIRE(t.has_value());
-    CHECK(t->path == "~/repo.git");
+    CHECK(t->path == "repo.git");
     const auto argv = ssh_argv(ssh_job(), *t, sys::mono_now_ns());
     CHECK(index_of(argv, "-p") == argv.size());
     CHECK(index_of(argv, "-l") == argv.size());
-    CHECK(argv.back() == "git-receive-pack '~/repo.git'");
+    CHECK(argv.back() == "git-receive-pack 'repo.git'");
     CHECK(index_of(argv, "ConnectTimeout=1") < argv.size());
     CHECK_FALSE(parse_ssh_target("https://git.example/r.git").has_value());
     CHECK_FALSE(parse_ssh_target("ssh://u:pw@git.example/r.git").has_value());

@@ -132,12 +132,13 @@ TEST_SUITE("wire-ssh-remote") {
   }
 
   TEST_CASE("H2: the path receive-pack gets is git's: decoded, '/~' made '~', an scp-like path byte for byte") {
-    CHECK(command("git@example.com:owner/repo.git") == "git-receive-pack '~/owner/repo.git'");
+    CHECK(command("git@example.com:owner/repo.git") == "git-receive-pack 'owner/repo.git'");
+    CHECK(command("ssh://git@example.com/~/owner/repo.git") == "git-receive-pack 'owner/repo.git'");
     CHECK(command("h:/abs/x") == "git-receive-pack '/abs/x'");
     CHECK(command("ssh://h/~bob/x") == "git-receive-pack '~bob/x'");
     CHECK(command("ssh://h/a%20b") == "git-receive-pack '/a b'");
-    CHECK(command("h:a%20b") == "git-receive-pack '~/a%20b'");
-    CHECK(command("h:it's here") == "git-receive-pack '~/it'\\''s here'");
+    CHECK(command("h:a%20b") == "git-receive-pack 'a%20b'");
+    CHECK(command("h:it's here") == "git-receive-pack 'it'\\''s here'");
     CHECK(canonical("h:it's here") == "ssh://h/~/it's%20here");
     CHECK(command("git+ssh://u@h/a'b!c") == "git-receive-pack '/a'\\''b'\\!'c'");
   }
