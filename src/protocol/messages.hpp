@@ -150,10 +150,10 @@ using ChildMessage = std::variant<Hello, Mint, Check, Progress, ResultMsg>;
 // (user, host, port, path) is the job's canonical `remote`. Every path is
 // absolute and was made by the parent for this delivery, except `program`.
 struct SshJob {
-  std::string program;       // OpenSSH's ssh, run by this absolute path
-  std::string agent_socket;  // the parent's agent for this delivery (IdentityAgent)
-  std::string known_hosts;   // the entries the parent accepts for this host (UserKnownHostsFile)
-  std::string identity;      // the key's public half (IdentityFile, with IdentitiesOnly)
+  std::string program;         // OpenSSH's ssh, run by this absolute path
+  std::string agent_socket;    // the parent's agent for this delivery (IdentityAgent)
+  std::string known_hosts;     // the entries the parent accepts for this host (UserKnownHostsFile)
+  std::string identity;        // the key's public half (IdentityFile, with IdentitiesOnly)
   std::string host_key_alias;  // the name the host key is looked up under: host, or [host]:port
   bool operator==(const SshJob&) const = default;
 };
