@@ -17,8 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-// Reads fields off one JSON object, remembering which it consumed so that
-// any field left over is reported as unknown.
+// Reads fields off one JSON object, remembering which it consumed so that any field left over is reported as unknown.
 class Fields {
  public:
   Fields(const json& obj, std::string type) : obj_(obj), type_(std::move(type)) { seen_.insert("type"); }
