@@ -112,21 +112,6 @@ Result<ServiceCredentials> service_credentials(const std::map<std::string, std::
   return out;
 }
 
-Result<void> load_ssh_keys(ServiceCredentials& credentials) {
-  for (auto& [name, c] : credentials) {
-    if (!is_ssh_spec(c.spec)) continue;
-    const std::string file = c.spec.substr(std::string_view("ssh-key:").size());
-    auto key = load_ssh_key(file, [&]() -> Result<std::string> {
-      return fail(Errc::invalid_argument,
-                  "it is encrypted, and the service asks no passphrase: give it a key "
-                  "without one (ssh-keygen -p -N '' -f FILE on a copy kept 0600)");
-    });
-    if (!key) return fail(Errc::invalid_argument, "--credential " + name + ": " + key.error().message);
-    c.ssh_key = *key;
-  }
-  return {};
-}
-
 std::string out_of_scope_message(const std::string& name, std::string_view remote) {
   return "credential \"" + name + "\" may not be sent to " + wire::redact_url(remote) +
          ": the remote is outside the credential's scope (the service's --credential-scope " + name + "=...)";

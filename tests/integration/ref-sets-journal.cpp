@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "held_remote.hpp"
 #include "push_setup.hpp"
 #include "seat/admission.hpp"
 
@@ -28,32 +29,7 @@ const std::string kZero(40, '0');
 const std::string kBranch = "refs/heads/main";
 const std::string kTag = "refs/tags/v1";
 
-// The remote's pre-receive hook leaves a mark when it runs, then waits for
-// one line on a FIFO: "yes" lets the push through, anything else refuses
-// it. Whatever a case did, the hook is released (refusing) at the end.
-struct HeldRemote {
-  std::string fifo;
-  std::string mark;
-  HeldRemote(const std::string& dir, const std::string& repo_path) : fifo(dir + "/hold"), mark(dir + "/held") {
-    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    const std::string hook = repo_path + "/hooks/pre-receive";
-    test::write_file(hook, "#!/bin/sh\ncat >/dev/null\n: > '" + mark + "'\nread -r go < '" + fifo +
-                               "'\n[ \"$go\" = yes ] && exit 0\necho held back >&2\nexit 1\n");
-    REQUIRE(::chmod(hook.c_str(), 0755) == 0);
-  }
-  HeldRemote(const HeldRemote&) = delete;
-  HeldRemote& operator=(const HeldRemote&) = delete;
-  ~HeldRemote() { release("no"); }
-  bool entered() const { return ::access(mark.c_str(), F_OK) == 0; }
-  // Answers a hook waiting on the FIFO (none waiting: nothing to do).
-  void release(const std::string& word) const {
-    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return;
-    const std::string line = word + "\n";
-    (void)!::write(fd, line.data(), line.size());
-    ::close(fd);
-  }
-};
+using test::HeldRemote;
 
 struct Setup : test::JournalledSetup {
   std::string tag;

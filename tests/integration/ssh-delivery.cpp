@@ -18,10 +18,11 @@
 
 #include "courier/courier.hpp"
 #include "fixture_server.hpp"
+#include "held_remote.hpp"
 #include "service_support.hpp"
 #include "sshd_server.hpp"
-#include "supervisor/scratch_area.hpp"
 #include "support.hpp"
+#include "supervisor/scratch_area.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
 // time (CMakeLists.txt, unity batches), and a name here must not meet
@@ -220,31 +221,7 @@ struct Setup {
   }
 };
 
-// The remote's pre-receive hook leaves a mark when it runs, then waits for
-// one line on a FIFO: "yes" lets the push through, anything else refuses
-// it. Whatever a case did, the hook is released (refusing) at the end.
-struct HeldRemote {
-  std::string fifo;
-  std::string mark;
-  HeldRemote(const std::string& dir, const std::string& repo_path) : fifo(dir + "/hold"), mark(dir + "/held") {
-    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
-    const std::string hook = repo_path + "/hooks/pre-receive";
-    test::write_file(hook, "#!/bin/sh\ncat >/dev/null\n: > '" + mark + "'\nread -r go < '" + fifo +
-                               "'\n[ \"$go\" = yes ] && exit 0\necho held back >&2\nexit 1\n");
-    REQUIRE(::chmod(hook.c_str(), 0755) == 0);
-  }
-  HeldRemote(const HeldRemote&) = delete;
-  HeldRemote& operator=(const HeldRemote&) = delete;
-  ~HeldRemote() { release("no"); }
-  bool entered() const { return ::access(mark.c_str(), F_OK) == 0; }
-  void release(const std::string& word) const {
-    const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return;
-    const std::string line = word + "\n";
-    (void)!::write(fd, line.data(), line.size());
-    ::close(fd);
-  }
-};
+using test::HeldRemote;
 
 }  // namespace
 

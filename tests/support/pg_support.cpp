@@ -57,24 +57,6 @@ RunResult checked(const std::vector<std::string>& argv, const std::string& what,
   return r;
 }
 
-// A port nobody listens on now (the kernel's pick for a bind to port 0).
-int free_port() {
-  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0) throw std::runtime_error("PgCluster: socket failed");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  ::close(s);
-  if (port == 0) throw std::runtime_error("PgCluster: no free port");
-  return port;
-}
-
 // The postmaster's pid, from postmaster.pid (0 when absent).
 pid_t postmaster_pid(const std::string& dir) {
   std::ifstream f(dir + "/data/postmaster.pid");
@@ -120,7 +102,7 @@ PgCluster PgCluster::start() {
           "initdb", nullptr);
   // A port picked now may be taken by the time the server binds it: try again with another.
   for (int tries = 0;; ++tries) {
-    c.port_ = free_port();
+    c.port_ = free_loopback_port("PgCluster");
     try {
       c.start_server();
       break;

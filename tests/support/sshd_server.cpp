@@ -35,24 +35,7 @@ constexpr const char* kSshd = "/usr/sbin/sshd";
 constexpr const char* kKeygen = "/usr/bin/ssh-keygen";
 constexpr long kStartMs = 10'000;
 
-// A port nobody listens on now (the kernel's pick for a bind to port 0).
-int pick_free_port() {
-  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0) throw std::runtime_error("SshdServer: socket failed");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  int port = 0;
-  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
-    port = ntohs(a.sin_port);
-  }
-  ::close(s);
-  if (port == 0) throw std::runtime_error("SshdServer: no free port");
-  return port;
-}
-
+// Whether something listens on the port now.
 bool accepts_connections(int port) {
   const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) return false;
@@ -136,7 +119,7 @@ SshdServer SshdServer::start(const fs::path& dir, const SshdOptions& o) {
   if (keygen.exit_code != 0) throw std::runtime_error("SshdServer: ssh-keygen failed: " + keygen.err);
   s.host_key_line_ = key_words(read_file((dir / "host_key.pub").string()));
   write_text(dir / "authorized_keys", o.authorized_key_line + "\n");
-  s.port_ = pick_free_port();
+  s.port_ = free_loopback_port("SshdServer");
   write_text(dir / "sshd_config", config_text(dir, s.port_));
 
   sys::SpawnSpec spec;

@@ -1,7 +1,10 @@
 // support.cpp — test helpers.
 #include "support.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -390,6 +393,27 @@ std::vector<std::string> cli_env() {
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "LANG=C"};
   if (const char* tmp = std::getenv("TMPDIR")) env.push_back(std::string("TMPDIR=") + tmp);
   return env;
+}
+
+}  // namespace courier::test
+
+namespace courier::test {
+
+int free_loopback_port(const std::string& who) {
+  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) throw std::runtime_error(who + ": socket failed");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  int port = 0;
+  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+    port = ntohs(a.sin_port);
+  }
+  ::close(s);
+  if (port == 0) throw std::runtime_error(who + ": no free port");
+  return port;
 }
 
 }  // namespace courier::test

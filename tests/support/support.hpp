@@ -146,6 +146,9 @@ namespace courier::test {
 
 // Whole-file helpers for tests (binary-safe).
 std::string read_file(const std::string& path);
+// A TCP port on 127.0.0.1 that was free a moment ago (bound, read, closed),
+// for a server a test starts (sshd, PostgreSQL). Throws naming `who`.
+int free_loopback_port(const std::string& who);
 void write_file(const std::string& path, const std::string& text);
 
 // The environment the CLI's end-to-end tests run git-courier in: a fixed
