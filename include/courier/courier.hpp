@@ -245,6 +245,10 @@ struct ValidateOptions {
   // a named credential's scope), given its canonical form; a refusal it
   // returns joins the others. Null: none.
   std::function<std::optional<FieldError>(const std::string& canonical_remote)> remote_check;
+  // The SSH key is another process's to supply (`push --via`: the
+  // service's credential): an ssh remote without ssh_key is not refused
+  // here. A key given with an http(s) remote still is.
+  bool ssh_key_elsewhere = false;
 };
 
 // What validate() read, kept with the request: the remote taken apart once

@@ -354,6 +354,7 @@ tl::expected<PushRequest, FieldErrors> read_push_request(const PushArgs& a, Push
     // The service refuses user information and judges plain http to
     // loopback by its own --allow-http-loopback: the rest is judged here.
     options.refuse_user_in_remote = "name a credential of the service instead (--credential)";
+    options.ssh_key_elsewhere = true;  // the service's ssh-key credential
     r.req.allow_http_loopback = true;
   }
   // The service resolves --rev.

@@ -56,9 +56,10 @@ std::optional<wire::Remote> check_remote(const DeliveryRequest& r, const Validat
 // A5: an ssh remote is reached with the request's key and nothing else (the
 // parent is the only agent); an http(s) one never carries a key. The files
 // ssh is given are named absolutely: the child runs in another directory.
-void check_ssh(const DeliveryRequest& r, const std::optional<wire::Remote>& remote, FieldErrors& errors) {
+void check_ssh(const DeliveryRequest& r, const std::optional<wire::Remote>& remote, bool key_elsewhere,
+               FieldErrors& errors) {
   const bool ssh = remote && remote->url.scheme == "ssh";
-  if (ssh && !r.ssh_key) {
+  if (ssh && !r.ssh_key && !key_elsewhere) {
     refuse(errors, "ssh_key", kMissingField,
            "ssh_key is required for the ssh remote " + remote->canonical + " (--auth ssh-key:FILE)");
   } else if (remote && !ssh && r.ssh_key) {
@@ -213,7 +214,7 @@ tl::expected<CheckedRequest, FieldErrors> validate(DeliveryRequest request, cons
   const bool repo_ok = !request.repo.empty();
   if (!repo_ok) refuse(errors, "repo", kMissingField, "repo is required (the local repository's path)");
   auto remote = check_remote(request, options, errors);
-  check_ssh(request, remote, errors);
+  check_ssh(request, remote, options.ssh_key_elsewhere, errors);
   parts->updates = updates_of(request, errors);
   const bool one = request.updates.empty();
   for (std::size_t i = 0; i < parts->updates.size(); ++i) {

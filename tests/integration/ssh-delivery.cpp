@@ -365,6 +365,32 @@ TEST_SUITE("ssh-delivery") {
     CHECK(s.remote_ref(remote).empty());
     CHECK(s.sshd->log().find("Accepted publickey") == std::string::npos);
   }
+  TEST_CASE(
+      "A5 T5: push --via an ssh remote: the service signs with its ssh-key credential, scoped to that user and "
+      "host, and the ref lands; outside the scope it is refused, nothing sent") {
+    Setup s;
+    const std::string remote = s.bare("via");
+    const std::string scope = "ssh://" + s.sshd->user() + "@127.0.0.1:" + std::to_string(s.sshd->port()) + "/";
+    test::ServeProcess service(s.dir.path() + "/state", s.dir.path(),
+                               {"--credential", "deploy=ssh-key:" + s.key_file, "--credential-scope",
+                                "deploy=" + scope + s.dir.path().substr(1) + "/repos/", "--known-hosts", s.known_hosts,
+                                "--lane-dir", s.dir.path() + "/lanes"});
+    REQUIRE_MESSAGE(service.up(), service.log());
+    const auto via = [&](const std::string& url) {
+      return test::run(
+          test::clean_env_argv({COURIER_BINARY, "push", "--via", service.socket(), "--credential", "deploy", "--repo",
+                                s.source, "--remote", url, "--ref", kMain, "--oid", s.tip, "--json"}));
+    };
+    const test::RunResult r = via(s.sshd->url(remote));
+    CHECK_MESSAGE(r.exit_code == 0, r.out << r.err);
+    CHECK(r.out.find("\"delivered\"") != std::string::npos);
+    CHECK(s.remote_ref(remote) == s.tip);
+    // Another user at the same host is outside the credential's scope.
+    const std::string other = "ssh://nobody@127.0.0.1:" + std::to_string(s.sshd->port()) + remote;
+    const test::RunResult out = via(other);
+    CHECK(out.exit_code != 0);
+    CHECK_MESSAGE(out.out.find("credential_out_of_scope") != std::string::npos, out.out << out.err);
+  }
 }
 
 }  // namespace integration_ssh_delivery
