@@ -11,14 +11,10 @@ namespace courier::child {
 Result<SshTarget> parse_ssh_target(const std::string& remote) {
   auto parsed = wire::parse_remote(remote);
   if (!parsed) return tl::unexpected(parsed.error());
-  if (parsed->url.scheme != "ssh") return fail(Errc::scheme_refused, "not an ssh:// remote: " + parsed->canonical);
-  SshTarget t;
-  t.user = parsed->user.value_or("");
-  t.host = parsed->url.host;
-  if (t.host.size() > 2 && t.host.front() == '[') t.host = t.host.substr(1, t.host.size() - 2);
-  t.port = parsed->url.port_given ? parsed->url.port : 0;
-  t.path = wire::ssh_receive_pack_path(*parsed);
-  return t;
+  auto endpoint = wire::ssh_endpoint(*parsed);
+  if (!endpoint) return fail(Errc::scheme_refused, "not an ssh:// remote: " + parsed->canonical);
+  return SshTarget{endpoint->user, endpoint->host, endpoint->port_given ? endpoint->port : 0,
+                   wire::ssh_receive_pack_path(*parsed)};
 }
 
 std::vector<std::string> ssh_argv(const protocol::SshJob& job, const SshTarget& target, sys::MonoNs deadline) {

@@ -28,10 +28,8 @@ struct SshPlan {
 Result<SshPlan> plan_of(const DeliveryHandle::Shared& d, const agent::SshTarget& target) {
   SshPlan p;
   p.target = target;
-  // The user ssh logs in as: the remote's, else this account's name (as ssh).
-  if (p.target.user.empty()) {
-    if (auto raw = agent::ssh_target(d.req.remote)) p.target.user = raw->user;
-  }
+  // The user ssh logs in as: the remote's (the canonical remote keeps it),
+  // else this account's name (as ssh).
   p.known_hosts = d.req.known_hosts;
   if (p.target.user.empty() || p.known_hosts.empty()) {
     auto me = sys::current_user();

@@ -241,6 +241,17 @@ std::string ssh_receive_pack_path(const Remote& remote) {
   return path;
 }
 
+std::optional<SshEndpoint> ssh_endpoint(const Remote& remote) {
+  if (remote.url.scheme != "ssh") return std::nullopt;
+  SshEndpoint e;
+  e.user = remote.user.value_or("");
+  e.host = remote.url.host;
+  if (e.host.size() > 2 && e.host.front() == '[') e.host = e.host.substr(1, e.host.size() - 2);
+  e.port = remote.url.port;
+  e.port_given = remote.url.port_given;
+  return e;
+}
+
 Result<void> check_scheme(const Url& url, bool allow_http_loopback) {
   if (url.scheme == "https" || url.scheme == "ssh") return {};
   if (url.scheme == "http") {

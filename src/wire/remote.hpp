@@ -61,6 +61,18 @@ Result<std::string> lane_key(std::string_view text);
 // "git-receive-pack " + shell_quote(ssh_receive_pack_path(remote)).
 std::string ssh_receive_pack_path(const Remote& remote);
 
+// An ssh:// remote as ssh's command line and the parent's agent need it:
+// the one place its host loses its brackets.
+struct SshEndpoint {
+  std::string user;         // "" when the remote names none
+  std::string host;         // an IPv6 literal without its brackets
+  int port = 22;            // the remote's, else 22
+  bool port_given = false;  // the remote names a port other than 22
+};
+
+// Nullopt for a remote that is not ssh://.
+std::optional<SshEndpoint> ssh_endpoint(const Remote& remote);
+
 // T1: https, or plain http to a loopback address when the caller allowed
 // it; ssh (host keys verified, A5). Errors: scheme_refused, saying which rule refused.
 Result<void> check_scheme(const Url& url, bool allow_http_loopback);

@@ -163,6 +163,8 @@ std::vector<pid_t> running(const std::string& program, const std::string& needle
   return out;
 }
 
+using test::HeldRemote;
+
 struct Setup {
   test::TempDir dir;
   std::string key_file;
@@ -215,13 +217,24 @@ struct Setup {
     return r;
   }
 
+  // A delivery stopped (`kind`) while the remote's hook held its push: the
+  // stop confirmed, the outcome possible, no ssh of the delivery left
+  // running, and once the hook refuses, the remote's ref unchanged.
+  void stopped_while_held(const Outcome& o, OutcomeKind kind, const std::string& remote, const HeldRemote& held) {
+    CHECK_MESSAGE(o.kind == kind, outcome_name(o.kind), ": ", o.reason);
+    CHECK(o.child.reaped);
+    CHECK(o.remote_effect == RemoteEffect::possible);
+    CHECK(running("ssh", remote).empty());
+    CHECK(running("/usr/bin/ssh", remote).empty());
+    held.release("no");
+    CHECK(remote_ref(remote).empty());
+  }
+
   std::string remote_ref(const std::string& repo_path, const std::string& ref = kMain) {
     auto r = test::git({"--git-dir", repo_path, "rev-parse", "--verify", "-q", ref});
     return r.ok() ? r.out.substr(0, r.out.find('\n')) : std::string();
   }
 };
-
-using test::HeldRemote;
 
 }  // namespace
 
@@ -314,14 +327,8 @@ TEST_SUITE("ssh-delivery") {
     const double took_ms = sys::ns_to_ms(sys::mono_now_ns() - t0);
     MESSAGE("deadline 4000 ms; outcome after " << took_ms << " ms");
     REQUIRE_MESSAGE(held.entered(), "the push never reached the hook: " << o.reason);
-    CHECK_MESSAGE(o.kind == OutcomeKind::deadline_killed, outcome_name(o.kind), ": ", o.reason);
-    CHECK(o.child.reaped);
-    CHECK(o.remote_effect == RemoteEffect::possible);
     CHECK(took_ms < 4'000 + sys::ns_to_ms(kReapBound + kEofBound));
-    CHECK(running("ssh", remote).empty());
-    CHECK(running("/usr/bin/ssh", remote).empty());
-    held.release("no");
-    CHECK(s.remote_ref(remote).empty());
+    s.stopped_while_held(o, OutcomeKind::deadline_killed, remote, held);
   }
 
   TEST_CASE(
@@ -335,13 +342,7 @@ TEST_SUITE("ssh-delivery") {
     REQUIRE(test::wait_for_fact([&] { return held.entered(); }, 30'000, 20'000));
     h.revoke("the buyer withdrew");
     const Outcome o = h.wait();
-    CHECK_MESSAGE(o.kind == OutcomeKind::revoked, outcome_name(o.kind), ": ", o.reason);
-    CHECK(o.child.reaped);
-    CHECK(o.remote_effect == RemoteEffect::possible);
-    CHECK(running("ssh", remote).empty());
-    CHECK(running("/usr/bin/ssh", remote).empty());
-    held.release("no");
-    CHECK(s.remote_ref(remote).empty());
+    s.stopped_while_held(o, OutcomeKind::revoked, remote, held);
   }
 
   TEST_CASE(
