@@ -146,5 +146,26 @@ class Goals:
                 f"{fmt_ms(sv['service']['p50_ms'])} / {fmt_ms(sv['service']['p99_ms'])} vs "
                 f"{fmt_ms(sv['cli']['p50_ms'])} / {fmt_ms(sv['cli']['p99_ms'])} "
                 f"({sv['ratio_p50']:.2f}x / {sv['ratio_p99']:.2f}x)", "reported")
+        # Client cost per delivery (section cost): CPU of every client-side process, against git push's.
+        if "cost" in R:
+            cs = R["cost"].get("small")
+            if cs:
+                g = cs["git"]["cpu_ms_mean"]
+                for key, limit, label in (("service", 0.3, "service delivery (warm child)"),
+                                          ("cli", 0.8, "CLI push (cold child)")):
+                    v = cs[key]["cpu_ms_mean"]
+                    add(f"client CPU, small push: {label} <= {limit:.1f}x git push's (means, n={cs['n']})",
+                        f"{v / g:.2f}x ({v:.1f} ms vs {g:.1f} ms)", upto(v / g, limit))
+            cl = R["cost"].get("large")
+            if cl:
+                g = cl["runs"]["git"]["cpu_ms"]
+                for tool, ratio in cl["ratio"].items():
+                    label = "service (--auth none)" if tool == "service" else f"CLI --auth {tool.split(':')[1]}"
+                    add(f"client CPU, large push ({cl['objects']} objects), {label}: <= 1.0x git push's",
+                        f"{ratio:.2f}x ({cl['runs'][tool]['cpu_ms'] / 1000:.2f} s vs {g / 1000:.2f} s)",
+                        upto(ratio, 1.0))
+        else:
+            add("client CPU per delivery: service <= 0.3x, CLI <= 0.8x (small), <= 1.0x (large) git push's", "",
+                need("cost"))
         add("no timed assertions in the unit suite", "", "not measured by the bench (checked in review)")
         return out
