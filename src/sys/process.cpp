@@ -2,19 +2,26 @@
 #include "sys/process.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <pthread.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <string_view>
 
 #include "sys/io.hpp"
 
@@ -47,28 +54,70 @@ bool is_child_subreaper() {
   return ::prctl(PR_GET_CHILD_SUBREAPER, &on) == 0 && on != 0;
 }
 
-std::optional<ProcStat> proc_stat(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(in, line)) return std::nullopt;
-  // The command name is in parentheses and may itself hold ')' or spaces:
-  // the fields start after the last ')'.
+namespace {
+
+// The fields after the command name of a /proc/<pid>/stat line. The name is
+// in parentheses and may itself hold ')' or spaces: the fields start after
+// the last ')'. Parsed in place, without streams: a service with subreaping
+// reads the stat of every process on the host twice per delivery (strays.cpp),
+// and the stream parser cost more than the kernel's own work on the file.
+std::optional<ProcStat> parse_stat(std::string_view line) {
   const auto close = line.rfind(')');
-  if (close == std::string::npos) return std::nullopt;
-  std::istringstream rest(line.substr(close + 1));
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(close + 1);
+  // Field k (proc(5), from 1) of the line; fields 1 and 2 are before `rest`.
+  auto field = [&rest](int k) -> std::string_view {
+    std::size_t at = 0;
+    for (int n = 3;; ++n) {
+      at = rest.find_first_not_of(' ', at);
+      if (at == std::string_view::npos) return {};
+      const std::size_t end = std::min(rest.find(' ', at), rest.size());
+      if (n == k) return rest.substr(at, end - at);
+      at = end;
+    }
+  };
+  auto number = [](std::string_view text, auto& out) {
+    const char* last = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(text.data(), last, out);
+    return !text.empty() && ec == std::errc() && ptr == last;
+  };
   ProcStat st;
+  const std::string_view state = field(3);
   long ppid = 0, pgid = 0;
-  rest >> st.state >> ppid >> pgid;
+  // Field 22 is starttime, 38 exit_signal (proc(5)).
+  if (state.size() != 1 || !number(field(4), ppid) || !number(field(5), pgid) || !number(field(22), st.start_ticks) ||
+      !number(field(38), st.exit_signal)) {
+    return std::nullopt;
+  }
+  st.state = state.front();
   st.ppid = static_cast<pid_t>(ppid);
   st.pgid = static_cast<pid_t>(pgid);
-  // Fields 6..21 are skipped; 22 is starttime, 38 exit_signal (proc(5)).
-  std::string skip;
-  for (int field = 6; field <= 21 && rest; ++field) rest >> skip;
-  rest >> st.start_ticks;
-  for (int field = 23; field <= 37 && rest; ++field) rest >> skip;
-  rest >> st.exit_signal;
-  if (!rest) return std::nullopt;
   return st;
+}
+
+// The stat file `rel` under the directory dir_fd (AT_FDCWD for an absolute
+// path), read whole: one line well under 2 KiB.
+std::optional<ProcStat> read_stat_at(int dir_fd, const char* rel) {
+  const int fd = ::openat(dir_fd, rel, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::array<char, 2048> buf{};
+  std::size_t got = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data() + got, buf.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+    if (got == buf.size()) break;
+  }
+  ::close(fd);
+  return parse_stat(std::string_view(buf.data(), got));
+}
+
+}  // namespace
+
+std::optional<ProcStat> proc_stat(pid_t pid) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  return read_stat_at(AT_FDCWD, path.c_str());
 }
 
 namespace {
@@ -79,11 +128,15 @@ std::vector<pid_t> pids_where(Keep keep) {
   std::vector<pid_t> out;
   DIR* d = ::opendir("/proc");
   if (!d) return out;
+  const int dir_fd = ::dirfd(d);
+  std::array<char, 64> rel{};
   while (dirent* e = ::readdir(d)) {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (*end != '\0' || pid <= 0) continue;
-    if (auto st = proc_stat(static_cast<pid_t>(pid)); st && keep(*st)) out.push_back(static_cast<pid_t>(pid));
+    // "<pid>/stat" opened under the directory already open: no path built.
+    std::snprintf(rel.data(), rel.size(), "%ld/stat", pid);
+    if (auto st = read_stat_at(dir_fd, rel.data()); st && keep(*st)) out.push_back(static_cast<pid_t>(pid));
   }
   ::closedir(d);
   return out;
@@ -91,9 +144,66 @@ std::vector<pid_t> pids_where(Keep keep) {
 
 }  // namespace
 
+namespace {
+
+// struct pidfd_info as Linux 6.13 first defined it (PIDFD_INFO_SIZE_VER0,
+// 64 bytes); the headers this is built against may predate it.
+struct PidfdInfoV0 {
+  std::uint64_t mask;
+  std::uint64_t cgroupid;
+  std::uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+  std::uint32_t spare0;
+};
+static_assert(sizeof(PidfdInfoV0) == 64);
+constexpr std::uint64_t kPidfdInfoPid = 1;  // PIDFD_INFO_PID: pid, tgid and ppid filled
+constexpr unsigned long kPidfdGetInfo = _IOWR(0xFF, 11, PidfdInfoV0);
+std::atomic<bool> g_pidfd_info_missing{false};
+
+// The parent of pid as one pidfd query answers it (Linux 6.13 and later),
+// the same number /proc/<pid>/stat shows: far cheaper than that file, which
+// the kernel formats whole (memory and CPU totals of every thread) for each
+// read. nullopt when it cannot be asked (an older kernel, the process
+// gone): the caller then reads the stat, as before.
+std::optional<pid_t> pidfd_parent(pid_t pid) {
+  if (g_pidfd_info_missing.load(std::memory_order_relaxed)) return std::nullopt;
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return std::nullopt;
+  PidfdInfoV0 info{};
+  info.mask = kPidfdInfoPid;
+  const int rc = ::ioctl(fd, kPidfdGetInfo, &info);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) {
+    if (err == ENOTTY || err == EINVAL) g_pidfd_info_missing.store(true, std::memory_order_relaxed);
+    return std::nullopt;
+  }
+  if ((info.mask & kPidfdInfoPid) == 0) return std::nullopt;
+  return static_cast<pid_t>(info.ppid);
+}
+
+}  // namespace
+
+// Every pid's parent is read once, at one instant of the scan, as before. A
+// pid whose pidfd names another parent (the host's other processes: nearly
+// all of them) is passed over without its stat; one that names this
+// process, or cannot say, is decided by its stat.
 std::vector<pid_t> children_of_self() {
   const pid_t self = ::getpid();
-  return pids_where([self](const ProcStat& st) { return st.ppid == self; });
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (!d) return out;
+  const int dir_fd = ::dirfd(d);
+  std::array<char, 64> rel{};
+  while (dirent* e = ::readdir(d)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    if (auto parent = pidfd_parent(static_cast<pid_t>(pid)); parent && *parent != self) continue;
+    std::snprintf(rel.data(), rel.size(), "%ld/stat", pid);
+    if (auto st = read_stat_at(dir_fd, rel.data()); st && st->ppid == self) out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(d);
+  return out;
 }
 
 Result<void> kill_own_process_group() {
