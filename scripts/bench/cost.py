@@ -255,14 +255,19 @@ class ClientCost:
         self.results.setdefault("cost", {})["small"] = res
         self.cost_rows_small(res)
 
-    def reap_orphans(self):
-        while True:
+    def reap_orphans(self, bound_s=10.0):
+        """After a service is stopped: its warm children die with it
+        (PR_SET_PDEATHSIG) and, the bench being a subreaper, come back here.
+        Waits until none is left (bounded), so none is later counted as an
+        orphan of a measured push."""
+        until = time.monotonic() + bound_s
+        while time.monotonic() < until:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                return  # no child left at all
             if pid == 0:
-                return
+                time.sleep(0.01)
 
     @staticmethod
     def cost_summary(samples):
