@@ -21,13 +21,14 @@ from service import ServiceAgainstCli
 from fleet import Fleet
 from ssh_push import SshPush
 from cost import ClientCost
+from costperf import CostPerf
 from goals import Goals
 from common import BEFORE_SECTIONS, ROOT, SECTIONS, fmt_load, log, pack_engines
 
 
 # Every section is a mixin of its own module; Harness holds what they share.
 class Bench(Harness, SmallPush, JournalCost, LargePush, ScaleCurve, StartUp, Stop, Spawn, InProcess, Lanes,
-            ServiceAgainstCli, Fleet, SshPush, ClientCost, Goals):
+            ServiceAgainstCli, Fleet, SshPush, ClientCost, CostPerf, Goals):
     def main(self):
         if not self.args.no_build:
             self.build_all()
@@ -50,7 +51,7 @@ class Bench(Harness, SmallPush, JournalCost, LargePush, ScaleCurve, StartUp, Sto
         try:
             need_server = any(s in self.args.only
                               for s in ("small", "journal", "inproc", "large", "lanes", "service", "fleet",
-                                        "cost", "curve"))
+                                        "cost", "costperf", "curve"))
             if need_server:
                 self.start_server()
             for section in SECTIONS:
