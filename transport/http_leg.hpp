@@ -95,9 +95,10 @@ struct LegOptions {
 // this chunked (Transfer-Encoding: chunked), a smaller one with a
 // Content-Length. A spooled body follows the same rule, so a server sees a
 // large push in the same shape whatever sent it or however it is
-// authenticated (nginx, for one, buffers a chunked body whole before its
-// FastCGI backend starts, but may feed a Content-Length body to it as it
-// arrives, in small pieces: docs/performance.md, "The key: push").
+// authenticated (git http-backend, for one, copies a Content-Length body
+// into receive-pack 8 KiB at a time, where receive-pack reads a chunked
+// one, which reaches it without a length, straight from its own stdin:
+// docs/performance.md, "Large push with --auth key:").
 inline constexpr std::uint64_t kChunkedBodyAbove = 1024 * 1024;
 
 // How much of a spooled body libcurl reads (from the spool's page cache)
