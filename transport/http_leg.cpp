@@ -176,6 +176,12 @@ long remaining_ms(sys::MonoNs deadline) {
   return static_cast<long>((left + sys::kNsPerMs - 1) / sys::kNsPerMs);
 }
 
+// A POST body sent chunked: a streamed one (its length is known only at
+// its end), or a spooled one larger than git's post buffer.
+bool sent_chunked(const LegOptions& opt) {
+  return opt.body_source || (opt.body_fd >= 0 && spooled_body_chunked(opt.body_len));
+}
+
 // ---- the stages of a leg ----
 
 // T1: a proxy is a plain http:// URL without user information (the
@@ -223,8 +229,9 @@ Result<HeaderList> leg_headers(const LegOptions& opt) {
   if (!opt.accept.empty()) add_header("Accept: " + opt.accept);
   if (opt.authorization) add_header(*opt.authorization);
   if (opt.method == "POST") add_header("Content-Type: " + opt.content_type);
-  // A streamed body's length is known only at its end: chunked (HTTP/1.1).
-  if (opt.method == "POST" && opt.body_source) add_header("Transfer-Encoding: chunked");
+  // A streamed body's length is known only at its end, and a large spooled
+  // one goes as git sends it: chunked (HTTP/1.1).
+  if (opt.method == "POST" && sent_chunked(opt)) add_header("Transfer-Encoding: chunked");
   if (!complete)
     return fail(Errc::curl_refused, "libcurl could not build the request headers; the leg was not started");
   return headers;
@@ -330,9 +337,10 @@ OptionTable exchange_options(Transfer& t, curl_slist* headers) {
 // bytes are gone from the pipe once sent). The body comes from on_read.
 OptionTable method_options(const LegOptions& opt, Transfer& t) {
   if (opt.method != "POST") return {{CURLOPT_HTTPGET, 1L}};
-  // -1: unknown, for a streamed body (sent chunked).
-  const curl_off_t length = opt.body_source ? curl_off_t{-1} : static_cast<curl_off_t>(opt.body_len);
-  return {
+  // -1: no Content-Length, for a body sent chunked; its end is the read
+  // callback's 0, which a spooled body gives after exactly body_len bytes.
+  const curl_off_t length = sent_chunked(opt) ? curl_off_t{-1} : static_cast<curl_off_t>(opt.body_len);
+  OptionTable o{
       {CURLOPT_POST, 1L},
       {CURLOPT_FRESH_CONNECT, 1L},
       {CURLOPT_FORBID_REUSE, 1L},
@@ -340,6 +348,10 @@ OptionTable method_options(const LegOptions& opt, Transfer& t) {
       {CURLOPT_READFUNCTION, DataCallback{&on_read}},
       {CURLOPT_READDATA, static_cast<void*>(&t)},
   };
+  // A spool is read from the page cache in large pieces (libcurl's own
+  // buffer is 64 KiB): fewer callbacks, reads and chunks.
+  if (opt.body_fd >= 0) o.push_back({CURLOPT_UPLOAD_BUFFERSIZE, kSpoolReadBytes});
+  return o;
 }
 
 // Stage 3: the leg's whole option table, groups in order, then the tests'

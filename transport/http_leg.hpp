@@ -60,7 +60,9 @@ struct LegOptions {
   std::string content_type;  // POST only
   std::string accept;        // the response type we expect
   // POST body: body_prefix, then body_len - body_prefix.size() bytes read
-  // from body_fd (a spooled pack, read from offset 0).
+  // from body_fd (a spooled pack, read from offset 0). Sent as git sends a
+  // request body: with a Content-Length up to kChunkedBodyAbove bytes,
+  // chunked above it (spooled_body_chunked).
   std::string body_prefix;
   int body_fd = -1;
   std::uint64_t body_len = 0;
@@ -88,6 +90,23 @@ struct LegOptions {
   };
   std::optional<ExtraOption> test_extra_option;
 };
+
+// git's http.postBuffer default: git sends a request body larger than
+// this chunked (Transfer-Encoding: chunked), a smaller one with a
+// Content-Length. A spooled body follows the same rule, so a server sees a
+// large push in the same shape whatever sent it or however it is
+// authenticated (git http-backend, for one, copies a Content-Length body
+// into receive-pack 8 KiB at a time, where receive-pack reads a chunked
+// one, which reaches it without a length, straight from its own stdin:
+// docs/performance.md, "Large push with --auth key:").
+inline constexpr std::uint64_t kChunkedBodyAbove = 1024 * 1024;
+
+// How much of a spooled body libcurl reads (from the spool's page cache)
+// per read callback: each read is one chunk of a chunked body.
+inline constexpr long kSpoolReadBytes = 512 * 1024;
+
+// Whether a POST with this spooled body (body_fd) is sent chunked.
+inline bool spooled_body_chunked(std::uint64_t body_len) { return body_len > kChunkedBodyAbove; }
 
 struct LegResult {
   long status = 0;

@@ -77,6 +77,17 @@ class Goals:
         else:
             add("large push: default engine <= 1.0x git push (none/bearer/credential), <= 1.1x (key)", "",
                 need("large"))
+        # Large push with --auth key: its cost over --auth none beside the floor
+        # that stays while the token binds the whole body's hash: git's write
+        # phase, which a streamed POST overlaps and key: cannot
+        # (docs/performance.md, "Large push with --auth key:").
+        if "large" in R and {"key", "none"} <= set(R["large"]["auth"]):
+            lg = R["large"]
+            k, n = lg["auth"]["key"], lg["auth"]["none"]
+            wp = lg.get("git_pack_objects_write_phase")
+            add("large push --auth key: wall over --auth none, beside its floor (git's write phase, serial under key:)",
+                f"{k['wall_ms_median'] - n['wall_ms_median']:+.0f} ms (pack {k['pack_ms_median']} ms then upload "
+                f"{k['upload_ms_median']} ms)" + (f"; write phase {wp['write_ms']:.0f} ms" if wp else ""), "recorded")
         # Start-up.
         if "startup" in R:
             st = R["startup"]

@@ -116,6 +116,38 @@ class LargePush:
                                               "GIT_CONFIG_VALUE_0": helper}
         raise ValueError(mode)
 
+    def pack_write_phase(self, src):
+        """git pack-objects as the child runs it for this push (thin, offset
+        deltas, reuse), its output read as it comes: the time to its first
+        byte (counting and delta selection, before which nothing can be sent
+        by any tool) and to its last. The difference is the write phase: a
+        streamed POST (and git push) sends while it lasts; under --auth key:
+        the POST can start only after it, since the token binds the hash of
+        the whole body (docs/design.md, "Spooled POST")."""
+        t0 = time.monotonic_ns()
+        p = subprocess.Popen(["git", "--git-dir", src, "pack-objects", "--revs", "--stdout", "-q", "--thin",
+                              "--delta-base-offset"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, env=self.env(), start_new_session=True)
+        try:
+            p.stdin.write(b"main\n")
+            p.stdin.close()
+            first, n = None, 0
+            while True:
+                b = p.stdout.read1(1 << 20)
+                if not b:
+                    break
+                if first is None:
+                    first = time.monotonic_ns()
+                n += len(b)
+            end = time.monotonic_ns()
+            if p.wait() != 0 or first is None:
+                raise RuntimeError("git pack-objects (write phase) failed")
+        except BaseException:
+            end_group(p)
+            raise
+        return {"first_byte_ms": (first - t0) / 1e6, "end_ms": (end - t0) / 1e6, "write_ms": (end - first) / 1e6,
+                "bytes": n}
+
     def push_full(self, tool, src, head, total_objects, name, timeout=None):
         """One measured push of the whole history at `head` into a new, empty
         bare repository `name`, then read back: the ref, the count of objects
@@ -210,6 +242,7 @@ class LargePush:
         log("large: git pack-objects with and without delta reuse")
         reuse_ms = pack_objects()
         noreuse_ms = pack_objects("--no-reuse-delta")
+        write_phase = self.pack_write_phase(src)
 
         def med(tool, key):
             vals = [r[key] for r in runs if r["tool"] == tool and r.get(key) is not None]
@@ -235,6 +268,7 @@ class LargePush:
                          "child_peak_kb": med("git", "child_peak_kb"), "tree_max_rss_kb": med("git", "tree_max_rss_kb"),
                          "bytes_sent_median": med("git", "bytes_sent")},
             "git_pack_objects_reuse_ms": reuse_ms, "git_pack_objects_no_reuse_delta_ms": noreuse_ms,
+            "git_pack_objects_write_phase": write_phase,
         }
 
         def summary(tool):
@@ -284,6 +318,10 @@ class LargePush:
                  f"{fmt_mib(med('git', 'tree_max_rss_kb'))}")
         self.row("large", "git pack-objects: reuse / --no-reuse-delta",
                  f"{reuse_ms / 1000:.2f} s / {noreuse_ms / 1000:.2f} s")
+        self.row("large", "git pack-objects (as the child runs it): first byte / last byte (the write phase, serial "
+                          "with the upload under --auth key:)",
+                 f"{write_phase['first_byte_ms'] / 1000:.2f} s / {write_phase['end_ms'] / 1000:.2f} s "
+                 f"({write_phase['write_ms']:.0f} ms writing {write_phase['bytes'] / 2**20:.1f} MiB)")
         self.notes.append("large: the bench's server does not check Authorization (git http-backend runs with a "
                           "fixed REMOTE_USER), so --auth bearer/credential/key are accepted as sent: their rows "
                           "measure the client's cost of each mode, not a server's verification.")

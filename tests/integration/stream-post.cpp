@@ -1,7 +1,8 @@
 // stream-post.cpp — the pack streamed into the receive-pack POST as
 // git pack-objects writes it (chunked, no spool file), where the POST's
-// token does not bind the body; spooled, with a Content-Length and the
-// token's body hash, where it does (key: auth); a streamed POST cut off
+// token does not bind the body; spooled, with the token's body hash, where
+// it does (key: auth): with a Content-Length up to 1 MiB and chunked above
+// it, as git sends a body; a streamed POST cut off
 // mid-body is never sent again; a spool on a full disk says how much room
 // it needed.
 #include <doctest/doctest.h>
@@ -18,6 +19,7 @@
 #include "fixture_server.hpp"
 #include "push_setup.hpp"
 #include "support.hpp"
+#include "transport/http_leg.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
 // time (CMakeLists.txt, unity batches), and a name here must not meet
@@ -120,6 +122,36 @@ TEST_SUITE("stream-post") {
     CHECK_FALSE(post->chunked);
     CHECK(post->header("Content-Length") == std::optional<std::string>(std::to_string(post->body_bytes)));
     CHECK(post->header("Authorization").has_value());
+  }
+
+  TEST_CASE(
+      "A2: with key: auth a spooled body over 1 MiB goes chunked, as git sends it, and the server's verifier checks "
+      "the token's ph against every byte it received") {
+    // The fixture de-chunks the body and refuses (401) a token whose ph is
+    // not the SHA-256 of it: a byte sent but not hashed (or hashed but not
+    // sent) ends the delivery auth_failed. The spool is read in pieces of
+    // kSpoolReadBytes, so this body is several reads and several chunks.
+    test::auth_support::TestKey key;
+    test::FixtureOptions fo;
+    fo.verify_key = key.path;
+    Setup s(2, fo);
+    const std::string tip = add_large_commit(s.source, 3 << 20);
+    s.server.create_bare_repo("r");
+    Executor ex(s.executor_options());
+    DeliveryRequest req = git_engine_request(s, "r", tip);
+    req.mint = test::auth_support::key_mint(key, req.remote, req.ref, req.oid);
+    Outcome o = ex.submit(req).wait();
+    REQUIRE_MESSAGE(o.kind == OutcomeKind::delivered, o.reason);
+    CHECK(s.remote_ref("r") == tip);
+    CHECK(test::git({"--git-dir", s.server.repo_path("r"), "fsck", "--strict"}).ok());
+    auto post = the_post(s.server, "r");
+    REQUIRE(post);
+    CHECK(post->body_bytes > static_cast<long long>(transport::kChunkedBodyAbove));
+    CHECK_MESSAGE(post->chunked, std::string("the spooled body over 1 MiB was not sent chunked"));
+    CHECK_FALSE(post->header("Content-Length"));
+    CHECK(post->header("Authorization").has_value());
+    CHECK(o.bytes_sent == static_cast<std::uint64_t>(post->body_bytes));
+    CHECK(s.posts("r") == 1);
   }
 
   TEST_CASE("A2: the gate mints a POST without a body hash only for a minter that does not bind the body") {
