@@ -17,10 +17,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "scripts")
 SECTIONS = ["startup", "small", "journal", "inproc", "large", "stop", "spawn", "lanes", "service", "fleet", "ssh",
-            "curve"]
+            "scale", "curve"]
 # Run unless --only names others; curve only with --scale-curve or --only
-# curve, service only when named.
-DEFAULT_SECTIONS = [s for s in SECTIONS if s not in ("curve", "service", "fleet", "ssh")]
+# curve; service, fleet, ssh and scale only when named.
+DEFAULT_SECTIONS = [s for s in SECTIONS if s not in ("curve", "service", "fleet", "ssh", "scale")]
 AUTH_MODES = ["none", "bearer", "credential", "key"]
 # What --baseline-build measures again with the earlier binaries.
 BEFORE_SECTIONS = ["startup", "stop", "spawn", "lanes"]
