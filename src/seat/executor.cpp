@@ -88,6 +88,7 @@ void Executor::Impl::at_point(const DeliveryPtr& d, std::string_view point) cons
 
 void Executor::Impl::wake_workers() {
   sys::MutexLock lock(mu);
+  lanes.may_have_freed();
   cv.notify_all();
 }
 
