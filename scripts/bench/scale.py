@@ -302,7 +302,8 @@ class ServiceScale:
             res["kib_per_stream"] = slope([(p["streams"], p["rss_kb"]) for p in spoints])
             res["rss_kb"] = spoints[-1]["rss_kb"]
             conn.close()
-            res["drain"] = self.scale_stop(proc, len(ids))
+            status, health = service_call(sock, "GET", "/healthz")
+            res["drain"] = self.scale_stop(proc, health.get("queued") if status == 200 else None)
         finally:
             if follower:
                 follower.close_all()
