@@ -92,6 +92,11 @@ void Executor::Impl::wake_workers() {
   cv.notify_all();
 }
 
+void Executor::Impl::look_again() {
+  sys::MutexLock lock(mu);
+  cv.notify_one();
+}
+
 // Opens the journal asked for, and finishes what dead processes left in it
 // (J3). One that cannot be opened refuses every delivery.
 void Executor::Impl::open_journal(sys::MonoNs connect_until) {
