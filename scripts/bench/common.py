@@ -17,11 +17,11 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPTS = os.path.join(ROOT, "scripts")
 SECTIONS = ["startup", "small", "journal", "inproc", "large", "stop", "spawn", "lanes", "service", "fleet", "ssh",
-            "cost", "costperf", "curve"]
+            "cost", "costperf", "scale", "curve"]
 # Run unless --only names others; curve only with --scale-curve or --only
-# curve, service, fleet, ssh and cost only when named (cost pushes the large
-# repository's whole history seven times: minutes, not seconds).
-DEFAULT_SECTIONS = [s for s in SECTIONS if s not in ("curve", "service", "fleet", "ssh", "cost", "costperf")]
+# curve; service, fleet, ssh, scale and cost only when named (cost pushes the
+# large repository's whole history seven times: minutes, not seconds).
+DEFAULT_SECTIONS = [s for s in SECTIONS if s not in ("curve", "service", "fleet", "ssh", "cost", "costperf", "scale")]
 AUTH_MODES = ["none", "bearer", "credential", "key"]
 # What --baseline-build measures again with the earlier binaries.
 BEFORE_SECTIONS = ["startup", "stop", "spawn", "lanes"]

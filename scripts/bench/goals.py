@@ -178,5 +178,35 @@ class Goals:
         else:
             add("client CPU per delivery: service <= 0.3x, CLI <= 0.8x (small), <= 1.0x (large) git push's", "",
                 need("cost"))
+        # Scale of the service (scripts/bench/bench scale): its own block.
+        if "scale" in R:
+            sc = R["scale"]
+            idle = sc["idle"]
+            # Nothing in the service should wake while nothing moves: its only
+            # timers are the earliest queued deadline (hours away here) and
+            # libmicrohttpd's idle timeout of the one admitted keep-alive
+            # connection (300 s): at most one wakeup per second is allowed.
+            over = []
+            if idle["cpu_share"] >= 0.01:
+                over.append(f"CPU {100 * idle['cpu_share']:.2f}% >= 1%")
+            if idle["wakeups_per_s"] > 1.0:
+                over.append(f"{idle['wakeups_per_s']:.1f} wakeups/s > 1")
+            add(f"scale: idle with {sc['queued']} queued and {sc['streams']} streams, nothing polls "
+                "(< 1% of a core, <= 1 wakeup/s)",
+                f"{100 * idle['cpu_share']:.3f}% of a core, {idle['wakeups']} wakeups in {idle['seconds']:.0f} s",
+                "met" if not over else "missed: " + "; ".join(over))
+            first, last = sc["submit"][0], sc["submit"][-1]
+            grow = last["cpu_ms_per_submit"] / first["cpu_ms_per_submit"] if first["cpu_ms_per_submit"] else float("nan")
+            add(f"scale: no O(queue) work per submit: service CPU per submit at {last['from']}..{last['to']} queued "
+                f"<= 2x at {first['from']}..{first['to']}",
+                f"{last['cpu_ms_per_submit']:.2f} vs {first['cpu_ms_per_submit']:.2f} ms ({grow:.2f}x)", upto(grow, 2.0))
+            add(f"scale: submit POST -> 202 p99 at {last['from']}..{last['to']} queued",
+                f"{fmt_ms(last['p99_ms'])} (first interval {fmt_ms(first['p99_ms'])})", "reported")
+            ev = sc["events"][-1]
+            add(f"scale: event latency p99 (DELETE -> finished read), {ev['streams']} streams, {sc['queued']} queued",
+                f"{fmt_ms(ev['p99_ms'])} (p50 {fmt_ms(ev['p50_ms'])}, n={ev['n']})", "reported")
+            add("scale: service memory per queued delivery / per open stream (RSS slopes)",
+                f"{sc['kib_per_queued']:.2f} KiB / {sc['kib_per_stream']:.2f} KiB; RSS {fmt_mib(sc['rss_kb'])}",
+                "reported")
         add("no timed assertions in the unit suite", "", "not measured by the bench (checked in review)")
         return out

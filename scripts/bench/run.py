@@ -22,13 +22,14 @@ from fleet import Fleet
 from ssh_push import SshPush
 from cost import ClientCost
 from costperf import CostPerf
+from scale import ServiceScale
 from goals import Goals
 from common import BEFORE_SECTIONS, ROOT, SECTIONS, fmt_load, log, pack_engines
 
 
 # Every section is a mixin of its own module; Harness holds what they share.
 class Bench(Harness, SmallPush, JournalCost, LargePush, ScaleCurve, StartUp, Stop, Spawn, InProcess, Lanes,
-            ServiceAgainstCli, Fleet, SshPush, ClientCost, CostPerf, Goals):
+            ServiceAgainstCli, Fleet, SshPush, ClientCost, CostPerf, ServiceScale, Goals):
     def main(self):
         if not self.args.no_build:
             self.build_all()

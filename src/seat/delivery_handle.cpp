@@ -13,6 +13,16 @@ void wake_executor(const DeliveryHandle::Shared& s) {
   if (auto exec = s.exec.lock()) exec->wake_workers();
 }
 
+namespace {
+
+// A queued delivery cancelled: it held no seat, so no lane is worth trying
+// again; one worker looks, to drop its entry.
+void drop_from_queue(const DeliveryHandle::Shared& s) {
+  if (auto exec = s.exec.lock()) exec->look_again();
+}
+
+}  // namespace
+
 DeliveryHandle& DeliveryHandle::operator=(DeliveryHandle&& o) noexcept {
   if (this != &o) {
     if (s_) revoke("delivery handle replaced");
@@ -107,7 +117,7 @@ RevokeAnswer revoke_delivery(const DeliveryPtr& s, const std::string& reason, Re
     s->journal_revocation(reason, cause, false);
     entry_decided(*s);
     s->finish(s->never_dispatched(OutcomeKind::cancelled_no_dispatch, "revoked before dispatch: " + reason));
-    wake_executor(*s);
+    drop_from_queue(*s);
     return RevokeAnswer::cancelled;
   }
   expected = kSeated;

@@ -88,7 +88,13 @@ void Executor::Impl::at_point(const DeliveryPtr& d, std::string_view point) cons
 
 void Executor::Impl::wake_workers() {
   sys::MutexLock lock(mu);
+  lanes.may_have_freed();
   cv.notify_all();
+}
+
+void Executor::Impl::look_again() {
+  sys::MutexLock lock(mu);
+  cv.notify_one();
 }
 
 // Opens the journal asked for, and finishes what dead processes left in it

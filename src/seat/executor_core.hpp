@@ -86,6 +86,10 @@ struct Executor::Impl {
   // Tests only: the worker stops at a named point of a turn.
   void at_point(const DeliveryPtr& d, std::string_view point) const;
   void wake_workers() COURIER_EXCLUDES(mu);
+  // One idle worker looks at the queue again, with nothing freed: a queued
+  // delivery was cancelled (it held no seat), and its entry goes at the
+  // next look. Not every worker, and no held lane tried again.
+  void look_again() COURIER_EXCLUDES(mu);
 
   // executor.cpp: the journal opened, and recovery (J3).
   void open_journal(sys::MonoNs connect_until);

@@ -98,6 +98,16 @@ DeliveryEvent LaneTable::pending_event(std::uint64_t id, const Lane& lane) const
   return e;
 }
 
+const DeliveryEvent* LaneTable::known_held(const Lane& lane) const {
+  return lane.held_epoch == epoch_ ? &lane.held_by : nullptr;
+}
+
+const DeliveryEvent& LaneTable::note_held(Lane& lane, DeliveryEvent holder) const {
+  lane.held_epoch = epoch_;
+  lane.held_by = std::move(holder);
+  return lane.held_by;
+}
+
 bool LaneTable::try_seat(Lane& lane) const {
   if (lane.holder != 0) return false;
   auto locked = lane.file->try_lock();
@@ -116,6 +126,7 @@ void LaneTable::give_back(Lane& lane) const { lane.file->unlock(); }
 void LaneTable::child_spawned(const std::string& key, std::uint64_t id, std::int64_t pid) {
   Lane& l = lanes_[key];
   if (l.holder != id) return;
+  may_have_freed();  // its waiters' pending event names the child now
   l.holder_child = pid;
   l.file->write_holder("pid=" + std::to_string(sys::self_pid()) + " delivery=" + std::to_string(id) +
                        " child=" + std::to_string(pid) + " lane=" + key);
@@ -124,6 +135,7 @@ void LaneTable::child_spawned(const std::string& key, std::uint64_t id, std::int
 int LaneTable::inherit_fd(const std::string& key) { return lanes_[key].file->fd(); }
 
 std::optional<std::string> LaneTable::end_turn(const std::string& key, std::uint64_t id, const Outcome& o) {
+  may_have_freed();
   Lane& l = lanes_[key];
   if (l.holder != id) return std::nullopt;
   if (o.seat() == SeatDisposition::release) {

@@ -26,6 +26,11 @@ struct Lane {
   std::uint64_t holder = 0;  // delivery holding the seat here (0: free)
   std::int64_t holder_child = 0;
   std::uint64_t poisoned_by = 0;  // unconfirmed delivery that retains the seat forever
+  // Found held at the table's epoch `held_epoch` (0: not known held), by
+  // the holder `held_by` names: while the epoch is the same, nothing can
+  // have let it go, and the lane is not tried again.
+  std::uint64_t held_epoch = 0;
+  DeliveryEvent held_by;
 };
 
 class LaneTable {
@@ -43,6 +48,20 @@ class LaneTable {
 
   // Who holds this lane, as a pending event for delivery `id`.
   DeliveryEvent pending_event(std::uint64_t id, const Lane& lane) const;
+
+  // Something may have let a lane go, or changed who holds it: a turn
+  // ended here or its child came (end_turn and child_spawned do this
+  // themselves), a lane lock was closed in another process, a revocation,
+  // a lease. Every lane found held is tried again at the next look. Nothing
+  // else can free a lane, so between two of these a look at the queue tries
+  // each held lane's lock, and reads its holder, once, not once per
+  // delivery queued on it nor once per look (thousands of deliveries
+  // queued behind held lanes cost a submission no system call per lane).
+  void may_have_freed() { ++epoch_; }
+  // Who held the lane when it was last found held, if nothing may have let
+  // it go since; null: try it (try_seat), and note_held() what was found.
+  const DeliveryEvent* known_held(const Lane& lane) const;
+  const DeliveryEvent& note_held(Lane& lane, DeliveryEvent holder) const;
 
   // The seat: this process's (holder 0) and the lock file's, taken without
   // waiting. True when both are now this delivery's to claim (hold() it,
@@ -73,6 +92,7 @@ class LaneTable {
   const Result<std::shared_ptr<const sys::LaneDir>>* dir_ = nullptr;
   sys::CloseWatcher* watcher_ = nullptr;
   std::map<std::string, Lane> lanes_;
+  std::uint64_t epoch_ = 1;
 };
 
 // How many lanes this process has poisoned (S3): a count that never

@@ -16,8 +16,12 @@ using Finished = Executor::Impl::Finished;
 // The scheduler's scan: finishes every queued delivery whose deadline has
 // passed (into `finished`, published by the caller outside the lock) and
 // answers the earliest deadline still queued (kForever: none), or nothing
-// when the executor is stopping and the queue is empty.
-std::optional<sys::MonoNs> expire_queued(Executor::Impl& exec, Finished& finished) {
+// when the executor is stopping and the queue is empty. The workers are
+// woken to look at the queue again when `wake_workers` (a lane lock closed
+// elsewhere, a timer) or when a delivery expired; a submission's wake-up
+// alone does not wake them (the submission woke one itself, and each look
+// scans the whole queue).
+std::optional<sys::MonoNs> expire_queued(Executor::Impl& exec, Finished& finished, bool wake_workers) {
   sys::MonoNs next = sys::kForever;
   sys::MutexLock lock(exec.mu);
   if (exec.stopping && exec.queue.empty()) return std::nullopt;
@@ -37,7 +41,8 @@ std::optional<sys::MonoNs> expire_queued(Executor::Impl& exec, Finished& finishe
                                                      (holder.empty() ? std::string() : " (held by " + holder + ")") +
                                                      "; no child was spawned"));
   }
-  exec.cv.notify_all();
+  if (wake_workers) exec.lanes.may_have_freed();
+  if (wake_workers || !finished.empty()) exec.cv.notify_all();
   return next;
 }
 
@@ -67,12 +72,13 @@ void Scheduler::join() {
 
 void Scheduler::run(Executor::Impl& exec) {
   bool poll_failing = false;
+  bool wake_workers = true;
   for (;;) {
     Finished finished;
-    const std::optional<sys::MonoNs> next = expire_queued(exec, finished);
+    const std::optional<sys::MonoNs> next = expire_queued(exec, finished, wake_workers);
     if (!next) return;
     for (auto& [who, o] : finished) who->finish(std::move(o));
-    wait(exec, *next, poll_failing);
+    wake_workers = wait(exec, *next, poll_failing);
   }
 }
 
@@ -86,7 +92,9 @@ void Scheduler::run(Executor::Impl& exec) {
 // kSchedulerRetryWait, trying poll again each time; its recovery is
 // logged once too. Queued deadlines are still kept; a lane freed in
 // another process is seen within kSchedulerRetryWait instead of at once.
-void Scheduler::wait(Executor::Impl& exec, sys::MonoNs next, bool& poll_failing) {
+// True unless the wake-up event alone ended the wait (a submission or a
+// stop, which notify the workers themselves).
+bool Scheduler::wait(Executor::Impl& exec, sys::MonoNs next, bool& poll_failing) {
   if (const sys::MonoNs now = sys::mono_now_ns(); now < recheck_until_) {
     next = std::min(next, now + kSchedulerRetryWait);
   }
@@ -108,7 +116,8 @@ void Scheduler::wait(Executor::Impl& exec, sys::MonoNs next, bool& poll_failing)
     wake_->drain();
     timer_->drain();
     if (exec.watcher) exec.watcher->drain();
-    return;
+    // Nothing ready: the instant came (a deadline, a recheck).
+    return ready->empty() || std::any_of(ready->begin(), ready->end(), [](std::size_t i) { return i != 0; });
   }
   if (!poll_failing) {
     exec.log("the scheduler cannot wait on its descriptors (" + ready.error().message + "); it looks again every " +
@@ -118,6 +127,7 @@ void Scheduler::wait(Executor::Impl& exec, sys::MonoNs next, bool& poll_failing)
   const sys::MonoNs until = std::min(next, sys::mono_now_ns() + kSchedulerRetryWait);
   sys::MutexLock lock(exec.mu);
   exec.cv.wait_until(lock, until);
+  return true;
 }
 
 }  // namespace courier::seat

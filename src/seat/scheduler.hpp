@@ -26,7 +26,8 @@ class Scheduler {
 
  private:
   void run(Executor::Impl& exec);
-  void wait(Executor::Impl& exec, sys::MonoNs next, bool& poll_failing);
+  // True unless only the wake-up event ended the wait.
+  bool wait(Executor::Impl& exec, sys::MonoNs next, bool& poll_failing);
 
   std::optional<sys::EventFd> wake_;
   std::optional<sys::TimerFd> timer_;

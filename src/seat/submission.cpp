@@ -59,7 +59,10 @@ void Executor::Impl::submit(const DeliveryPtr& d, const std::optional<std::strin
     poisoned = lanes.poisoned(d->lane, lanes.find(d->lane));
     if (!poisoned) {
       queue.push_back(d);
-      cv.notify_all();
+      // One delivery more can make one worker busy: one idle worker looks
+      // (each look scans the queue; waking every worker for one entry made
+      // a submission cost a scan per worker).
+      cv.notify_one();
     }
   }
   if (poisoned) return refuse_now(d, OutcomeKind::lane_poisoned, *poisoned);

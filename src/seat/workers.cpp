@@ -31,7 +31,10 @@ DeliveryPtr Executor::Impl::take_runnable(Events& events, Finished& finished) {
       refuse(d, OutcomeKind::lane_poisoned, *why, finished);
       continue;
     }
-    if (lanes.try_seat(l)) {
+    // A lane found held, that nothing can have let go since, is not tried
+    // again (LaneTable::may_have_freed): its later entries wait behind it.
+    const DeliveryEvent* held = lanes.known_held(l);
+    if (!held && lanes.try_seat(l)) {
       int queued = kQueued;
       COURIER_CLAIM_MOVE(kQueued, kSeated);
       if (!d->claim.compare_exchange_strong(queued, kSeated)) {
@@ -44,7 +47,9 @@ DeliveryPtr Executor::Impl::take_runnable(Events& events, Finished& finished) {
       it = queue.erase(it);
       return d;
     }
-    DeliveryEvent e = lanes.pending_event(d->id, l);
+    if (!held) held = &lanes.note_held(l, lanes.pending_event(d->id, l));
+    DeliveryEvent e = *held;
+    e.delivery = d->id;
     {
       sys::MutexLock lock(d->mu);
       const bool changed =

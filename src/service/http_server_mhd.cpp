@@ -117,7 +117,7 @@ MHD_Result queue(MHD_Connection* c, ApiResponse r) {
   MHD_Response* resp = nullptr;
   if (r.stream) {
     auto* s = new StreamState{std::move(r.stream), c, {}, 0};
-    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, &read_stream, s, &free_stream);
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, kStreamBlock, &read_stream, s, &free_stream);
     if (resp == nullptr) delete s;
     if (resp != nullptr) {
       std::lock_guard<std::mutex> lock(g_streams.mu);
@@ -256,7 +256,7 @@ MHD_Daemon* start_daemon(int fd, DaemonContext* ctx, unsigned threads) {
                           MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_ARRAY, pool_option, MHD_OPTION_NOTIFY_COMPLETED,
                           &on_completed, nullptr, MHD_OPTION_NOTIFY_CONNECTION, &on_connection, ctx,
                           MHD_OPTION_CONNECTION_TIMEOUT, kPreAuthTimeoutS, MHD_OPTION_CONNECTION_LIMIT, mhd_limit,
-                          MHD_OPTION_END);
+                          MHD_OPTION_CONNECTION_MEMORY_LIMIT, kConnectionMemory, MHD_OPTION_END);
 }
 
 DaemonContext g_unix_ctx;

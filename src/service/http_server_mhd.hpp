@@ -52,6 +52,19 @@ inline constexpr unsigned kCapHeadroom = 64;
 // At most this many refusal lines (peer_refused, caller_refused,
 // over_capacity, http_server) per second each; the rest are counted.
 inline constexpr unsigned kRefusalLogsPerSecond = 10;
+// The memory libmicrohttpd gives each connection (its pool: the request's
+// headers as read, then the buffer a response is written from). It zeroes
+// the pool as it reuses it, so each open connection, an event stream
+// parked for hours included, keeps all of it resident: 32 KiB by
+// libmicrohttpd's default, half of that here. A request's line and
+// headers must fit in about half of it (8 KiB, as nginx's default for a
+// header line; this API's requests send well under 1 KiB); bodies are read
+// in pieces and are not held there.
+inline constexpr std::size_t kConnectionMemory = 16 * 1024;
+// The most an event stream's response asks of its reader at once (lines
+// are a few hundred bytes; a longer one, a finished outcome, comes in
+// pieces).
+inline constexpr std::size_t kStreamBlock = 4 * 1024;
 // How long a stopping service waits for its event streams to send their
 // last lines (a local reader takes them in microseconds; one that reads
 // nothing does not hold the stop longer).

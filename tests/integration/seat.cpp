@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -16,6 +17,7 @@
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "courier/courier.hpp"
 #include "seat/lane.hpp"
@@ -524,6 +526,76 @@ TEST_SUITE("seat") {
     CHECK(ended - o2.deadline < seat::kSchedulerRetryWait + 200 * kNsPerMs);
     // A scheduler retrying poll at once would burn a core for the whole wait.
     CHECK_MESSAGE(cpu_share < 0.2, "the scheduler spun while poll failed");
+  }
+
+  TEST_CASE(
+      "S1: deliveries queued behind lanes another process holds are each pending, naming itself and that holder; "
+      "let go, the lanes run them in the order they were queued") {
+    test::TempDir dir;
+    Executor executor(executor_options(dir.path() + "/lanes"));
+    auto lane_dir = sys::LaneDir::open(dir.path() + "/lanes");
+    REQUIRE(lane_dir.has_value());
+    constexpr std::size_t kLanes = 3;
+    constexpr std::size_t kPerLane = 4;
+    // Each lane held by a lock this test takes, as another process would.
+    std::vector<sys::LockFile> held;
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      const auto key = wire::lane_key("https://127.0.0.1:9/held-" + std::to_string(l) + ".git");
+      auto lock = sys::LockFile::open(*lane_dir, seat::lane_lock_name(*key));
+      REQUIRE(lock.has_value());
+      REQUIRE(lock->try_lock().value_or(false));
+      lock->write_holder("pid=1 another holder of lane " + std::to_string(l));
+      held.push_back(std::move(*lock));
+    }
+    struct Seen {
+      std::mutex mu;
+      std::map<std::uint64_t, DeliveryEvent> pending;              // by the delivery the event names
+      std::vector<std::pair<std::size_t, std::uint64_t>> granted;  // lane, delivery, in order
+    };
+    auto seen = std::make_shared<Seen>();
+    test::Latch all_pending;
+    std::vector<std::pair<std::size_t, DeliveryHandle>> handles;
+    for (std::size_t k = 0; k < kLanes * kPerLane; ++k) {
+      const std::size_t lane = k % kLanes;
+      auto r = request("deliver", "held-" + std::to_string(lane), 20'000);
+      r.on_event = [seen, lane, all_pending](const DeliveryEvent& e) {
+        std::lock_guard<std::mutex> lock(seen->mu);
+        if (e.kind == DeliveryEvent::Kind::pending) {
+          seen->pending.emplace(e.delivery, e);
+          if (seen->pending.size() == kLanes * kPerLane) all_pending.open();
+        }
+        if (e.kind == DeliveryEvent::Kind::seat_granted) seen->granted.emplace_back(lane, e.delivery);
+      };
+      handles.emplace_back(lane, executor.submit(r));
+    }
+    REQUIRE_MESSAGE(all_pending.wait(10'000), "not every queued delivery was told it is pending under its own id");
+    {
+      std::lock_guard<std::mutex> lock(seen->mu);
+      for (const auto& [lane, h] : handles) {
+        const auto it = seen->pending.find(h.id());
+        REQUIRE(it != seen->pending.end());
+        CHECK(it->second.holder_pid == 1);
+        CHECK_MESSAGE(it->second.holder == "pid=1 another holder of lane " + std::to_string(lane), it->second.holder);
+      }
+    }
+    CHECK(executor.spawned() == 0);
+    held.clear();  // let go: each lock file closed, as by a process that ends
+    for (auto& [lane, h] : handles) {
+      const Outcome o = h.wait();
+      CHECK_MESSAGE(o.kind == OutcomeKind::delivered, "a lane let go did not run its queue: ", outcome_name(o.kind),
+                    " ", o.reason);
+    }
+    std::lock_guard<std::mutex> lock(seen->mu);
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      std::vector<std::uint64_t> queued, ran;
+      for (const auto& [lane, h] : handles) {
+        if (lane == l) queued.push_back(h.id());
+      }
+      for (const auto& [lane, id] : seen->granted) {
+        if (lane == l) ran.push_back(id);
+      }
+      CHECK(ran == queued);
+    }
   }
 
   TEST_CASE("D1: a budget too large to represent as an instant saturates; it never wraps into an instant kill") {

@@ -311,6 +311,25 @@ TEST_SUITE("service-load") {
     CHECK(lines <= static_cast<long>(service::kRefusalLogsPerSecond) * seconds);
     CHECK(lines < kRefused);
   }
+
+  TEST_CASE(
+      "X-SVC3: a connection's memory is kConnectionMemory: a request whose headers take a quarter of it is served, "
+      "one whose headers take all of it is refused 431 at once, and the service serves on") {
+    test::TempDir dir;
+    const std::string root = dir.path() + "/repos";
+    std::filesystem::create_directories(root);
+    test::ServeProcess svc(dir.path() + "/state", root, std::vector<std::string>{});
+    REQUIRE_MESSAGE(svc.up(), svc.log());
+    const auto with_header = [&](std::size_t bytes) {
+      std::string text = request_text("GET", "/healthz");
+      text.insert(text.find("\r\n") + 2, "X-Padding: " + std::string(bytes, 'a') + "\r\n");
+      return status_of(request_on(connect_unix(svc.socket()), text));
+    };
+    CHECK(with_header(service::kConnectionMemory / 4) == 200);
+    CHECK_MESSAGE(with_header(service::kConnectionMemory) == 431,
+                  "headers larger than a connection's memory were read");
+    CHECK(with_header(0) == 200);
+  }
 }
 
 }  // namespace integration_service_connections
