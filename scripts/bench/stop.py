@@ -1,5 +1,7 @@
 # stop.py — the stop section (courier-bench stop): deadline -> SIGKILL, deadline -> seat
-# released, revoke() -> seat released, for a wedged stand-in child.
+# released, revoke() -> seat released, for a wedged stand-in child, and each stop broken
+# down into its steps (kill, exit seen, reap, end-of-file, cgroup empty, confirmed, seat
+# released, next turn's seat).
 import os
 
 from common import STOP_TARGET_MS, fmt_ms, log
@@ -41,13 +43,28 @@ class Stop:
                          dist(s["deadline_to_next_seat"]), target(s["deadline_to_next_seat"]))
             self.row("stop", f"(c) revoke() -> stop confirmed {where}", dist(s["revoke_to_confirmed"]),
                      target(s["revoke_to_confirmed"]))
+            if "revoke_kill_to_confirmed" in s:
+                self.row("stop", f"(c) revocation's kill -> stop confirmed {where}",
+                         dist(s["revoke_kill_to_confirmed"]), target(s["revoke_kill_to_confirmed"]))
             self.row("stop", f"(c) revoke() -> next turn's seat {where}",
                      dist(s["revoke_to_next_seat"]), target(s["revoke_to_next_seat"]))
             self.row("stop", f"    kill -> exit seen | reaped -> confirmed {where}",
                      f"p50 {fmt_ms(s['kill_to_exited']['p50_ms'])} | {fmt_ms(s['reaped_to_confirmed']['p50_ms'])}  "
                      f"p99 {fmt_ms(s['kill_to_exited']['p99_ms'])} | {fmt_ms(s['reaped_to_confirmed']['p99_ms'])}")
+            self.stop_breakdown(s, where)
             bad = s["deadline_invalid_runs"] + s["revoke_invalid_runs"]
             if bad:
                 self.notes.append(f"stop: {bad} {key} runs did not end as expected and are not counted: "
                                   f"{s['invalid_examples']}")
         self.check_exit("stop", d)
+
+    def stop_breakdown(self, s, where):
+        """Each stop's steps (StopSteps in courier-bench): p50/p90/p99/max of
+        each, from the instants the product stamped where it observed them."""
+        for kind, origin in (("deadline", "deadline"), ("revoke", "revoke()")):
+            for st in s.get(f"{kind}_steps", []):
+                if st["n"] == 0:
+                    continue
+                self.row("stop", f"    {kind} step: {st['step'].replace('origin', origin)} {where}",
+                         f"p50 {fmt_ms(st['p50_ms'])}  p90 {fmt_ms(st['p90_ms'])}  p99 {fmt_ms(st['p99_ms'])}  "
+                         f"max {fmt_ms(st['max_ms'])}  (n={st['n']})")

@@ -250,6 +250,8 @@ void ChildProcess::on_cgroup() {
     return;
   }
   obs_.out.child.cgroup_empty = !*populated;
+  if (obs_.out.child.cgroup_empty && obs_.out.timings.cgroup_empty == 0)
+    obs_.out.timings.cgroup_empty = sys::mono_now_ns();
 }
 
 void ChildProcess::settle_cgroup() {

@@ -162,6 +162,7 @@ void Conversation::on_stdout() {
   if (r->status == sys::ReadStatus::would_block) return;
   if (r->status == sys::ReadStatus::eof) {
     obs_.out.child.stdout_eof = true;
+    obs_.out.timings.stdout_eof = sys::mono_now_ns();
     (void)epoll_.remove(from_child_.get());
     from_child_.reset();
     process_frames();
@@ -415,6 +416,7 @@ void Conversation::on_stderr() {
   if (r->status == sys::ReadStatus::would_block) return;
   if (r->status == sys::ReadStatus::eof) {
     obs_.out.child.stderr_eof = true;
+    obs_.out.timings.stderr_eof = sys::mono_now_ns();
     (void)epoll_.remove(child_err_.get());
     child_err_.reset();
     return;

@@ -423,6 +423,7 @@ Outcome Supervisor::decide(Loop& L) {
     pending_.reset();
   }
   L.obs.out.timings.kill = L.child.domain()->first_kill_ns();
+  L.obs.out.timings.kill_sent = L.child.domain()->first_kill_sent_ns();
   if (L.obs.unconfirmed) {
     g_unconfirmed.fetch_add(1);
     StopFacts f = stop_facts(L);
