@@ -191,10 +191,20 @@ struct Timings {
   MonoNs job_sent = 0;      // the job frame was fully written (0: never)
   MonoNs job_accepted = 0;  // the child's first frame after reading its job
   MonoNs kill = 0;          // first SIGKILL to the domain (0: none)
+  MonoNs kill_sent = 0;     // that first SIGKILL's system calls returned (0: none)
   MonoNs exited = 0;        // leader exit observed
   MonoNs reaped = 0;
+  // The stop's other facts, each when the supervisor observed it (0: never):
+  // end-of-file on the child's stdout and stderr, and (cgroup mode)
+  // cgroup.events saying populated 0.
+  MonoNs stdout_eof = 0;
+  MonoNs stderr_eof = 0;
+  MonoNs cgroup_empty = 0;
   MonoNs confirmed = 0;  // stop confirmed: seat ready (0: never)
-  MonoNs revoke = 0;     // revoke() called (0: never)
+  // The seat was given back to the lane (0: retained): the next turn on
+  // the lane may be granted it from here.
+  MonoNs released = 0;
+  MonoNs revoke = 0;  // revoke() called (0: never)
   // The revocation's intent was durable in the journal (0: no journal, or
   // not before the outcome): J1 puts it before `kill` unless the journal
   // took longer than kRevokeJournalBound.

@@ -26,6 +26,8 @@ AUTH_MODES = ["none", "bearer", "credential", "key"]
 # What --baseline-build measures again with the earlier binaries.
 BEFORE_SECTIONS = ["startup", "stop", "spawn", "lanes"]
 STOP_TARGET_MS = 5.0
+# REVOKE_JOURNAL_BOUND (J1): a revocation's kill waits at most this long for its journal write.
+REVOKE_JOURNAL_BOUND_MS = 5.0
 LARGE_RATIO_LIMIT = 1.2
 
 

@@ -1,7 +1,7 @@
 # goals.py — the goals of the current round, each with its measured value and verdict.
 import math
 
-from common import fmt_mib, fmt_ms
+from common import REVOKE_JOURNAL_BOUND_MS, STOP_TARGET_MS, fmt_mib, fmt_ms
 
 
 class Goals:
@@ -130,6 +130,25 @@ class Goals:
                     add(goal, f"{fmt_ms(now)} (before {fmt_ms(before)})", upto(now, before, " ms"))
         else:
             add("stop latency p99 within the baseline's", "", need("stop"))
+        # Stop tail, absolute (DESIGN section 7): deadline -> next turn's seat
+        # p99 <= 5 ms; a revocation's kill sent within REVOKE_JOURNAL_BOUND,
+        # then its stop confirmed p99 <= 5 ms after that kill.
+        if "stop" in R:
+            sc = R["stop"]["cgroup"]
+            dom = f"[{sc['kill_domain']}, the default]"
+            for key, label, limit in (
+                    ("deadline_to_next_seat", "deadline -> next turn's seat (as the host sees it)", STOP_TARGET_MS),
+                    ("revoke_to_kill", "revoke() -> kill sent", REVOKE_JOURNAL_BOUND_MS),
+                    ("revoke_kill_to_confirmed", "revocation's kill -> stop confirmed", STOP_TARGET_MS)):
+                v = sc.get(key)
+                goal = f"stop p99, {label} {dom} <= {limit:g} ms"
+                if not v or not v["n"]:
+                    add(goal, "", "not measured (no valid runs, or courier-bench without this figure)")
+                    continue
+                add(goal, f"{fmt_ms(v['p99_ms'])} (p50 {fmt_ms(v['p50_ms'])}, n={v['n']})",
+                    upto(v["p99_ms"], limit, " ms"))
+        else:
+            add("stop p99 <= 5 ms (deadline -> next seat; revocation's kill -> confirmed)", "", need("stop"))
         if "lanes" in R:
             ln = R["lanes"]
             b_tp = b_p99 = None

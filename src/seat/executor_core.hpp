@@ -103,7 +103,7 @@ struct Executor::Impl {
   void refuse(const DeliveryPtr& d, OutcomeKind kind, const std::string& why, Finished& finished) COURIER_REQUIRES(mu);
   // The seat's release rule (S2, S3) applied to a finished turn, and the
   // turn's delivery out of the running list; wakes the workers.
-  void end_turn(const DeliveryPtr& d, const Outcome& o) COURIER_EXCLUDES(mu);
+  void end_turn(const DeliveryPtr& d, Outcome& o) COURIER_EXCLUDES(mu);
 
   // submission.cpp: a request becomes a queued delivery, or finishes here.
   // `refused`: validate()'s refusal, the reason the delivery ends `failed`.

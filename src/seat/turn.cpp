@@ -72,7 +72,7 @@ void Turn::run() {
     sys::MutexLock lock(d_->mu);
     d_->sup.reset();
   }
-  end(std::move(o));
+  end(std::move(o), sup.get());
 }
 
 // The dispatch claim (S5). True: this turn may have a child. False:
@@ -162,9 +162,12 @@ std::optional<Outcome> Turn::run_warm(const SupervisorOptions& so, std::shared_p
   return o;
 }
 
-void Turn::end(Outcome o) {
+// The seat first (S2 holds: the stop is confirmed), then the child's
+// leftovers, then the outcome: the host hears of it once they are gone.
+void Turn::end(Outcome o, Supervisor* ran) {
   exec_.leases.drop(d_, o);
   exec_.end_turn(d_, o);
+  if (ran) ran->tidy();
   d_->finish(std::move(o));
 }
 

@@ -34,9 +34,10 @@ class Turn {
   bool claim(std::shared_ptr<WarmSlot>& warm_slot);
   std::optional<Outcome> run_warm(const supervisor::SupervisorOptions& so, std::shared_ptr<supervisor::Supervisor>& sup,
                                   std::shared_ptr<WarmSlot> warm_slot);
-  // The seat goes back (or is retained), then the outcome is published
-  // (wait() returns after the release).
-  void end(Outcome o);
+  // The seat goes back (or is retained); then `ran` (the supervisor that
+  // ran the child, if any) removes the child's leftovers; then the outcome
+  // is published (wait() returns after the release).
+  void end(Outcome o, supervisor::Supervisor* ran = nullptr);
 
   Executor::Impl& exec_;
   LeaseWait w_;

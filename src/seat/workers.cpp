@@ -72,11 +72,14 @@ void Executor::Impl::refuse(const DeliveryPtr& d, OutcomeKind kind, const std::s
   finished.emplace_back(d, d->never_dispatched(kind, why));
 }
 
-void Executor::Impl::end_turn(const DeliveryPtr& d, const Outcome& o) {
+// Stamps timings.released when the seat goes back: under the lock, so no
+// next turn on the lane can be granted it before that instant.
+void Executor::Impl::end_turn(const DeliveryPtr& d, Outcome& o) {
   std::optional<std::string> poisoned;
   {
     sys::MutexLock lock(mu);
     poisoned = lanes.end_turn(d->lane, d->id, o);
+    if (!poisoned && o.seat() == SeatDisposition::release) o.timings.released = sys::mono_now_ns();
     running.erase(std::remove(running.begin(), running.end(), d), running.end());
     cv.notify_all();
   }

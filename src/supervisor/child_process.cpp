@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <utility>
 
 #include "supervisor/scratch_area.hpp"
 #include "supervisor/strays.hpp"
@@ -179,7 +180,8 @@ void ChildProcess::arm_killer(sys::MonoNs deadline, std::shared_ptr<sys::EventFd
   }
 }
 
-bool ChildProcess::watch(std::uint64_t pidfd_tag, std::uint64_t bound_tag, std::uint64_t cgroup_tag) const {
+bool ChildProcess::watch(std::uint64_t pidfd_tag, std::uint64_t bound_tag, std::uint64_t cgroup_tag) {
+  cgroup_tag_ = cgroup_tag;
   return epoll_.add(bound_timer_.fd(), sys::kReadable, bound_tag) &&
          epoll_.add(child_.pidfd.get(), sys::kReadable, pidfd_tag) &&
          (!cgroup_ || epoll_.add(cgroup_->events_fd(), sys::kPriority, cgroup_tag));
@@ -250,6 +252,20 @@ void ChildProcess::on_cgroup() {
     return;
   }
   obs_.out.child.cgroup_empty = !*populated;
+  if (obs_.out.child.cgroup_empty && obs_.out.timings.cgroup_empty == 0)
+    obs_.out.timings.cgroup_empty = sys::mono_now_ns();
+}
+
+void ChildProcess::hold_events() {
+  if (!cgroup_ || events_held_) return;
+  events_held_ = true;
+  (void)epoll_.remove(cgroup_->events_fd());
+}
+
+bool ChildProcess::take_back_events() {
+  if (!events_held_) return true;
+  events_held_ = false;
+  return !cgroup_ || epoll_.add(cgroup_->events_fd(), sys::kPriority, cgroup_tag_);
 }
 
 void ChildProcess::settle_cgroup() {
@@ -267,9 +283,21 @@ void ChildProcess::census() {
   group_census();
 }
 
-void ChildProcess::remove_cgroup() {
-  if (!cgroup_) return;
-  if (auto rm = cgroup_->remove(); !rm) log_("cannot remove the child's cgroup: " + rm.error().message);
+std::unique_ptr<Leftovers> ChildProcess::take_leftovers() {
+  auto left = std::make_unique<Leftovers>();
+  left->cgroup = std::move(cgroup_);
+  cgroup_.reset();
+  if (!keep_scratch_) left->scratch = std::exchange(scratch_, std::string());
+  left->log = opt().on_event;
+  return left;
+}
+
+Leftovers::~Leftovers() {
+  if (cgroup) {
+    if (auto rm = cgroup->remove(); !rm && log) log("cannot remove the child's cgroup: " + rm.error().message);
+  }
+  std::error_code ec;
+  if (!scratch.empty()) std::filesystem::remove_all(scratch, ec);
 }
 
 // Subreaping: a descendant that left the process group and the cgroup

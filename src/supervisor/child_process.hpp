@@ -47,6 +47,20 @@ struct SpawnPlan {
 Result<SpawnPlan> plan_spawn(const SupervisorOptions& opt);
 
 // The parent's ends of the child's stdio.
+// What a confirmed stop leaves behind: the child's cgroup (empty) and its
+// scratch directory. Removed when destroyed, which the owner does after the
+// seat has been handed on: the next turn does not wait for this one's
+// housekeeping, and nothing of the stop's confirmation depends on it.
+struct Leftovers {
+  std::optional<sys::Cgroup> cgroup;
+  std::string scratch;
+  std::function<void(std::string_view)> log;
+  Leftovers() = default;
+  Leftovers(const Leftovers&) = delete;
+  Leftovers& operator=(const Leftovers&) = delete;
+  ~Leftovers();
+};
+
 struct ChildChannel {
   sys::ScopedFd to_child;    // the child's stdin
   sys::ScopedFd from_child;  // the child's stdout
@@ -82,7 +96,7 @@ class ChildProcess {
   void join_killer() { killer_.reset(); }
 
   // Registers the pidfd, the bound timer and (cgroup mode) cgroup.events.
-  bool watch(std::uint64_t pidfd_tag, std::uint64_t bound_tag, std::uint64_t cgroup_tag) const;
+  bool watch(std::uint64_t pidfd_tag, std::uint64_t bound_tag, std::uint64_t cgroup_tag);
 
   // The one timer for bounds: REAP_BOUND after the first kill, EOF_BOUND
   // after the reap, the result grace after a result (`result_ns`, 0: none).
@@ -95,6 +109,11 @@ class ChildProcess {
   bool on_pidfd();
   // cgroup.events changed: record whether the cgroup is empty.
   void on_cgroup();
+  // From our kill until the reap: cgroup.events out of the loop's epoll,
+  // and back in (settle_cgroup reads it at once after the reap). False
+  // when it could not be watched again.
+  void hold_events();
+  bool take_back_events();
   // Once reaped and at EOF on both pipes, reads cgroup.events at once: its
   // notifications are rate-limited and may lag the fact.
   void settle_cgroup();
@@ -102,7 +121,9 @@ class ChildProcess {
   // After the stop: no orphan and no group member left alive, or the stop
   // is not confirmed (domain_populated).
   void census();
-  void remove_cgroup();
+  // After a confirmed stop: the empty cgroup and the scratch directory,
+  // handed over for removal (this object then removes neither).
+  std::unique_ptr<Leftovers> take_leftovers();
 
   const std::shared_ptr<KillDomain>& domain() const { return domain_; }
   std::int64_t pid() const { return child_.pid; }
@@ -129,6 +150,8 @@ class ChildProcess {
   std::optional<std::pair<sys::ScopedFd, sys::ScopedFd>> sock_;
   sys::TimerFd bound_timer_;
   sys::MonoNs bound_armed_at_ = 0;
+  std::uint64_t cgroup_tag_ = 0;
+  bool events_held_ = false;
   std::optional<sys::Cgroup> cgroup_;
   sys::Spawned child_;
   std::shared_ptr<KillDomain> domain_;

@@ -150,6 +150,26 @@ void Conversation::resume_stdout() {
   }
 }
 
+// While held, the modifications above fail on the absent descriptors and
+// only their flags change; take_back_pipes registers each as they say.
+void Conversation::hold_pipes() {
+  if (pipes_held_) return;
+  pipes_held_ = true;
+  if (from_child_) (void)epoll_.remove(from_child_.get());
+  if (child_err_) (void)epoll_.remove(child_err_.get());
+  if (to_child_) (void)epoll_.remove(to_child_.get());
+}
+
+bool Conversation::take_back_pipes() {
+  if (!pipes_held_) return true;
+  pipes_held_ = false;
+  const std::uint32_t out = stdout_paused_ ? 0u : std::uint32_t{sys::kReadable};
+  const std::uint32_t in = writing_ ? std::uint32_t{sys::kWritable} : 0u;
+  return (!from_child_ || epoll_.add(from_child_.get(), out, kTagStdout)) &&
+         (!child_err_ || epoll_.add(child_err_.get(), sys::kReadable, kTagStderr)) &&
+         (!to_child_ || epoll_.add(to_child_.get(), in, kTagStdin));
+}
+
 // ---- reading --------------------------------------------------------------
 
 void Conversation::on_stdout() {
@@ -162,6 +182,7 @@ void Conversation::on_stdout() {
   if (r->status == sys::ReadStatus::would_block) return;
   if (r->status == sys::ReadStatus::eof) {
     obs_.out.child.stdout_eof = true;
+    obs_.out.timings.stdout_eof = sys::mono_now_ns();
     (void)epoll_.remove(from_child_.get());
     from_child_.reset();
     process_frames();
@@ -415,6 +436,7 @@ void Conversation::on_stderr() {
   if (r->status == sys::ReadStatus::would_block) return;
   if (r->status == sys::ReadStatus::eof) {
     obs_.out.child.stderr_eof = true;
+    obs_.out.timings.stderr_eof = sys::mono_now_ns();
     (void)epoll_.remove(child_err_.get());
     child_err_.reset();
     return;

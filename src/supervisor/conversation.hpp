@@ -69,6 +69,11 @@ class Conversation {
   void on_host_answers();
   // Reads stdout again (after backpressure, or to drain it to EOF at a stop).
   void resume_stdout();
+  // From our kill until the leader's reap: the child's pipes out of the
+  // loop's epoll (see Supervisor's stop), and back in. take_back_pipes is
+  // false when one could not be watched again.
+  void hold_pipes();
+  bool take_back_pipes();
 
   bool reading_stdout() const { return static_cast<bool>(from_child_); }
   bool reading_stderr() const { return static_cast<bool>(child_err_); }
@@ -126,6 +131,7 @@ class Conversation {
   bool stdout_paused_ = false;
   bool stdout_finished_ = false;  // EOF on stdout and every whole frame before it taken
   bool writing_ = false;
+  bool pipes_held_ = false;  // hold_pipes: out of the epoll until take_back_pipes
 
   std::optional<protocol::ResultMsg> result_;
   bool result_after_revocation_ = false;

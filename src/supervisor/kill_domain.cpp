@@ -18,22 +18,24 @@ bool KillDomain::kill(StopCause cause) {
   std::lock_guard<std::mutex> lock(mu_);
   if (reaped_.load()) return false;
   int expected = static_cast<int>(StopCause::none);
-  if (cause_.compare_exchange_strong(expected, static_cast<int>(cause))) {
+  const bool first = cause_.compare_exchange_strong(expected, static_cast<int>(cause));
+  if (first) {
     kill_ns_.store(sys::mono_now_ns());
     exiting_at_first_kill_.store(sys::is_exiting(leader_, pidfd_));
   }
   signal_all();
+  if (first) kill_sent_ns_.store(sys::mono_now_ns());
   return true;
 }
 
 Result<sys::ExitStatus> KillDomain::kill_group_and_reap() {
   std::lock_guard<std::mutex> lock(mu_);
   int expected = static_cast<int>(StopCause::none);
-  if (cause_.compare_exchange_strong(expected, static_cast<int>(StopCause::leader_exit))) {
-    kill_ns_.store(sys::mono_now_ns());
-  }
+  const bool first = cause_.compare_exchange_strong(expected, static_cast<int>(StopCause::leader_exit));
+  if (first) kill_ns_.store(sys::mono_now_ns());
   // The leader is a zombie now: its pid, and so its group id, are still ours.
   signal_all();
+  if (first) kill_sent_ns_.store(sys::mono_now_ns());
   auto status = sys::reap(pidfd_);
   if (status) reaped_.store(true);
   return status;

@@ -45,6 +45,9 @@ class KillDomain {
   StopCause first_cause() const { return static_cast<StopCause>(cause_.load()); }
   // Monotonic time of the first kill issued for a cause (0: none yet).
   sys::MonoNs first_kill_ns() const { return kill_ns_.load(); }
+  // When that first kill's system calls (cgroup.kill, killpg, pidfd) had
+  // all returned (0: not yet).
+  sys::MonoNs first_kill_sent_ns() const { return kill_sent_ns_.load(); }
   // The leader was already dying when the first kill was sent (J5): what
   // ended it was not that kill, e.g. a signal from outside whose exit
   // closed its pipes, cutting a frame short, before the kill.
@@ -61,6 +64,7 @@ class KillDomain {
   std::atomic<bool> reaped_{false};
   std::atomic<int> cause_{static_cast<int>(StopCause::none)};
   std::atomic<sys::MonoNs> kill_ns_{0};
+  std::atomic<sys::MonoNs> kill_sent_ns_{0};
   std::atomic<bool> exiting_at_first_kill_{false};
 };
 

@@ -96,10 +96,23 @@ struct Supervisor::Loop final : Conversation::Driver {
   }
 
   // ---- stopping: kill the domain, then drain to EOF and confirm ----------
+  // Until the leader's exit is seen, the loop waits on its pidfd (and the
+  // bound timer) alone: the pipes' end-of-file and the cgroup's emptying
+  // come from the same dying child a moment earlier, and each wake-up they
+  // caused could take the CPU from that child before its exit. At the reap
+  // they are watched again and read to EOF; nothing is confirmed unseen,
+  // and REAP_BOUND and EOF_BOUND bound the waits as before.
   void stop(StopCause cause, const std::string& why) {
     if (child.domain()->kill(cause)) event("killed child " + std::to_string(child.pid()) + ": " + why);
     conv->resume_stdout();  // drain to EOF whatever the child left behind
+    hold_until_reap();
     child.update_bound(conv->result_ns());
+  }
+
+  void hold_until_reap() {
+    if (child.domain()->reaped()) return;
+    conv->hold_pipes();
+    child.hold_events();
   }
 
   // ---- Conversation::Driver ----------------------------------------------
@@ -168,6 +181,7 @@ struct Supervisor::Loop final : Conversation::Driver {
     const Revocation r = sup.revocation();
     obs.out.timings.revoke = r.at;
     if (r.revoked) stop(StopCause::revoked, "revoked: " + r.reason);
+    if (stopping()) hold_until_reap();  // the deadline killer's kill, say
     if (!r.revoked && !plan.job_at_spawn() && !obs.out.warm) take_assignment();
     on_lease_moved();
     conv->on_host_answers();
@@ -184,6 +198,9 @@ struct Supervisor::Loop final : Conversation::Driver {
   void on_pidfd() {
     if (!child.on_pidfd()) return;
     conv->resume_stdout();
+    if (!conv->take_back_pipes() || !child.take_back_events()) {
+      obs.unconfirm(OutcomeKind::cleanup_unobserved, "cannot watch the child's pipes again after its reap");
+    }
     child.update_bound(conv->result_ns());
   }
 
@@ -269,6 +286,10 @@ Supervisor::~Supervisor() {
                  static_cast<long long>(child_pid_.load()));
     std::abort();
   }
+}
+
+void Supervisor::tidy() {
+  if (!running_.load()) leftovers_.reset();
 }
 
 bool Supervisor::assign(SupervisorOptions delivery) {
@@ -423,6 +444,7 @@ Outcome Supervisor::decide(Loop& L) {
     pending_.reset();
   }
   L.obs.out.timings.kill = L.child.domain()->first_kill_ns();
+  L.obs.out.timings.kill_sent = L.child.domain()->first_kill_sent_ns();
   if (L.obs.unconfirmed) {
     g_unconfirmed.fetch_add(1);
     StopFacts f = stop_facts(L);
@@ -435,7 +457,7 @@ Outcome Supervisor::decide(Loop& L) {
     return o;
   }
   L.obs.out.timings.confirmed = sys::mono_now_ns();
-  L.child.remove_cgroup();
+  leftovers_ = L.child.take_leftovers();
   StopFacts f = stop_facts(L);
   f.fault = L.conv->fault();
   f.result = L.conv->result();

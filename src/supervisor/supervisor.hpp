@@ -157,6 +157,8 @@ struct SupervisorOptions {
   std::function<void(bool to_child, std::string_view body)> on_frame;
 };
 
+struct Leftovers;
+
 class Supervisor {
  public:
   explicit Supervisor(SupervisorOptions options);
@@ -184,6 +186,11 @@ class Supervisor {
 
   // Warm mode: true once the child has said hello (ready for a job).
   bool ready() const { return ready_.load(); }
+
+  // After run(): removes what a confirmed stop left behind (the child's
+  // empty cgroup, its scratch directory). A host that hands the seat on
+  // calls it after that; otherwise the destructor does it.
+  void tidy();
 
   // The child's pid once spawned (0 before). For observers and tests.
   std::int64_t child_pid() const { return child_pid_.load(); }
@@ -221,6 +228,7 @@ class Supervisor {
   bool finished_ = false;                        // under mu_: the loop has ended
   std::optional<SupervisorOptions> pending_;     // under mu_: assignment not yet taken
   std::unique_ptr<SupervisorOptions> assigned_;  // the loop's, once taken
+  std::unique_ptr<Leftovers> leftovers_;         // run()'s, until tidy()
 };
 
 // Resolves the program to spawn: the override (absolute, existing) or

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -700,6 +701,54 @@ TEST_SUITE("seat") {
       "D2 S4: a host whose on_child_stderr blocks forever still has its delivery ended at the deadline: stop "
       "confirmed, seat released") {
     stalled_observer_case(true);
+  }
+
+  // Between the kill and the reap the supervisor does not watch the pipes
+  // (they are taken back at the reap), and the child's leftovers are
+  // removed after the seat is handed on: neither may weaken the stop.
+  TEST_CASE(
+      "S2: a revoked child's stop is confirmed by its reap and end-of-file on both pipes read after the reap; the seat "
+      "goes back only after that, and the child's cgroup is gone when the outcome arrives") {
+    test::TempDir dir;
+    auto opt = executor_options(dir.path() + "/lanes", 2);
+    std::mutex mu;
+    std::string cgroup;
+    opt.on_log = [&mu, &cgroup](std::string_view line) {
+      const std::string_view mark = " in cgroup ";
+      const auto at = line.find(mark);
+      std::lock_guard<std::mutex> lock(mu);
+      if (cgroup.empty() && line.find("spawned child ") != std::string_view::npos && at != std::string_view::npos)
+        cgroup = line.substr(at + mark.size());
+    };
+    Executor executor(opt);
+    test::Latch progressed;
+    auto r = request("progress-then-wedge", "held-pipes", 60'000);
+    r.on_event = [progressed](const DeliveryEvent& e) {
+      if (e.kind == DeliveryEvent::Kind::progress) progressed.open();
+    };
+    auto h = executor.submit(r);
+    auto next = executor.submit(request("deliver", "held-pipes", 60'000));
+    REQUIRE(progressed.wait(10'000));
+    h.revoke("test");
+    const Outcome o = h.wait();
+    CHECK_MESSAGE(o.kind == OutcomeKind::revoked,
+                  "the revoked child's stop was not confirmed: ", std::string(outcome_name(o.kind)), " ", o.reason);
+    CHECK(o.child.reaped);
+    CHECK(o.child.stdout_eof);
+    CHECK(o.child.stderr_eof);
+    CHECK(o.timings.stdout_eof != 0);
+    CHECK(o.timings.stderr_eof != 0);
+    REQUIRE(o.timings.confirmed != 0);
+    CHECK_MESSAGE(o.timings.released >= o.timings.confirmed, "the seat went back before the stop was confirmed");
+    if (o.child.cgroup) {
+      CHECK(o.timings.cgroup_empty != 0);
+      std::lock_guard<std::mutex> lock(mu);
+      REQUIRE_FALSE(cgroup.empty());
+      CHECK_MESSAGE(!std::filesystem::exists(cgroup), "the child's cgroup was still there at its outcome: ", cgroup);
+    }
+    const Outcome after = next.wait();
+    CHECK(after.kind == OutcomeKind::delivered);
+    CHECK(after.timings.seat >= o.timings.released);
   }
 
   TEST_CASE("S4: shutting the executor down revokes running work and waits for the confirmed stop") {

@@ -306,6 +306,22 @@ TEST_SUITE("supervisor") {
     CHECK(e.o.child.strays == std::vector<std::int64_t>{e.escapee});
   }
 
+  // Between our kill and the reap the loop does not watch the pipes; the
+  // escapee here closes them only when it is claimed, after the reap, so
+  // their end-of-file is seen only if they are watched again.
+  TEST_CASE(
+      "S2: a child killed at its deadline while its setsid escapee holds its pipes is confirmed by end-of-file read "
+      "after the reap, once the escapee is claimed (process-group mode)") {
+    SubreaperScope scope;
+    const Escape e = run_escape("escapee-then-wedge", CgroupMode::off, true, 300);
+    CHECK_MESSAGE(e.o.kind == OutcomeKind::deadline_killed,
+                  "the stop was not confirmed after the reap: ", outcome_name(e.o.kind), " ", e.o.reason);
+    CHECK(e.o.child.stdout_eof);
+    CHECK(e.o.child.stderr_eof);
+    CHECK(e.o.timings.stdout_eof >= e.o.timings.reaped);
+    CHECK(e.o.child.strays == std::vector<std::int64_t>{e.escapee});
+  }
+
   TEST_CASE(
       "S2 S3: with subreaping a setsid escapee holding stdout is killed and reaped at the reap, so its end-of-file "
       "comes and the stop is confirmed (process-group mode)") {
