@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "auth/auth_setup.hpp"
+#include "cli/command_clock.hpp"
 #include "cli/forced_update.hpp"
 #include "cli/http_settings.hpp"
 #include "cli/journal_cmd.hpp"
@@ -18,6 +19,7 @@
 #include "cli/tracking_update.hpp"
 #include "cli/via_client.hpp"
 #include "courier/courier.hpp"
+#include "sys/clock.hpp"
 #include "sys/process.hpp"
 #include "sys/signals.hpp"
 #include "transport/trust_words.hpp"
@@ -218,6 +220,7 @@ int run_push(const PushArgs& a) {
   const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count());
   auto v = read_push_request(a, PushSide::local);
   if (!v) return push_refused(a, v.error());
+  command_clock().checked = sys::mono_now_ns();
 
   // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
   // starts so that only the watcher ever sees them. A hang-up (the terminal
@@ -265,6 +268,7 @@ int run_push(const PushArgs& a) {
   Outcome o;
   {
     Executor executor(eo);
+    command_clock().executor = sys::mono_now_ns();
     DeliveryHandle handle = executor.submit(std::move(checked));
     {
       std::lock_guard<std::mutex> lock(handle_mu);
@@ -272,6 +276,7 @@ int run_push(const PushArgs& a) {
       if (signals.load() > 0) handle.revoke("interrupted before the delivery started");
     }
     o = handle.wait();
+    command_clock().outcome = sys::mono_now_ns();
     std::lock_guard<std::mutex> lock(handle_mu);
     live = nullptr;
   }
