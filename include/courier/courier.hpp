@@ -179,7 +179,9 @@ struct DeliveryRequest {
   // Empty: `git` found on this process's PATH at submit(). For git, none
   // there (or a relative path) ends the delivery `failed` before dispatch;
   // for automatic, libgit2 is used instead (a relative path is still
-  // refused).
+  // refused), and also when the child finds that git older than 2.32.0 (it
+  // asks `git --version` only when it would pack with git: never for a
+  // small push).
   std::string git_program;
   // Observer; called on executor threads, never on a supervising loop:
   // dispatched and progress come through a bounded queue on a notifier
