@@ -57,20 +57,12 @@ int push_refused(const PushArgs& a, const FieldErrors& errors) {
   return kExitUsage;
 }
 
-// The executor the command runs its one delivery in: one worker, a
-// subreaper (the CLI forks nothing else: every orphan is a delivery's), the
-// supervisor's log lines with -v (terminal or not), the child's stderr
+// What the command's children are spawned with (the early child's too):
+// a subreaper (the CLI forks nothing else: every orphan is a delivery's),
+// the supervisor's log lines with -v (terminal or not), the child's stderr
 // unless --quiet.
-ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, const HttpSettings& http,
-                                 ProgressView& view) {
+ExecutorOptions child_options(const PushArgs& a, ProgressView& view) {
   ExecutorOptions eo;
-  if (a.lane_dir) eo.lane_dir = *a.lane_dir;
-  eo.journal = journal;
-  if (a.state) eo.state = *a.state;
-  if (a.host_id) eo.host_id = *a.host_id;
-  // Recovery at start reads back what it finishes as `possible`, with this
-  // command's trust settings and credential mode.
-  eo.read_back = make_read_back(a.auth, http.ca_file, a.allow_http_loopback, http.proxy);
   eo.workers = 1;
   eo.subreaper = true;
   eo.on_log = [&a, &view](std::string_view line) {
@@ -79,6 +71,21 @@ ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, 
   eo.on_child_stderr = [&a](std::string_view text) {
     if (!a.quiet) std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
   };
+  return eo;
+}
+
+// The executor the command runs its one delivery in: one worker, the
+// children as child_options says.
+ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, const HttpSettings& http,
+                                 ProgressView& view) {
+  ExecutorOptions eo = child_options(a, view);
+  if (a.lane_dir) eo.lane_dir = *a.lane_dir;
+  eo.journal = journal;
+  if (a.state) eo.state = *a.state;
+  if (a.host_id) eo.host_id = *a.host_id;
+  // Recovery at start reads back what it finishes as `possible`, with this
+  // command's trust settings and credential mode.
+  eo.read_back = make_read_back(a.auth, http.ca_file, a.allow_http_loopback, http.proxy);
   return eo;
 }
 
@@ -218,16 +225,12 @@ int run_push(const PushArgs& a) {
   // The command's deadline counts from here: the checks and the revision
   // lookup below spend the same budget as the delivery does.
   const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count());
-  auto v = read_push_request(a, PushSide::local);
-  if (!v) return push_refused(a, v.error());
-  command_clock().checked = sys::mono_now_ns();
 
   // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
   // starts so that only the watcher ever sees them. A hang-up (the terminal
   // or ssh session gone) must not kill the command before the child's stop
   // is confirmed and its scratch and cgroup directories are removed.
   ProgressView view(progress_options(a));
-  view.set_lane(v->checked.lane());
   std::atomic<int> signals{0};
   std::mutex handle_mu;
   DeliveryHandle* live = nullptr;
@@ -245,9 +248,21 @@ int run_push(const PushArgs& a) {
   });
   if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
 
+  // The child first: its exec and library loading overlap the checks, the
+  // journal and the lane below. It holds no lane and has no job until the
+  // delivery's seat hands it both; a command that ends before that (a
+  // refused request, a replayed id) stops it and confirms its stop (S5)
+  // when `early` goes out of scope.
+  std::shared_ptr<EarlyChild> early = start_early_child(child_options(a, view));
+  auto v = read_push_request(a, PushSide::local);
+  if (!v) return push_refused(a, v.error());
+  command_clock().checked = sys::mono_now_ns();
+  view.set_lane(v->checked.lane());
+
   auto journal = a.no_journal || a.state ? Result<std::string>(std::string()) : journal_path(a.journal);
   if (!journal) return push_usage(a, journal.error().message);
-  const ExecutorOptions eo = executor_options(a, *journal, v->http, view);
+  ExecutorOptions eo = executor_options(a, *journal, v->http, view);
+  eo.early_child = early;
 
   CheckedRequest checked = delivery_request(a, *v);
   DeliveryRequest& req = checked.request();
