@@ -17,7 +17,8 @@ from common import engine_of, fmt_ms, log, pct
 # inside "child"; the rest of "child" is the child's own time outside them.
 SEGMENTS = [
     ("start", "bench_spawn_ns", "main", "exec, dynamic loading, static initialisation, to main()"),
-    ("checks", "main", "checked", "arguments, configuration, repository and revision checks (the early child starts here)"),
+    ("early_child", "main", "early", "signal watcher, the early child spawned (clone; its exec runs on in the child)"),
+    ("checks", "early", "checked", "arguments, configuration, repository and revision checks"),
     ("executor", "checked", "executor", "lane directory, journal opened and recovered, executor threads"),
     ("submit", "executor", "submitted", "credentials set up, the request handed to the executor"),
     ("seat", "submitted", "seat", "journal: submitted (synced, J1); lane seat and lock"),
@@ -145,9 +146,11 @@ class SmallPush:
                  "; ".join(f"{'git push' if t == 'git' else 'git-courier ' + t} "
                            f"{pct(ms[t], 10):.1f}/{pct(ms[t], 50):.1f}/{pct(ms[t], 90):.1f} ms" for t in tools))
         if breakdown:
-            self.row("small", "where a git-courier push's wall time goes (median of each segment, its --json instants)",
+            self.row("small", "where a git-courier push's wall time goes (mean of each segment, its --json instants_ns)",
                      "  ".join(f"{k} {v:.1f}" for k, v in breakdown["segments"].items()) +
-                     f"  (sum {breakdown['sum']:.1f} ms, median wall {breakdown['wall']:.1f} ms)")
+                     f"  (sum {breakdown['sum']:.1f} ms, mean wall {breakdown['wall']:.1f} ms); in child: " +
+                     "  ".join(f"{k} {v:.1f}" for k, v in breakdown["child_phases"].items()) +
+                     f"  rest {breakdown['child_rest']:.1f}")
             self.row("small", "outside the delivery's phases (spawn, advertise, pack, upload, stop_confirm)",
                      f"{breakdown['outside_phases']:.1f} ms of {breakdown['wall']:.1f} ms")
         if counts:
@@ -155,9 +158,11 @@ class SmallPush:
                      "  ".join(f"{k} {v}" for k, v in counts.items()))
 
     def small_breakdown(self, reports):
-        """The median of each SEGMENTS piece over the reports that carry
-        instants_ns, the child's split into its phases and the rest, and
-        what lies outside the delivery's phases."""
+        """The mean of each SEGMENTS piece over the reports that carry
+        instants_ns (means, so that they add up to the mean wall time
+        exactly, as each push's segments add up to its wall time), the
+        child's split into its phases and the rest, and what lies outside
+        the delivery's phases."""
         rows = [r for r in reports if isinstance(r.get("instants_ns"), dict)]
         if not rows:
             return None
@@ -165,28 +170,27 @@ class SmallPush:
         def at(r, key):
             return r[key] if key.startswith("bench_") else r["instants_ns"].get(key, 0)
 
+        def mean(values):
+            return sum(values) / len(values)
+
+        missing = sorted({b for r in rows for _, a, b, _ in SEGMENTS if not at(r, a) or not at(r, b)})
         seg = {}
-        per = {name: [] for name, *_ in SEGMENTS}
-        for r in rows:
-            for name, a, b, _ in SEGMENTS:
-                ta, tb = at(r, a), at(r, b)
-                per[name].append((tb - ta) / 1e6 if ta and tb and tb >= ta else 0.0)
-        for name, *_ in SEGMENTS:
-            seg[name] = pct(per[name], 50)
-        phases = {k: pct([r["timings_ms"].get(k, 0) for r in rows], 50) for k in ("advertise", "pack", "upload")}
-        child_rest = pct([max(0.0, (at(r, "exited") - at(r, "job_accepted")) / 1e6 -
-                              sum(r["timings_ms"].get(k, 0) for k in ("advertise", "pack", "upload"))) for r in rows], 50)
+        for name, a, b, _ in SEGMENTS:
+            seg[name] = mean([(at(r, b) - at(r, a)) / 1e6 if at(r, a) and at(r, b) else 0.0 for r in rows])
+        phase_keys = ("advertise", "pack", "upload")
+        phases = {k: mean([r["timings_ms"].get(k, 0) for r in rows]) for k in phase_keys}
+        child_rest = seg["child"] - sum(phases.values())
         # Inside the phases: the spawn (seat to hello, when the child was
         # spawned for the turn), advertise, pack, upload, stop_confirm.
-        inside = pct([sum(r["timings_ms"].get(k, 0) for k in ("spawn", "advertise", "pack", "upload", "stop_confirm"))
-                      for r in rows], 50)
-        wall = pct([(r["bench_exit_ns"] - r["bench_spawn_ns"]) / 1e6 for r in rows], 50)
-        out = {"segments": seg, "child_phases": phases, "child_rest": child_rest, "wall": wall,
+        inside = mean([sum(r["timings_ms"].get(k, 0) for k in ("spawn",) + phase_keys + ("stop_confirm",))
+                       for r in rows])
+        wall = mean([(r["bench_exit_ns"] - r["bench_spawn_ns"]) / 1e6 for r in rows])
+        out = {"n": len(rows), "segments": seg, "child_phases": phases, "child_rest": child_rest, "wall": wall,
                "sum": sum(seg.values()), "inside_phases": inside, "outside_phases": wall - inside,
-               "what": {name: what for name, _, _, what in SEGMENTS}}
-        log("small: where a git-courier push's time goes (median ms): " +
+               "instants_missing": missing, "what": {name: what for name, _, _, what in SEGMENTS}}
+        log("small: where a git-courier push's time goes (mean ms): " +
             ", ".join(f"{k} {v:.1f}" for k, v in seg.items()) +
-            f"; child: advertise {phases['advertise']:.0f}, pack {phases['pack']:.0f}, upload {phases['upload']:.0f}, "
+            f"; child: advertise {phases['advertise']:.1f}, pack {phases['pack']:.1f}, upload {phases['upload']:.1f}, "
             f"rest {child_rest:.1f}")
         return out
 

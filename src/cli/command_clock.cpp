@@ -15,6 +15,7 @@ nlohmann::json instants_json(const Outcome& o) {
   const Timings& t = o.timings;
   return {
       {"main", c.main},
+      {"early", c.early},
       {"checked", c.checked},
       {"executor", c.executor},
       {"submitted", t.submitted},

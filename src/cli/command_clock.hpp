@@ -13,6 +13,7 @@ namespace courier::cli {
 
 struct CommandClock {
   MonoNs main = 0;      // main() began: the binary and its libraries are loaded
+  MonoNs early = 0;     // the early child was spawned (its exec goes on in it)
   MonoNs checked = 0;   // the request was read and checked (repository, refs, configuration)
   MonoNs executor = 0;  // the executor was ready (lane directory, journal opened and recovered)
   MonoNs outcome = 0;   // the outcome was in hand (the child's stop confirmed, the turn ended)

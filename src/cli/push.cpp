@@ -220,6 +220,20 @@ DeliveryFacts push_facts(const PushArgs& a, const CheckedRequest& checked) {
   return facts;
 }
 
+// The outcome first: telling the credential helpers whether their
+// credential worked is bookkeeping after the fact, and a slow helper must
+// not hold back the answer. It has a bound of its own
+// (kCredentialSettleBound).
+int conclude_push(const PushArgs& a, const PushRequest& v, auth::AuthSetup& auth, Outcome& o) {
+  const DeliveryRequest& asked = v.checked.request();
+  DeliveryFacts facts = push_facts(a, v.checked);
+  facts.forced = forced_update(asked.repo, asked.update, asked.ref, asked.oid, o);
+  const int code = report_and_read_back(a, v.http, facts, o);
+  track(a, facts, PushedRef{asked.repo, v.resolved.name, facts.ref, facts.oid}, o);
+  auth.after(o);
+  return code;
+}
+
 int run_push(const PushArgs& a) {
   if (a.via) return run_push_via(a);
   // The command's deadline counts from here: the checks and the revision
@@ -254,6 +268,7 @@ int run_push(const PushArgs& a) {
   // refused request, a replayed id) stops it and confirms its stop (S5)
   // when `early` goes out of scope.
   std::shared_ptr<EarlyChild> early = start_early_child(child_options(a, view));
+  command_clock().early = sys::mono_now_ns();
   auto v = read_push_request(a, PushSide::local);
   if (!v) return push_refused(a, v.error());
   command_clock().checked = sys::mono_now_ns();
@@ -297,18 +312,7 @@ int run_push(const PushArgs& a) {
   }
   watcher->reset();
   view.finish();
-
-  // The outcome first: telling the credential helpers whether their
-  // credential worked is bookkeeping after the fact, and a slow helper
-  // must not hold back the answer. It has a bound of its own
-  // (kCredentialSettleBound).
-  const DeliveryRequest& asked = v->checked.request();
-  DeliveryFacts facts = push_facts(a, v->checked);
-  facts.forced = forced_update(asked.repo, asked.update, asked.ref, asked.oid, o);
-  const int code = report_and_read_back(a, v->http, facts, o);
-  track(a, facts, PushedRef{asked.repo, v->resolved.name, facts.ref, facts.oid}, o);
-  (*auth)->after(o);
-  return code;
+  return conclude_push(a, *v, **auth, o);
 }
 
 }  // namespace courier::cli
