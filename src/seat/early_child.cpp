@@ -11,7 +11,13 @@
 namespace courier {
 
 EarlyChild::~EarlyChild() {
+  if (slot_ && settle_) settle_();
   if (slot_) slot_->retire("not needed: no delivery took it");
+}
+
+std::shared_ptr<seat::WarmSlot> EarlyChild::take() {
+  if (slot_ && settle_) settle_();
+  return std::move(slot_);
 }
 
 supervisor::SupervisorOptions warm_child_options(const ExecutorOptions& opt,
@@ -65,11 +71,13 @@ std::shared_ptr<EarlyChild> start_early_child(const ExecutorOptions& how) {
   supervisor::SupervisorOptions wo = warm_child_options(how, sink);
   wo.on_spawned = [settled](std::int64_t) { settled->set(); };
   auto slot = seat::WarmPool::spawn(std::move(wo), nullptr, [settled] { settled->set(); });
-  // The spawn itself (clone3) is waited for, not the child's exec and
-  // library loading: those overlap the host's checks. From here the child
-  // exists (a job can be assigned to it at once), or never will.
-  settled->wait();
-  return std::make_shared<EarlyChild>(std::move(slot));
+  // Nothing is waited for here: the spawn (on the child's supervising
+  // thread), the child's exec and its library loading all overlap the
+  // host's checks. The spawn is waited for where it matters: when an
+  // executor adopts the child (a job can then be assigned to it at once),
+  // or before an unused one is stopped (so that it is stopped, not left to
+  // be spawned after).
+  return std::make_shared<EarlyChild>(std::move(slot), [settled] { settled->wait(); });
 }
 
 }  // namespace courier

@@ -3,6 +3,7 @@
 // executor adopts it (ExecutorOptions::early_child).
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "courier/courier.hpp"
@@ -12,17 +13,22 @@ namespace courier {
 
 class EarlyChild {
  public:
-  explicit EarlyChild(std::shared_ptr<seat::WarmSlot> slot) : slot_(std::move(slot)) {}
+  // `settle` waits (bounded) until the child exists, or never will.
+  EarlyChild(std::shared_ptr<seat::WarmSlot> slot, std::function<void()> settle)
+      : slot_(std::move(slot)), settle_(std::move(settle)) {}
   EarlyChild(const EarlyChild&) = delete;
   EarlyChild& operator=(const EarlyChild&) = delete;
-  // Never adopted: killed, its stop confirmed, its thread joined (S5).
+  // Never adopted: once its spawn is settled, killed, its stop confirmed,
+  // its thread joined (S5).
   ~EarlyChild();
 
-  // The child, for an executor to adopt (null once taken).
-  std::shared_ptr<seat::WarmSlot> take() { return std::move(slot_); }
+  // The child, for an executor to adopt, once its spawn is settled (from
+  // then on a job can be assigned to it); null once taken.
+  std::shared_ptr<seat::WarmSlot> take();
 
  private:
   std::shared_ptr<seat::WarmSlot> slot_;
+  std::function<void()> settle_;
 };
 
 // What a warm child of an executor built with `opt` is spawned with (no
