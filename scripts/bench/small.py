@@ -17,7 +17,8 @@ from common import engine_of, fmt_ms, log, pct
 # inside "child"; the rest of "child" is the child's own time outside them.
 SEGMENTS = [
     ("start", "bench_spawn_ns", "main", "exec, dynamic loading, static initialisation, to main()"),
-    ("early_child", "main", "early", "signal watcher, the early child spawned (clone; its exec runs on in the child)"),
+    ("early_child", "main", "early", "libgit2 loaded, git-style arguments settled (git's configuration), the signal "
+                                     "watcher, the early child's supervising thread started"),
     ("checks", "early", "checked", "arguments, configuration, repository and revision checks"),
     ("executor", "checked", "executor", "lane directory, journal opened and recovered, executor threads"),
     ("submit", "executor", "submitted", "credentials set up, the request handed to the executor"),
