@@ -72,17 +72,39 @@ int on_pack_data(void* buf, std::size_t size, void* payload) {
 
 using Walk = std::unique_ptr<git_revwalk, WalkDeleter>;
 
+// The spec's repository: the one it has open, else opened now (owned).
+struct SpecRepo {
+  Repo owned;
+  git_repository* get = nullptr;
+};
+
+// Errors: as open_repo.
+Result<SpecRepo> repo_of(const PackSpec& spec) {
+  SpecRepo r;
+  if (spec.opened) {
+    r.get = spec.opened;
+    return r;
+  }
+  auto repo = open_repo(spec.repo);
+  if (!repo) return tl::unexpected(repo.error());
+  r.owned = std::move(*repo);
+  r.get = r.owned.get();
+  return r;
+}
+
 // The push's edge: the spec's, else found now.
 Result<SendEdge> edge_of(const PackSpec& spec) {
   if (spec.edge) return *spec.edge;
-  return find_send_edge(spec.repo, spec.oids, std::vector<std::string_view>(spec.hide.begin(), spec.hide.end()));
+  const std::vector<std::string_view> hide(spec.hide.begin(), spec.hide.end());
+  if (spec.opened) return find_send_edge(spec.opened, spec.oids, hide);
+  return find_send_edge(spec.repo, spec.oids, hide);
 }
 
 // The commits the remote lacks, walked from the gated objects with the
 // push's edge hidden; `hidden` counts the ids hidden. The walk needs its
 // repository and objects alive, so they travel with it.
 struct SendWalk {
-  Repo repo;
+  SpecRepo repo;
   std::vector<Object> objs;
   Walk walk;
   std::size_t hidden = 0;
@@ -93,15 +115,15 @@ Result<SendWalk> walk_to_send(const PackSpec& spec) {
   auto edge = edge_of(spec);
   if (!edge) return tl::unexpected(edge.error());
   SendWalk out;
-  auto repo = open_repo(spec.repo);
+  auto repo = repo_of(spec);
   if (!repo) return tl::unexpected(repo.error());
   out.repo = std::move(*repo);
   git_revwalk* raw_walk = nullptr;
-  if (git_revwalk_new(&raw_walk, out.repo.get()) != 0) return tl::unexpected(git_failure("git_revwalk_new"));
+  if (git_revwalk_new(&raw_walk, out.repo.get) != 0) return tl::unexpected(git_failure("git_revwalk_new"));
   out.walk.reset(raw_walk);
   git_revwalk_sorting(out.walk.get(), GIT_SORT_TOPOLOGICAL);
   for (const auto& oid : spec.oids) {
-    auto obj = gated_object(out.repo.get(), oid);
+    auto obj = gated_object(out.repo.get, oid);
     if (!obj) return tl::unexpected(obj.error());
     if (git_revwalk_push(out.walk.get(), git_object_id(obj->get())) != 0) {
       return tl::unexpected(git_failure("revwalk from " + oid));
@@ -134,12 +156,12 @@ Result<bool> is_small_push(const PackSpec& spec, std::size_t max_commits) {
 Result<GitPackPlan> plan_git_pack(const PackSpec& spec) {
   auto edge = edge_of(spec);
   if (!edge) return tl::unexpected(edge.error());
-  auto repo = open_repo(spec.repo);
+  auto repo = repo_of(spec);
   if (!repo) return tl::unexpected(repo.error());
   GitPackPlan plan;
-  plan.git_dir = git_repository_path(repo->get());
+  plan.git_dir = git_repository_path(repo->get);
   for (const auto& oid : spec.oids) {
-    auto obj = gated_object(repo->get(), oid);
+    auto obj = gated_object(repo->get, oid);
     if (!obj) return tl::unexpected(obj.error());
     plan.revs += oid + "\n";
   }
@@ -150,7 +172,7 @@ Result<GitPackPlan> plan_git_pack(const PackSpec& spec) {
 Result<PackResult> build_pack(const PackSpec& spec) {
   auto walk = walk_to_send(spec);
   if (!walk) return tl::unexpected(walk.error());
-  git_repository* repo = walk->repo.get();
+  git_repository* repo = walk->repo.get;
 
   git_packbuilder* raw_pb = nullptr;
   if (git_packbuilder_new(&raw_pb, repo) != 0) return tl::unexpected(git_failure("git_packbuilder_new"));

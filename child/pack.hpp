@@ -16,6 +16,8 @@
 #include "repo/repository.hpp"
 #include "sys/clock.hpp"
 
+struct git_repository;
+
 namespace courier::child {
 
 // The child opens and checks the repository through src/repo/.
@@ -24,6 +26,9 @@ using repo::init_libgit2;
 
 struct PackSpec {
   std::string repo;
+  // `repo` already open (the child opens it once per delivery; it must
+  // outlive the build). Null: each step opens `repo` itself.
+  git_repository* opened = nullptr;
   // The gated objects (the new ids of the refs the POST updates, deletions
   // left out): each a commit, or an annotated tag of one. At least one.
   std::vector<std::string> oids;

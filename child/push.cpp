@@ -8,11 +8,13 @@
 #include <memory>
 #include <optional>
 
+#include "child/git_version.hpp"
 #include "child/pack.hpp"
 #include "child/progress_out.hpp"
 #include "child/push_leg.hpp"
 #include "child/ssh_argv.hpp"
 #include "child/ref_plan.hpp"
+#include "repo/repository.hpp"
 #include "sys/clock.hpp"
 #include "sys/file.hpp"
 #include "sys/io.hpp"
@@ -87,7 +89,9 @@ class Push {
   Step<void> preflight() {
     for (const RefUpdate& u : job_.updates) {
       if (u.deletes()) continue;
-      if (auto ok = check_gated_object(job_.repo, u.oid); !ok) {
+      auto repo = opened();
+      if (!repo) return stop(wire::DeliveryStatus::failed, repo.error().message);
+      if (auto ok = repo::gated_object(*repo, u.oid); !ok) {
         return stop(wire::DeliveryStatus::failed, ok.error().message);
       }
     }
@@ -156,7 +160,9 @@ class Push {
   // on with the refs to send and the pack's tips (their new ids, deletions
   // left out).
   Step<void> settle(const transport::Advertisement& adv) {
-    auto plan = plan_refs(job_, adv);
+    auto repo = opened();
+    if (!repo) return stop(wire::DeliveryStatus::failed, repo.error().message);
+    auto plan = plan_refs(job_, adv, *repo);
     if (!plan) return stop(wire::DeliveryStatus::failed, plan.error().message);
     result_.refs = std::move(plan->refs);
     send_ = std::move(plan->send);
@@ -251,7 +257,9 @@ class Push {
       if (!transport::is_zero_oid(id)) advertised.emplace_back(id);
     }
     advertised.insert(advertised.end(), adv.haves.begin(), adv.haves.end());
-    auto edge = find_send_edge(job_.repo, tips_, advertised);
+    auto repo = opened();
+    if (!repo) return stop(wire::DeliveryStatus::failed, repo.error().message);
+    auto edge = find_send_edge(*repo, tips_, advertised);
     if (!edge) return stop(wire::DeliveryStatus::failed, edge.error().message);
     edge_ = std::make_shared<const SendEdge>(std::move(*edge));
     return {};
@@ -260,14 +268,16 @@ class Push {
   // The pack engine: the job's. An automatic choice of git (pack_auto)
   // becomes libgit2 for a small push: the remote has part of this history
   // and lacks at most kSmallPushCommits commits of it, where starting git
-  // costs more than libgit2's whole pack (docs/performance.md). Ends with
-  // failed (the repository could not be walked).
+  // costs more than libgit2's whole pack (docs/performance.md); and when
+  // the git is unfit (older than kMinGitVersion, or no git at all): its
+  // version is asked only here, when it would pack, so a small push starts
+  // no git. Ends with failed (the repository could not be walked).
   Step<void> choose_engine(const transport::Advertisement& adv) {
     pack_git_ = job_.pack_git;
     if (!pack_git_ || !job_.pack_auto) return {};
     auto small = is_small_push(pack_spec(adv), kSmallPushCommits);
     if (!small) return stop(wire::DeliveryStatus::failed, small.error().message);
-    if (*small) pack_git_.reset();
+    if (*small || !usable_git(*pack_git_)) pack_git_.reset();
     return {};
   }
 
@@ -331,6 +341,7 @@ class Push {
   PackSpec pack_spec(const transport::Advertisement& adv) {
     PackSpec spec;
     spec.repo = job_.repo;
+    spec.opened = repo_.get();
     spec.oids = tips_;
     spec.edge = edge_;
     if (!edge_) {
@@ -436,12 +447,25 @@ class Push {
     return result_;
   }
 
+  // The job's repository, opened once for the whole delivery (its
+  // configuration, object database and packs read once, not at each
+  // step). Errors: as open_repo.
+  Result<git_repository*> opened() {
+    if (!repo_) {
+      auto repo = repo::open_repo(job_.repo);
+      if (!repo) return tl::unexpected(repo.error());
+      repo_ = std::move(*repo);
+    }
+    return repo_.get();
+  }
+
   // failed() as a stage's stop.
   tl::unexpected<protocol::ResultMsg> stop(wire::DeliveryStatus status, const std::string& reason) {
     return tl::unexpected(failed(status, reason));
   }
 
   const protocol::Job& job_;
+  repo::Repo repo_;  // opened() once; outlives every pack spec that names it
   protocol::OldOids old_oids_;
   // The refs whose commands go in the POST (indexes into the job's
   // updates and the result's refs), and the pack's tips: their new ids,

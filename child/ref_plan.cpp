@@ -19,8 +19,8 @@ protocol::RefResult refused(protocol::RefResult r, std::string why) {
 
 // One ref's fate from the advertisement alone (and, for a fast-forward,
 // the local history): up_to_date, rejected, or left not_attempted to send.
-Result<protocol::RefResult> judge_ref(const protocol::Job& job, const RefUpdate& u,
-                                      const transport::Advertisement& adv) {
+Result<protocol::RefResult> judge_ref(const protocol::Job& job, const RefUpdate& u, const transport::Advertisement& adv,
+                                      git_repository* repo) {
   protocol::RefResult r{u.ref, RefStatus::not_attempted, std::nullopt, std::string(adv.oid_of(u.ref))};
   const std::string& old_oid = *r.old_oid;
   if (u.deletes()) {
@@ -39,7 +39,7 @@ Result<protocol::RefResult> judge_ref(const protocol::Job& job, const RefUpdate&
     return refused(r, "stale info: expect_old mismatch: the remote has " + old_oid + ", expected " + *u.expect_old);
   }
   if (u.update != UpdateMode::fast_forward || u.deletes()) return r;
-  auto refusal = repo::fast_forward_refusal(job.repo, u.ref, old_oid, u.oid);
+  auto refusal = repo::fast_forward_refusal(repo, job.repo, u.ref, old_oid, u.oid);
   if (!refusal) return tl::unexpected(refusal.error());
   if (*refusal) return refused(r, **refusal);
   return r;
@@ -74,10 +74,10 @@ void apply_atomic_rule(const protocol::Job& job, RefPlan& plan) {
 
 }  // namespace
 
-Result<RefPlan> plan_refs(const protocol::Job& job, const transport::Advertisement& adv) {
+Result<RefPlan> plan_refs(const protocol::Job& job, const transport::Advertisement& adv, git_repository* repo) {
   RefPlan plan;
   for (std::size_t i = 0; i < job.updates.size(); ++i) {
-    auto r = judge_ref(job, job.updates[i], adv);
+    auto r = judge_ref(job, job.updates[i], adv, repo);
     if (!r) return tl::unexpected(r.error());
     if (r->status == RefStatus::not_attempted) plan.send.push_back(i);
     plan.refs.push_back(std::move(*r));

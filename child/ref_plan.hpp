@@ -14,6 +14,8 @@
 #include "transport/advertisement.hpp"
 #include "wire/status.hpp"
 
+struct git_repository;
+
 namespace courier::child {
 
 struct RefPlan {
@@ -40,9 +42,9 @@ struct RefPlan {
 // their new ids and partly to send is stale as a whole (an atomic attempt
 // cannot have applied half: one of its sent refs, those carrying their
 // journalled old id, is at its new id while another is still to send).
-// Errors: those of repo::fast_forward_refusal
-// (the history could not be read).
-Result<RefPlan> plan_refs(const protocol::Job& job, const transport::Advertisement& adv);
+// `repo` is job.repo, opened once by the child. Errors: those of
+// repo::fast_forward_refusal (the history could not be read).
+Result<RefPlan> plan_refs(const protocol::Job& job, const transport::Advertisement& adv, git_repository* repo);
 
 // The delivery's status and reason from its refs' statuses (each final):
 // rejected when any is ng or rejected (the reason names each, with the

@@ -94,15 +94,20 @@ Result<SendEdge> find_send_edge(const std::string& repo_path, const std::vector<
                                 const std::vector<std::string_view>& advertised) {
   auto repo = open_repo(repo_path);
   if (!repo) return tl::unexpected(repo.error());
-  auto objs = gated_objects(repo->get(), oids);
+  return find_send_edge(repo->get(), oids, advertised);
+}
+
+Result<SendEdge> find_send_edge(git_repository* repo, const std::vector<std::string>& oids,
+                                const std::vector<std::string_view>& advertised) {
+  auto objs = gated_objects(repo, oids);
   if (!objs) return tl::unexpected(objs.error());
-  auto present = present_ids(repo->get(), advertised);
+  auto present = present_ids(repo, advertised);
   if (!present) return tl::unexpected(present.error());
 
   SendEdge out;
   out.present = present->size();
   git_revwalk* raw_walk = nullptr;
-  if (git_revwalk_new(&raw_walk, repo->get()) != 0) return tl::unexpected(git_failure("git_revwalk_new"));
+  if (git_revwalk_new(&raw_walk, repo) != 0) return tl::unexpected(git_failure("git_revwalk_new"));
   std::unique_ptr<git_revwalk, WalkDeleter> walk(raw_walk);
   git_revwalk_sorting(walk.get(), GIT_SORT_NONE);
   for (std::size_t i = 0; i < objs->size(); ++i) {
@@ -162,7 +167,7 @@ Result<SendEdge> find_send_edge(const std::string& repo_path, const std::vector<
   OidSet edge;
   for (const auto& c : order) {
     git_commit* raw_commit = nullptr;
-    if (git_commit_lookup(&raw_commit, repo->get(), &c) != 0) return tl::unexpected(git_failure("reading a commit"));
+    if (git_commit_lookup(&raw_commit, repo, &c) != 0) return tl::unexpected(git_failure("reading a commit"));
     std::unique_ptr<git_commit, CommitDeleter> commit(raw_commit);
     for (unsigned k = 0; k < git_commit_parentcount(commit.get()); ++k) {
       const git_oid* parent = git_commit_parent_id(commit.get(), k);

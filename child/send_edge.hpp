@@ -14,6 +14,8 @@
 
 #include "courier/result.hpp"
 
+struct git_repository;
+
 namespace courier::child {
 
 // Commits walked past this count stop the narrowing: a push that large is
@@ -43,6 +45,10 @@ struct SendEdge {
 // outlive the call. Errors: as check_gated_object, os_error (libgit2
 // failures).
 Result<SendEdge> find_send_edge(const std::string& repo, const std::vector<std::string>& oids,
+                                const std::vector<std::string_view>& advertised);
+// The same in a repository already open (the child opens it once per
+// delivery).
+Result<SendEdge> find_send_edge(git_repository* repo, const std::vector<std::string>& oids,
                                 const std::vector<std::string_view>& advertised);
 
 }  // namespace courier::child

@@ -179,7 +179,9 @@ struct DeliveryRequest {
   // Empty: `git` found on this process's PATH at submit(). For git, none
   // there (or a relative path) ends the delivery `failed` before dispatch;
   // for automatic, libgit2 is used instead (a relative path is still
-  // refused).
+  // refused), and also when the child finds that git older than 2.32.0 (it
+  // asks `git --version` only when it would pack with git: never for a
+  // small push).
   std::string git_program;
   // Observer; called on executor threads, never on a supervising loop:
   // dispatched and progress come through a bounded queue on a notifier
@@ -305,6 +307,12 @@ using ReadBackFn = std::function<ObservedAfter(const std::string& remote, const 
 // What a read-back is allowed, from its start (it is never part of a turn).
 inline constexpr std::chrono::milliseconds kReadBackBudget{10'000};
 
+// A delivery child started ahead of the executor that will use it
+// (start_early_child, ExecutorOptions::early_child): its start overlaps
+// the host's own checks. Released unused, it is killed and its stop
+// confirmed before the release returns.
+class EarlyChild;
+
 struct ExecutorOptions {
   // The delivery journal (J1-J4): a SQLite file, created 0600 in a 0700
   // directory. Empty: none (outcomes still carry remote_effect; nothing
@@ -349,6 +357,13 @@ struct ExecutorOptions {
   // runs several deliveries at once on different lanes (a service with
   // several workers) wants about as many warm children as workers.
   std::size_t warm_children = 0;
+  // A child started before this executor (start_early_child): it becomes
+  // this executor's one warm child, handed to the first delivery that gets
+  // its seat even before its hello (the job waits in its socket), with the
+  // lane lock by descriptor passing as any warm child's; it is not
+  // replaced. Unused (the delivery never dispatched: S5), it is killed and
+  // confirmed when the executor shuts down. Null: none.
+  std::shared_ptr<EarlyChild> early_child;
   // Make this process a child subreaper (PR_SET_CHILD_SUBREAPER, process-wide,
   // never turned off again) so that a delivery's orphaned descendants come
   // back to it wherever they moved their session, process group or cgroup,
@@ -537,5 +552,13 @@ std::vector<int> retained_lane_lock_fds();
 // alone, never from XDG_* or HOME (docs/operations.md). Errors:
 // invalid_argument (no home directory known for the uid).
 Result<std::string> default_lane_dir();
+
+// Starts a delivery child now, with no job, as a warm child of an executor
+// built with `how` would be (child_program, cgroup, subreaper, the bounds,
+// on_child_stderr, on_log): it holds no lane until a delivery's seat
+// hands it the lane lock. Give it to ExecutorOptions::early_child. Never
+// null: a child that could not be spawned is found gone, and the delivery
+// gets a cold child instead.
+std::shared_ptr<EarlyChild> start_early_child(const ExecutorOptions& how);
 
 }  // namespace courier

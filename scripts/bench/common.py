@@ -167,6 +167,16 @@ def parse_duration(text):
     return text
 
 
+def children_cpu_ms():
+    """User + system CPU of this process's reaped children so far, in ms:
+    the difference around one command is that command's whole tree (each
+    process counts once its parent has reaped it: git-courier reaps its
+    delivery child, git its remote helper and pack-objects)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r.ru_utime + r.ru_stime) * 1000.0
+
+
 def run_group(cmd, input=None, timeout=None, **kw):
     """subprocess.run, but the command runs in a session of its own and an
     interruption (Ctrl-C, TERM, an error) ends its whole process group, so

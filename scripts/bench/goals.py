@@ -36,9 +36,22 @@ class Goals:
         if "small" in R:
             sm = R["small"]
             r = sm["ratio_median"]
-            add("small push: default engine <= 0.7x git push (median)",
-                f"{r:.2f}x ({fmt_ms(sm['series']['default']['median'])} vs {fmt_ms(sm['series']['git']['median'])})",
-                upto(r, 0.7))
+            sp = sm.get("spread", {})
+            spread = "".join(f"; p10-p90 {sp[t]['p10']:.0f}-{sp[t]['p90']:.0f} ms ({'git' if t == 'git' else 'courier'})"
+                             for t in ("default", "git") if t in sp)
+            add(f"small push: default engine <= 0.7x git push (median, n={sm['n']})",
+                f"{r:.2f}x ({fmt_ms(sm['series']['default']['median'])} vs {fmt_ms(sm['series']['git']['median'])})"
+                + spread, upto(r, 0.7))
+            if "cpu_ratio_median" in sm:
+                add(f"small push: CLI client CPU <= 0.8x git push's (median, whole process tree, n={sm['n']})",
+                    f"{sm['cpu_ratio_median']:.2f}x ({sm['series']['default']['cpu_ms_median']:.1f} ms vs "
+                    f"{sm['series']['git']['cpu_ms_median']:.1f} ms)", upto(sm["cpu_ratio_median"], 0.8))
+            bd = sm.get("breakdown_ms")
+            if bd:
+                add("small push: every millisecond outside the delivery's phases placed (breakdown_ms, means)",
+                    f"{bd['outside_phases']:.1f} ms of {bd['wall']:.1f} ms outside the phases; the segments add up to "
+                    f"{bd['sum']:.1f} ms", "met" if not bd.get("instants_missing") and abs(bd["sum"] - bd["wall"]) < 0.5
+                    else f"missed: instants missing ({', '.join(bd.get('instants_missing') or ['none'])})")
             lib = sm["series"].get("engine:libgit2")
             if lib:
                 d = sm["series"]["default"]["median"] - lib["median"]

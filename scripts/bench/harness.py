@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from common import ROOT, SCRIPTS, engine_of, log, run_group
+from common import ROOT, SCRIPTS, children_cpu_ms, engine_of, log, run_group
 
 
 class Harness:
@@ -132,21 +132,31 @@ class Harness:
         # Every push keeps its journal (as by default) in this run's
         # directory; journal=False measures --no-journal.
         cmd += ["--journal", os.path.join(self.tmp, "state", "journal.sqlite")] if journal else ["--no-journal"]
+        # A tracer in front (the small section's counts), when one is set.
+        cmd = (getattr(self, "trace_prefix", None) or []) + cmd
+        cpu0 = children_cpu_ms()
         t0 = time.monotonic_ns()
         r = self.run(cmd, check=False)
         t1 = time.monotonic_ns()
+        self.last_cpu_ms = children_cpu_ms() - cpu0
         try:
             report = json.loads(r.stdout)
         except ValueError:
             raise RuntimeError(f"git-courier push printed no JSON (exit {r.returncode}): {r.stderr.strip()[-2000:]}")
         if report.get("outcome") != "delivered":
             raise RuntimeError(f"git-courier push: {report.get('outcome')}: {report.get('reason')}")
+        # Where this process started and ended it, on the clock of the
+        # report's instants_ns (CLOCK_MONOTONIC): the breakdown's two ends.
+        report["bench_spawn_ns"], report["bench_exit_ns"] = t0, t1
         return (t1 - t0) / 1e6, report
 
     def git_push(self, repo, url, oid):
+        cpu0 = children_cpu_ms()
         t0 = time.monotonic_ns()
         self.git("--git-dir", repo, "push", "--quiet", url, f"{oid}:refs/heads/main")
-        return (time.monotonic_ns() - t0) / 1e6
+        t1 = time.monotonic_ns()
+        self.last_cpu_ms = children_cpu_ms() - cpu0
+        return (t1 - t0) / 1e6
 
     def courier_bench(self, *args):
         r = self.run([self.bin("courier-bench"), *args], check=False)

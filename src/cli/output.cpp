@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/args.hpp"
+#include "cli/command_clock.hpp"
 #include "report/outcome_json.hpp"
 #include "seat/admission.hpp"
 
@@ -228,7 +229,11 @@ std::string json_service_mismatch(const std::string& message) {
 }
 
 std::string json_report(const Outcome& o, const DeliveryFacts& f) {
-  return report::outcome_json(o, report::OutcomeFacts{f.remote, f.ref, f.oid, hint_for(o, f)});
+  nlohmann::json j = report::outcome_to_json(o, report::OutcomeFacts{f.remote, f.ref, f.oid, hint_for(o, f)});
+  // A delivery run by this process (not one told by a service, --via): its
+  // instants, the command's beside the delivery's.
+  if (command_clock().outcome != 0) j["instants_ns"] = instants_json(o);
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace courier::cli

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "auth/auth_setup.hpp"
+#include "cli/command_clock.hpp"
 #include "cli/forced_update.hpp"
 #include "cli/http_settings.hpp"
 #include "cli/journal_cmd.hpp"
@@ -18,6 +19,7 @@
 #include "cli/tracking_update.hpp"
 #include "cli/via_client.hpp"
 #include "courier/courier.hpp"
+#include "sys/clock.hpp"
 #include "sys/process.hpp"
 #include "sys/signals.hpp"
 #include "transport/trust_words.hpp"
@@ -55,20 +57,12 @@ int push_refused(const PushArgs& a, const FieldErrors& errors) {
   return kExitUsage;
 }
 
-// The executor the command runs its one delivery in: one worker, a
-// subreaper (the CLI forks nothing else: every orphan is a delivery's), the
-// supervisor's log lines with -v (terminal or not), the child's stderr
+// What the command's children are spawned with (the early child's too):
+// a subreaper (the CLI forks nothing else: every orphan is a delivery's),
+// the supervisor's log lines with -v (terminal or not), the child's stderr
 // unless --quiet.
-ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, const HttpSettings& http,
-                                 ProgressView& view) {
+ExecutorOptions child_options(const PushArgs& a, ProgressView& view) {
   ExecutorOptions eo;
-  if (a.lane_dir) eo.lane_dir = *a.lane_dir;
-  eo.journal = journal;
-  if (a.state) eo.state = *a.state;
-  if (a.host_id) eo.host_id = *a.host_id;
-  // Recovery at start reads back what it finishes as `possible`, with this
-  // command's trust settings and credential mode.
-  eo.read_back = make_read_back(a.auth, http.ca_file, a.allow_http_loopback, http.proxy);
   eo.workers = 1;
   eo.subreaper = true;
   eo.on_log = [&a, &view](std::string_view line) {
@@ -77,6 +71,21 @@ ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, 
   eo.on_child_stderr = [&a](std::string_view text) {
     if (!a.quiet) std::fprintf(stderr, "%.*s", static_cast<int>(text.size()), text.data());
   };
+  return eo;
+}
+
+// The executor the command runs its one delivery in: one worker, the
+// children as child_options says.
+ExecutorOptions executor_options(const PushArgs& a, const std::string& journal, const HttpSettings& http,
+                                 ProgressView& view) {
+  ExecutorOptions eo = child_options(a, view);
+  if (a.lane_dir) eo.lane_dir = *a.lane_dir;
+  eo.journal = journal;
+  if (a.state) eo.state = *a.state;
+  if (a.host_id) eo.host_id = *a.host_id;
+  // Recovery at start reads back what it finishes as `possible`, with this
+  // command's trust settings and credential mode.
+  eo.read_back = make_read_back(a.auth, http.ca_file, a.allow_http_loopback, http.proxy);
   return eo;
 }
 
@@ -211,20 +220,31 @@ DeliveryFacts push_facts(const PushArgs& a, const CheckedRequest& checked) {
   return facts;
 }
 
+// The outcome first: telling the credential helpers whether their
+// credential worked is bookkeeping after the fact, and a slow helper must
+// not hold back the answer. It has a bound of its own
+// (kCredentialSettleBound).
+int conclude_push(const PushArgs& a, const PushRequest& v, auth::AuthSetup& auth, Outcome& o) {
+  const DeliveryRequest& asked = v.checked.request();
+  DeliveryFacts facts = push_facts(a, v.checked);
+  facts.forced = forced_update(asked.repo, asked.update, asked.ref, asked.oid, o);
+  const int code = report_and_read_back(a, v.http, facts, o);
+  track(a, facts, PushedRef{asked.repo, v.resolved.name, facts.ref, facts.oid}, o);
+  auth.after(o);
+  return code;
+}
+
 int run_push(const PushArgs& a) {
   if (a.via) return run_push_via(a);
   // The command's deadline counts from here: the checks and the revision
   // lookup below spend the same budget as the delivery does.
   const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count());
-  auto v = read_push_request(a, PushSide::local);
-  if (!v) return push_refused(a, v.error());
 
   // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
   // starts so that only the watcher ever sees them. A hang-up (the terminal
   // or ssh session gone) must not kill the command before the child's stop
   // is confirmed and its scratch and cgroup directories are removed.
   ProgressView view(progress_options(a));
-  view.set_lane(v->checked.lane());
   std::atomic<int> signals{0};
   std::mutex handle_mu;
   DeliveryHandle* live = nullptr;
@@ -242,9 +262,22 @@ int run_push(const PushArgs& a) {
   });
   if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
 
+  // The child first: its exec and library loading overlap the checks, the
+  // journal and the lane below. It holds no lane and has no job until the
+  // delivery's seat hands it both; a command that ends before that (a
+  // refused request, a replayed id) stops it and confirms its stop (S5)
+  // when `early` goes out of scope.
+  std::shared_ptr<EarlyChild> early = start_early_child(child_options(a, view));
+  command_clock().early = sys::mono_now_ns();
+  auto v = read_push_request(a, PushSide::local);
+  if (!v) return push_refused(a, v.error());
+  command_clock().checked = sys::mono_now_ns();
+  view.set_lane(v->checked.lane());
+
   auto journal = a.no_journal || a.state ? Result<std::string>(std::string()) : journal_path(a.journal);
   if (!journal) return push_usage(a, journal.error().message);
-  const ExecutorOptions eo = executor_options(a, *journal, v->http, view);
+  ExecutorOptions eo = executor_options(a, *journal, v->http, view);
+  eo.early_child = early;
 
   CheckedRequest checked = delivery_request(a, *v);
   DeliveryRequest& req = checked.request();
@@ -265,6 +298,7 @@ int run_push(const PushArgs& a) {
   Outcome o;
   {
     Executor executor(eo);
+    command_clock().executor = sys::mono_now_ns();
     DeliveryHandle handle = executor.submit(std::move(checked));
     {
       std::lock_guard<std::mutex> lock(handle_mu);
@@ -272,23 +306,13 @@ int run_push(const PushArgs& a) {
       if (signals.load() > 0) handle.revoke("interrupted before the delivery started");
     }
     o = handle.wait();
+    command_clock().outcome = sys::mono_now_ns();
     std::lock_guard<std::mutex> lock(handle_mu);
     live = nullptr;
   }
   watcher->reset();
   view.finish();
-
-  // The outcome first: telling the credential helpers whether their
-  // credential worked is bookkeeping after the fact, and a slow helper
-  // must not hold back the answer. It has a bound of its own
-  // (kCredentialSettleBound).
-  const DeliveryRequest& asked = v->checked.request();
-  DeliveryFacts facts = push_facts(a, v->checked);
-  facts.forced = forced_update(asked.repo, asked.update, asked.ref, asked.oid, o);
-  const int code = report_and_read_back(a, v->http, facts, o);
-  track(a, facts, PushedRef{asked.repo, v->resolved.name, facts.ref, facts.oid}, o);
-  (*auth)->after(o);
-  return code;
+  return conclude_push(a, *v, **auth, o);
 }
 
 }  // namespace courier::cli

@@ -203,7 +203,9 @@ struct Job {
   std::optional<std::string> pack_git;
   // With pack_git: the host asked for the automatic engine, so the child
   // builds a small push's pack with libgit2 instead (starting git would
-  // cost more than the whole pack). Absent in a frame: false.
+  // cost more than the whole pack), and so it does when pack_git's
+  // `--version` is older than 2.32.0 (asked only when git would pack: the
+  // parent starts no git). Absent in a frame: false.
   bool pack_auto = false;
   // Ask the remote for its progress (the `quiet` capability is not sent):
   // the parent shows it, so it decides (the CLI: when its stderr is a

@@ -12,6 +12,8 @@
 
 #include "courier/result.hpp"
 
+struct git_repository;
+
 namespace courier::repo {
 
 // Why git would refuse to move the remote's `ref` from `old_hex` (as the
@@ -23,5 +25,10 @@ namespace courier::repo {
 // new_hex is not in it), os_error (libgit2 could not read the history).
 Result<std::optional<std::string>> fast_forward_refusal(const std::string& repo, const std::string& ref,
                                                         const std::string& old_hex, const std::string& new_hex);
+// The same in a repository already open (the child opens it once per
+// delivery); `repo_path` only names it in messages.
+Result<std::optional<std::string>> fast_forward_refusal(git_repository* repo, const std::string& repo_path,
+                                                        const std::string& ref, const std::string& old_hex,
+                                                        const std::string& new_hex);
 
 }  // namespace courier::repo

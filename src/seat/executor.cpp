@@ -22,6 +22,7 @@
 #include <cstdlib>
 
 #include "request/checked_parts.hpp"
+#include "seat/early_child.hpp"
 #include "seat/executor_core.hpp"
 #include "seat/recovery.hpp"
 #include "seat/state_journal.hpp"
@@ -44,15 +45,7 @@ std::string instance_nonce() {
 
 // The options every warm child is spawned with (no job yet).
 supervisor::SupervisorOptions warm_options(const Executor::Impl& impl) {
-  supervisor::SupervisorOptions wo;
-  wo.child_program = impl.opt.child_program;
-  wo.cgroup = impl.opt.cgroup;
-  wo.subreaper = impl.opt.subreaper;
-  wo.reap_bound = impl.opt.reap_bound;
-  wo.eof_bound = impl.opt.eof_bound;
-  wo.on_stderr = impl.opt.on_child_stderr;
-  wo.on_event = impl.log_sink();
-  return wo;
+  return warm_child_options(impl.opt, impl.log_sink());
 }
 
 // How many warm children to keep: warm_children, or one for warm_child.
@@ -171,6 +164,9 @@ Executor::Executor(ExecutorOptions options) : impl_(std::make_shared<Impl>()) {
                    connect_until);
   impl.open_journal(connect_until);
   impl.warm = std::make_unique<seat::WarmPool>(warm_target(impl.opt), warm_options(impl));
+  if (impl.opt.early_child) {
+    if (auto early = impl.opt.early_child->take()) impl.warm->adopt(std::move(early));
+  }
   for (std::size_t i = 0; i < impl.opt.workers; ++i) impl.workers.emplace_back([&impl] { impl.worker(); });
   impl.warm->fill();
   impl.scheduler.start(impl);

@@ -31,21 +31,42 @@ void WarmPool::start() {
     if (!has_room()) return;
     ++starting_;
   }
-  supervisor::SupervisorOptions wo = base_;
-  wo.warm = true;
   // Its hello makes it ready: wake anyone waiting for a warm child.
-  wo.on_ready = [this] {
+  auto slot = spawn(base_, [this] {
     sys::MutexLock lock(mu_);
     cv_.notify_all();
-  };
-  auto slot = std::make_shared<WarmSlot>();
-  slot->sup = std::make_shared<Supervisor>(std::move(wo));
-  slot->thread = std::thread([s = slot.get()] { s->done.set_value(s->sup->run()); });
+  });
   {
     sys::MutexLock lock(mu_);
     --starting_;
     if (!closed_) {
       slots_.push_back(std::move(slot));
+      return;
+    }
+  }
+  slot->retire("the executor is shutting down");
+}
+
+std::shared_ptr<WarmSlot> WarmPool::spawn(supervisor::SupervisorOptions base, std::function<void()> on_ready,
+                                          std::function<void()> on_end) {
+  base.warm = true;
+  base.on_ready = std::move(on_ready);
+  auto slot = std::make_shared<WarmSlot>();
+  slot->sup = std::make_shared<Supervisor>(std::move(base));
+  slot->thread = std::thread([s = slot.get(), end = std::move(on_end)] {
+    s->done.set_value(s->sup->run());
+    if (end) end();
+  });
+  return slot;
+}
+
+void WarmPool::adopt(std::shared_ptr<WarmSlot> slot) {
+  slot->early = true;
+  {
+    sys::MutexLock lock(mu_);
+    if (!closed_) {
+      slots_.push_back(std::move(slot));
+      cv_.notify_all();
       return;
     }
   }
@@ -64,7 +85,9 @@ std::shared_ptr<WarmSlot> WarmPool::take() {
     for (auto it = slots_.begin(); it != slots_.end();) {
       if ((*it)->gone()) {
         dead.push_back(std::move(*it));
-      } else if (!got && (*it)->sup->ready()) {
+      } else if (!got && ((*it)->sup->ready() || (*it)->early)) {
+        // An early child is taken before its hello: its job waits in its
+        // socket, and the child's start goes on overlapping the turn's.
         got = std::move(*it);
       } else {
         ++it;

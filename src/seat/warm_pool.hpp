@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -26,6 +27,9 @@ struct WarmSlot {
   std::thread thread;
   std::promise<Outcome> done;
   std::future<Outcome> outcome = done.get_future();
+  // Started before its executor (an early child): taken by the first
+  // delivery even before its hello, and never replaced.
+  bool early = false;
 
   // Kills and confirms a warm child nobody will use, and joins its thread.
   void retire(const std::string& why);
@@ -49,6 +53,15 @@ class WarmPool {
   void start() COURIER_EXCLUDES(mu_);
   // Spawns the pool's target.
   void fill() COURIER_EXCLUDES(mu_);
+  // A warm child spawned now with `base` (no job), supervised by a thread
+  // of its own; on_ready runs at its hello, on_end (if any) once its
+  // supervisor returned (the child gone, or never spawned). Not in any
+  // pool yet.
+  static std::shared_ptr<WarmSlot> spawn(supervisor::SupervisorOptions base, std::function<void()> on_ready,
+                                         std::function<void()> on_end = {});
+  // Takes in an early child (spawned before this pool): it does not count
+  // against the target, and once used or retired it is not replaced.
+  void adopt(std::shared_ptr<WarmSlot> slot) COURIER_EXCLUDES(mu_);
   // A ready warm child, taken out of the pool (or null). Warm children that
   // died waiting are removed on the way (their stop is confirmed by their
   // own supervisor) and replaced.

@@ -404,7 +404,9 @@ std::optional<Outcome> Supervisor::spawn(Loop& L) {
     domain_ = L.child.domain();
     revoked_now = revoked_;
   }
-  if (L.plan.job_at_spawn()) L.spawned_observed();
+  // A warm child's host learns that it exists too (an early child's waits
+  // for that: from then on a job can be assigned to it).
+  if (L.plan.job_at_spawn() || L.plan.warm) L.spawned_observed();
   L.event(std::string(L.plan.warm ? "spawned warm child " : "spawned child ") + std::to_string(L.child.pid()) +
           (L.child.has_cgroup() ? " in cgroup " + L.child.cgroup_path() : " (process group only)"));
   if (L.plan.job_at_spawn()) L.child.arm_killer(opt_.deadline, L.wake);

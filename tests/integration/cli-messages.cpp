@@ -232,10 +232,11 @@ TEST_SUITE("cli") {
     const std::string remote = nginx.url("verbose");
     auto v = c.push(remote, nginx.ca_file(), "refs/heads/v", {"-v"});
     CHECK_MESSAGE(v.exit_code == cli::kExitOk, v.err);
-    CHECK_MESSAGE(has(v.err, "git-courier: spawned child "), v.err);
+    // The CLI's child is its early child, spawned warm before the checks.
+    CHECK_MESSAGE(has(v.err, "git-courier: spawned warm child "), v.err);
     auto plain = c.push(remote, nginx.ca_file(), "refs/heads/plain");
     CHECK_MESSAGE(plain.exit_code == cli::kExitOk, plain.err);
-    CHECK_MESSAGE(!has(plain.err, "spawned child"), plain.err);
+    CHECK_MESSAGE(!has(plain.err, "spawned"), plain.err);
     auto both = c.push(remote, nginx.ca_file(), "refs/heads/both", {"-v", "-q"});
     CHECK_MESSAGE(both.exit_code == cli::kExitOk, both.err);
     CHECK_MESSAGE(both.err.empty(), both.err);

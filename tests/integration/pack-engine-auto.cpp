@@ -4,6 +4,9 @@
 // pushes through the TLS fixture server, read back with git.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,7 +14,7 @@
 
 #include "courier/courier.hpp"
 #include "push_setup.hpp"
-#include "seat/pack_engine.hpp"
+#include "child/git_version.hpp"
 #include "support.hpp"
 
 // This file's own names: the test programs are compiled a few files at a
@@ -116,6 +119,25 @@ TEST_SUITE("pack-engine") {
     CHECK(fsck_clean(s));
   }
 
+  TEST_CASE("X-ENG1: a small push onto history the remote has starts no git at all, in the parent or the child") {
+    Setup s(3);
+    s.server.create_bare_repo("r");
+    // The git on PATH notes each run of itself, then is the real git.
+    test::TempDir bin;
+    const std::string marker = bin.path() + "/ran";
+    test::write_file(bin.path() + "/git", "#!/bin/sh\necho \"$*\" >> '" + marker + "'\nexec /usr/bin/git \"$@\"\n");
+    ::chmod((bin.path() + "/git").c_str(), 0755);
+    const auto env = env_with_path(bin.path() + ":/usr/bin:/bin");
+    auto first = test::run(cli_push(s, "HEAD~1", {"--pack-engine", "libgit2"}), {}, test::Stdin::bytes, env);
+    REQUIRE_MESSAGE(first.exit_code == 0, first.err);
+    ::unlink(marker.c_str());
+    auto small = test::run(cli_push(s, "HEAD"), {}, test::Stdin::bytes, env);
+    REQUIRE_MESSAGE(small.exit_code == 0, small.err);
+    CHECK(outcome_json(small)["pack_engine"] == "libgit2");
+    CHECK(s.remote_ref("r") == s.tip);
+    CHECK_MESSAGE(!std::filesystem::exists(marker), "git was run for a small push: ", test::read_file(marker));
+  }
+
   TEST_CASE("X-ENG1: a pinned engine is honoured, --pack-engine libgit2 with git on PATH and git after it") {
     Setup s(3);
     s.server.create_bare_repo("r");
@@ -173,15 +195,15 @@ TEST_SUITE("pack-engine") {
   }
 
   TEST_CASE("X-ENG1: git's version is read from its --version line, vendor tails included") {
-    using seat::GitVersion;
-    CHECK(seat::parse_git_version("git version 2.39.5\n") == GitVersion{2, 39, 5});
-    CHECK(seat::parse_git_version("git version 2.32.0.windows.1\n") == GitVersion{2, 32, 0});
-    CHECK(seat::parse_git_version("git version 2.39.3 (Apple Git-145)\n") == GitVersion{2, 39, 3});
-    CHECK(seat::parse_git_version("git version 2.45\n") == GitVersion{2, 45, 0});
-    CHECK_FALSE(seat::parse_git_version("hub version 2.14.2\n").has_value());
-    CHECK_FALSE(seat::parse_git_version("git version x\n").has_value());
-    CHECK(GitVersion{2, 31, 9} < seat::kMinGitVersion);
-    CHECK_FALSE(GitVersion{2, 32, 0} < seat::kMinGitVersion);
+    using child::GitVersion;
+    CHECK(child::parse_git_version("git version 2.39.5\n") == GitVersion{2, 39, 5});
+    CHECK(child::parse_git_version("git version 2.32.0.windows.1\n") == GitVersion{2, 32, 0});
+    CHECK(child::parse_git_version("git version 2.39.3 (Apple Git-145)\n") == GitVersion{2, 39, 3});
+    CHECK(child::parse_git_version("git version 2.45\n") == GitVersion{2, 45, 0});
+    CHECK_FALSE(child::parse_git_version("hub version 2.14.2\n").has_value());
+    CHECK_FALSE(child::parse_git_version("git version x\n").has_value());
+    CHECK(GitVersion{2, 31, 9} < child::kMinGitVersion);
+    CHECK_FALSE(GitVersion{2, 32, 0} < child::kMinGitVersion);
   }
 }
 
