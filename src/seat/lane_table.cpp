@@ -68,11 +68,22 @@ Result<Lane*> LaneTable::lane_for(const std::string& key) {
     auto f = sys::LockFile::open(**dir_, lane_lock_name(key));
     if (!f) return tl::unexpected(f.error());
     lane.file = std::move(*f);
-    if (watcher_) {
-      if (auto wd = watcher_->watch(*lane.file)) lane.watch = *wd;
-    }
   }
   return &lane;
+}
+
+// Watched from the first time another process is found holding it, not
+// from its opening: an inotify instance that ever held a watch makes its
+// close wait for the kernel's mark reaper (an SRCU grace period, about
+// 7 ms measured at a push's exit), which a command whose lane was free
+// need not pay. The lock is tried once more with the watch in place, so a
+// close between the first try and the watch is not missed.
+bool LaneTable::watch_held(Lane& lane) const {
+  if (!watcher_ || lane.watch >= 0 || lane.holder != 0) return false;
+  auto wd = watcher_->watch(*lane.file);
+  if (!wd) return false;
+  lane.watch = *wd;
+  return try_seat(lane);
 }
 
 const Lane* LaneTable::find(const std::string& key) const {

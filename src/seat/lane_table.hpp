@@ -40,7 +40,7 @@ class LaneTable {
   // scheduler a holder elsewhere let go. Both outlive the table.
   void attach(const Result<std::shared_ptr<const sys::LaneDir>>* dir, sys::CloseWatcher* watcher);
 
-  // The lane, its lock file opened (once) and watched. Errors: those of
+  // The lane, its lock file opened (once). Errors: those of
   // sys::LockFile::open, or the lane directory's refusal.
   Result<Lane*> lane_for(const std::string& key);
   // The lane if it was ever opened here.
@@ -67,6 +67,9 @@ class LaneTable {
   // waiting. True when both are now this delivery's to claim (hold() it,
   // or give_back() if the claim word was lost meanwhile).
   bool try_seat(Lane& lane) const;
+  // A lane try_seat() found held by another process: watched for the
+  // holder's close (once), then tried again. True as try_seat().
+  bool watch_held(Lane& lane) const;
   void hold(Lane& lane, std::uint64_t id, const std::string& key) const;
   void give_back(Lane& lane) const;
   // The child of the seat's holder exists: its pid goes into the holder

@@ -34,7 +34,7 @@ DeliveryPtr Executor::Impl::take_runnable(Events& events, Finished& finished) {
     // A lane found held, that nothing can have let go since, is not tried
     // again (LaneTable::may_have_freed): its later entries wait behind it.
     const DeliveryEvent* held = lanes.known_held(l);
-    if (!held && lanes.try_seat(l)) {
+    if (!held && (lanes.try_seat(l) || lanes.watch_held(l))) {
       int queued = kQueued;
       COURIER_CLAIM_MOVE(kQueued, kSeated);
       if (!d->claim.compare_exchange_strong(queued, kSeated)) {
