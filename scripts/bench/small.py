@@ -17,9 +17,9 @@ from common import engine_of, fmt_ms, log, pct
 # inside "child"; the rest of "child" is the child's own time outside them.
 SEGMENTS = [
     ("start", "bench_spawn_ns", "main", "exec, dynamic loading, static initialisation, to main()"),
-    ("early_child", "main", "early", "libgit2 loaded, git-style arguments settled (git's configuration), the signal "
-                                     "watcher, the early child's supervising thread started"),
-    ("checks", "early", "checked", "arguments, configuration, repository and revision checks"),
+    ("early_child", "main", "early", "the signal watcher, the early child's spawn started (its supervising thread)"),
+    ("checks", "early", "checked", "libgit2 loaded, git-style arguments settled (git's configuration), arguments, "
+                                   "configuration, repository and revision checks"),
     ("executor", "checked", "executor", "lane directory, journal opened and recovered, executor threads"),
     ("submit", "executor", "submitted", "credentials set up, the request handed to the executor"),
     ("seat", "submitted", "seat", "journal: submitted (synced, J1); lane seat and lock"),

@@ -155,24 +155,28 @@ std::optional<int> change_directories(std::vector<std::string>& args) {
   return std::nullopt;
 }
 
-// `push`: the git-style words settled against the repository (libgit2 is
-// loaded first), then the delivery.
-int run_push_command(const PushArgs& parsed) {
-  // The parent reads the repository (libgit2) before anything else; the
-  // journal, a key and the read-back load their own libraries.
+// `push`'s git-style words settled against the repository (libgit2 is
+// loaded first): the arguments, or the exit code of the error said.
+tl::expected<PushArgs, int> settle_push(const PushArgs& parsed) {
+  // The parent reads the repository (libgit2) before anything else of the
+  // delivery; the journal, a key and the read-back load their own libraries.
   if (auto lib = sys::load_shared_library(sys::SharedLibrary::git2); !lib) {
     std::fprintf(stderr, "git-courier: push: %s\n", lib.error().message.c_str());
-    return kExitFailed;
+    return tl::unexpected(kExitFailed);
   }
   auto settled = settle_push_line(parsed);
   if (!settled) {
     // git's messages run over several lines: said as they are, after "push: ".
     usage_error("push: " + settled.error().message, "");
     if (parsed.json) std::printf("%s\n", json_usage("push: " + settled.error().message).c_str());
-    return kExitUsage;
+    return tl::unexpected(kExitUsage);
   }
-  return run_push(*settled);
+  return *settled;
 }
+
+// `push`: the delivery, its words settled by settle_push once its child is
+// on its way (run_push).
+int run_push_command(const PushArgs& parsed) { return run_push(parsed, settle_push); }
 
 }  // namespace
 

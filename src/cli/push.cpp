@@ -234,17 +234,42 @@ int conclude_push(const PushArgs& a, const PushRequest& v, auth::AuthSetup& auth
   return code;
 }
 
-int run_push(const PushArgs& a) {
-  if (a.via) return run_push_via(a);
-  // The command's deadline counts from here: the checks and the revision
-  // lookup below spend the same budget as the delivery does.
-  const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), a.deadline.count());
+namespace {
+
+// The request's budget, what is left of the command's: the turn's deadline
+// is fixed at submit() from it; the tokens' is taken just before, so it
+// can only be earlier. Nothing left: the executor ends the delivery at
+// once, deadline_killed before any dispatch. Then the credentials the
+// request mints with. Errors: those of auth::AuthSetup::from_spec.
+Result<std::unique_ptr<auth::AuthSetup>> budget_and_auth(const PushArgs& a, DeliveryRequest& req,
+                                                         sys::MonoNs command_deadline) {
+  const sys::MonoNs now = sys::mono_now_ns();
+  const std::int64_t left_ms = command_deadline > now ? (command_deadline - now) / sys::kNsPerMs : 0;
+  req.budget = std::chrono::milliseconds(left_ms);
+  auto auth = auth::AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(now, left_ms));
+  if (!auth) return auth;
+  req.mint = (*auth)->mint();
+  req.mint_binds_payload = (*auth)->binds_payload();
+  req.mint_after_challenge = (*auth)->after_challenge();
+  return auth;
+}
+
+}  // namespace
+
+int run_push(const PushArgs& parsed, const SettlePush& settle) {
+  if (parsed.via) {
+    auto settled = settle(parsed);
+    return settled ? run_push_via(*settled) : settled.error();
+  }
+  // The command's deadline counts from here: the settling, the checks and
+  // the revision lookup below spend the same budget as the delivery does.
+  const sys::MonoNs command_deadline = sys::mono_after_ms(sys::mono_now_ns(), parsed.deadline.count());
 
   // SIGINT/SIGTERM/SIGHUP become a revocation; blocked before any thread
   // starts so that only the watcher ever sees them. A hang-up (the terminal
   // or ssh session gone) must not kill the command before the child's stop
   // is confirmed and its scratch and cgroup directories are removed.
-  ProgressView view(progress_options(a));
+  ProgressView view(progress_options(parsed));
   std::atomic<int> signals{0};
   std::mutex handle_mu;
   DeliveryHandle* live = nullptr;
@@ -260,15 +285,20 @@ int run_push(const PushArgs& a) {
       }
     }
   });
-  if (!watcher) return push_usage(a, "cannot watch signals: " + watcher.error().message);
+  if (!watcher) return push_usage(parsed, "cannot watch signals: " + watcher.error().message);
 
-  // The child first: its exec and library loading overlap the checks, the
-  // journal and the lane below. It holds no lane and has no job until the
-  // delivery's seat hands it both; a command that ends before that (a
-  // refused request, a replayed id) stops it and confirms its stop (S5)
-  // when `early` goes out of scope.
-  std::shared_ptr<EarlyChild> early = start_early_child(child_options(a, view));
+  // The child first: its exec and library loading overlap libgit2's
+  // loading, the settling, the checks, the journal and the lane below
+  // (settling changes none of the options the child is spawned with). It
+  // holds no lane and has no job until the delivery's seat hands it both;
+  // a command that ends before that (a usage error, a refused request, a
+  // replayed id) stops it and confirms its stop (S5) when `early` goes out
+  // of scope.
+  std::shared_ptr<EarlyChild> early = start_early_child(child_options(parsed, view));
   command_clock().early = sys::mono_now_ns();
+  auto settled = settle(parsed);
+  if (!settled) return settled.error();
+  const PushArgs& a = *settled;
   auto v = read_push_request(a, PushSide::local);
   if (!v) return push_refused(a, v.error());
   command_clock().checked = sys::mono_now_ns();
@@ -281,18 +311,8 @@ int run_push(const PushArgs& a) {
 
   CheckedRequest checked = delivery_request(a, *v);
   DeliveryRequest& req = checked.request();
-  // What is left of the command's budget. The turn's deadline is fixed at
-  // submit() from it; the tokens' is taken just before, so it can only be
-  // earlier. Nothing left: the executor ends the delivery at once,
-  // deadline_killed before any dispatch.
-  const sys::MonoNs now = sys::mono_now_ns();
-  const std::int64_t left_ms = command_deadline > now ? (command_deadline - now) / sys::kNsPerMs : 0;
-  req.budget = std::chrono::milliseconds(left_ms);
-  auto auth = auth::AuthSetup::from_spec(a.auth, req, sys::mono_after_ms(now, left_ms));
+  auto auth = budget_and_auth(a, req, command_deadline);
   if (!auth) return push_usage(a, auth.error().message);
-  req.mint = (*auth)->mint();
-  req.mint_binds_payload = (*auth)->binds_payload();
-  req.mint_after_challenge = (*auth)->after_challenge();
   req.on_event = [&view](const DeliveryEvent& e) { view.on(e); };
 
   Outcome o;

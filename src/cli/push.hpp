@@ -4,7 +4,10 @@
 // confirmed stop.
 #pragma once
 
+#include <functional>
 #include <string>
+
+#include <tl/expected.hpp>
 
 #include "cli/args.hpp"
 #include "cli/output.hpp"
@@ -14,8 +17,14 @@
 
 namespace courier::cli {
 
-// Returns the process exit code (args.hpp).
-int run_push(const PushArgs& args);
+// Settles a push's git-style words against the repository (loads
+// libgit2): the settled arguments, or the exit code of an error it has
+// already said.
+using SettlePush = std::function<tl::expected<PushArgs, int>(const PushArgs&)>;
+// Returns the process exit code (args.hpp). A local push starts its
+// delivery child before it settles `parsed`: the child's exec and library
+// loading overlap libgit2's loading, the settling and the checks.
+int run_push(const PushArgs& parsed, const SettlePush& settle);
 
 // Shared with `push --via` (cli/via_client.hpp), so that a delivery run by
 // the service is told exactly as a local one:
