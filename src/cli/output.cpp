@@ -230,9 +230,10 @@ std::string json_service_mismatch(const std::string& message) {
 
 std::string json_report(const Outcome& o, const DeliveryFacts& f) {
   nlohmann::json j = report::outcome_to_json(o, report::OutcomeFacts{f.remote, f.ref, f.oid, hint_for(o, f)});
-  // A delivery run by this process (not one told by a service, --via): its
-  // instants, the command's beside the delivery's.
-  if (command_clock().outcome != 0) j["instants_ns"] = instants_json(o);
+  // A delivery run by this process: its instants, the command's beside the
+  // delivery's. One told by a service (--via) has the same fields, this one
+  // null: this process did not see the delivery's instants.
+  j["instants_ns"] = command_clock().outcome != 0 ? instants_json(o) : nlohmann::json(nullptr);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

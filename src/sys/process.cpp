@@ -122,9 +122,10 @@ std::optional<ProcStat> proc_stat(pid_t pid) {
 
 namespace {
 
-// Every process in /proc whose stat satisfies `keep` (one scan, one parser).
-template <class Keep>
-std::vector<pid_t> pids_where(Keep keep) {
+// Every process in /proc that `pass_over` does not drop by its pid alone
+// and whose stat satisfies `keep` (one scan, one parser).
+template <class PassOver, class Keep>
+std::vector<pid_t> pids_where(PassOver pass_over, Keep keep) {
   std::vector<pid_t> out;
   DIR* d = ::opendir("/proc");
   if (!d) return out;
@@ -133,7 +134,7 @@ std::vector<pid_t> pids_where(Keep keep) {
   while (dirent* e = ::readdir(d)) {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
+    if (*end != '\0' || pid <= 0 || pass_over(static_cast<pid_t>(pid))) continue;
     // "<pid>/stat" opened under the directory already open: no path built.
     std::snprintf(rel.data(), rel.size(), "%ld/stat", pid);
     if (auto st = read_stat_at(dir_fd, rel.data()); st && keep(*st)) out.push_back(static_cast<pid_t>(pid));
@@ -189,21 +190,12 @@ std::optional<pid_t> pidfd_parent(pid_t pid) {
 // process, or cannot say, is decided by its stat.
 std::vector<pid_t> children_of_self() {
   const pid_t self = ::getpid();
-  std::vector<pid_t> out;
-  DIR* d = ::opendir("/proc");
-  if (!d) return out;
-  const int dir_fd = ::dirfd(d);
-  std::array<char, 64> rel{};
-  while (dirent* e = ::readdir(d)) {
-    char* end = nullptr;
-    const long pid = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
-    if (auto parent = pidfd_parent(static_cast<pid_t>(pid)); parent && *parent != self) continue;
-    std::snprintf(rel.data(), rel.size(), "%ld/stat", pid);
-    if (auto st = read_stat_at(dir_fd, rel.data()); st && st->ppid == self) out.push_back(static_cast<pid_t>(pid));
-  }
-  ::closedir(d);
-  return out;
+  return pids_where(
+      [self](pid_t pid) {
+        auto parent = pidfd_parent(pid);
+        return parent && *parent != self;
+      },
+      [self](const ProcStat& st) { return st.ppid == self; });
 }
 
 Result<void> kill_own_process_group() {
@@ -246,7 +238,7 @@ char proc_state(pid_t pid) {
 }
 
 std::vector<pid_t> pids_in_group(pid_t pgid) {
-  return pids_where([pgid](const ProcStat& st) { return st.pgid == pgid; });
+  return pids_where([](pid_t) { return false; }, [pgid](const ProcStat& st) { return st.pgid == pgid; });
 }
 
 std::vector<std::string> environment_keys() {
