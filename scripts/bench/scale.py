@@ -321,10 +321,19 @@ class ServiceScale:
         if len(files) != lanes_n:
             raise RuntimeError(f"scale: {len(files)} lock files in the lane directory, {lanes_n} expected: the lane "
                                "file names the bench holds are not the service's (src/seat/lane.cpp)")
+        # A submission is answered before a worker has looked at the queue
+        # again: the last ones may still be `queued` for a moment. Waited
+        # for (the fact: the state the service reports), within 30 s.
         for d in (ids[0], ids[len(ids) // 2], ids[-1]):
-            status, body = service_call(sock, "GET", f"/v1/deliveries/{d}")
-            if status != 200 or body.get("state") != "pending":
-                raise RuntimeError(f"scale: delivery {d} is {body.get('state') if body else status}, not pending")
+            until = time.monotonic() + 30
+            while True:
+                status, body = service_call(sock, "GET", f"/v1/deliveries/{d}")
+                if status == 200 and body.get("state") == "pending":
+                    break
+                if time.monotonic() > until or (status == 200 and body.get("state") != "queued"):
+                    raise RuntimeError(f"scale: delivery {d} is {body.get('state') if body else status}, "
+                                       "not pending")
+                time.sleep(0.05)
         status, health = service_call(sock, "GET", "/healthz")
         if status != 200 or health.get("queued") != len(ids):
             raise RuntimeError(f"scale: /healthz says {health}, {len(ids)} queued expected")
