@@ -28,7 +28,6 @@ BEFORE_SECTIONS = ["startup", "stop", "spawn", "lanes"]
 STOP_TARGET_MS = 5.0
 # REVOKE_JOURNAL_BOUND (J1): a revocation's kill waits at most this long for its journal write.
 REVOKE_JOURNAL_BOUND_MS = 5.0
-LARGE_RATIO_LIMIT = 1.2
 
 
 def log(msg):

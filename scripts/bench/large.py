@@ -8,7 +8,7 @@ import subprocess
 import threading
 import time
 
-from common import LARGE_RATIO_LIMIT, OverBudget, end_group, engine_of, fmt_mib, log, pct, run_group
+from common import OverBudget, end_group, engine_of, fmt_mib, log, pct, run_group
 
 
 class LargePush:
@@ -303,7 +303,12 @@ class LargePush:
         for tool in tools[:-1]:
             _, engine, auth = tool.split(":")
             ratio = summary(tool)["ratio_wall"]
-            verdict = "<= 1.2x: met" if ratio <= LARGE_RATIO_LIMIT else "over 1.2x"
+            # The goals' limits (goals.py): the default engine at most 1.0x
+            # git push, 1.1x with key: (its pack is hashed before it is sent);
+            # the other engines are reported.
+            limit = (1.1 if auth == "key" else 1.0) if engine == "default" else None
+            verdict = ("reported" if limit is None else
+                       f"<= {limit:.1f}x: met" if ratio <= limit else f"over {limit:.1f}x")
             self.row("large", f"ratio git-courier ({engine}, --auth {auth}) / git push (wall)", f"{ratio:.2f}x",
                      verdict)
         for tool in tools[:-1]:
