@@ -236,12 +236,16 @@ TEST_SUITE("seams") {
     r.budget = std::chrono::milliseconds(20'000);
     auto slot = std::make_shared<HandleSlot>();
     auto waiter_done = std::make_shared<test::Latch>();
+    // The callback has finished (the waiter thread assigned, held_ms set):
+    // a wait() that returns at once opens waiter_done before the thread
+    // object is assigned, so join only after this.
+    auto callback_done = std::make_shared<test::Latch>();
     auto seat_free_at_return = std::make_shared<std::atomic<int>>(-1);
     const std::string lanes = dir.path() + "/lanes";
     const std::string lock_name = seat::lane_lock_name(*wire::lane_key(r.remote));
     std::thread waiter;
     MonoNs held_ms = 0;
-    r.on_event = [&, slot, waiter_done, seat_free_at_return](const DeliveryEvent& e) {
+    r.on_event = [&, slot, waiter_done, callback_done, seat_free_at_return](const DeliveryEvent& e) {
       if (e.kind != DeliveryEvent::Kind::seat_granted) return;
       // The worker holds the seat and has not claimed: revoke now, and let
       // another thread wait for the outcome while the seat is still held.
@@ -261,10 +265,12 @@ TEST_SUITE("seams") {
       const MonoNs from = sys::mono_now_ns();
       (void)waiter_done->wait(500);
       held_ms = (sys::mono_now_ns() - from) / kNsPerMs;
+      callback_done->open();
     };
     DeliveryHandle h = ex.submit(r);
     slot->promise.set_value(&h);
     REQUIRE(waiter_done->wait(20'000));
+    REQUIRE(callback_done->wait(20'000));
     waiter.join();
     const Outcome o = h.wait();
     test::report("one writer", "seat held after the revocation, wait() not returned", static_cast<double>(held_ms),
